@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+#   make              build ./cuprobe
+#   make STATIC=1     a self-contained ./cuprobe (no libbpf needed where it runs)
+#   make demo         build and profile the bundled demo workload, then report
+#   make test         unit, ASan/UBSan, BPF and end-to-end tests (root)
+#   make bench        benchmarks (ratios against a baseline measured in the same run)
+#   V=1               show commands; VMLINUX_H=, CUDA_HOME=, BPFTOOL=, CLANG= override
+
+OUTPUT    := .output
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+VMLINUX_H ?= vmlinux/$(ARCH)/vmlinux.h
+
+CFLAGS   ?= -g -O2
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -MMD -MP
+CPPFLAGS += -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -MMD -MP \
+	      -I$(dir $(VMLINUX_H)) -Iinclude -Ibpf
+
+ifeq ($(STATIC),1)
+LDFLAGS += -static
+LDLIBS  := -l:libbpf.a -l:libdw.a -l:libelf.a -l:libjansson.a -l:libz.a -l:libzstd.a \
+	   -l:liblzma.a -l:libbz2.a -l:libstdc++.a -lpthread -lm
+else
+LDLIBS  := -lbpf -ldw -lelf -ljansson -lz -lstdc++ -lpthread -lm
+endif
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+SKELS     := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
+LIB_OBJS  := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+
+# The same sources again with ASan/UBSan, in their own folder.
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_OBJS  := $(patsubst user/%.c,$(OUTPUT)/san/user/%.o,$(USER_SRCS))
+SAN_LIB   := $(filter-out $(OUTPUT)/san/user/main.o,$(SAN_OBJS))
+SAN_UNITS := $(patsubst tests/unit/%.c,$(OUTPUT)/san/tests/%,$(UNIT_SRCS))
+
+.DELETE_ON_ERROR:
+.PHONY: all deps demo test unit bench clean workloads san
+
+all: cuprobe
+
+cuprobe: $(USER_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(VMLINUX_H):
+	$(call msg,GEN,$@)
+	$(Q)scripts/gen-vmlinux.sh $(ARCH)
+
+# Skeletons first: the -MMD files only know about them after one build.
+$(OUTPUT)/user/%.o: user/%.c $(SKELS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/san/user/%.o: user/%.c $(SKELS) | $(OUTPUT)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS)
+	$(call msg,TEST,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIB_OBJS) -lcmocka $(LDLIBS) -o $@
+
+$(OUTPUT)/san/tests/%: tests/unit/%.c $(SAN_LIB)
+	$(call msg,TEST-SAN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) $< $(SAN_LIB) -lcmocka $(LDLIBS) -o $@
+
+$(OUTPUT)/san/cuprobe: $(SAN_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
+
+# Workloads (nvcc against the real libcudart) and their build rules.
+include tests/workloads/workloads.mk
+
+workloads: $(WORKLOADS)
+
+san: $(SAN_UNITS) $(OUTPUT)/san/cuprobe
+
+$(OUTPUT):
+	$(Q)mkdir -p $@
+
+deps:
+	$(Q)scripts/install-deps.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory cuprobe $(OUTPUT)/workloads/demo
+	$(Q)scripts/demo.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory cuprobe workloads $(UNIT_BINS) san
+	$(Q)tests/run.sh
+
+unit: $(UNIT_BINS)
+	$(Q)tests/run.sh unit
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory cuprobe workloads
+	$(Q)bench/run.sh
+
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT) cuprobe
+
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/san/user/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/san/tests/*.d)

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Launch probes: one entry program for every launch API (the attach cookie
+ * says which), one return program for --latency, and a probe on the dynamic
+ * linker's _dl_debug_state that holds the target while the loader looks for
+ * newly mapped CUDA libraries.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "cuprobe.h"
+#include "launch.bpf.h"
+#include "schedule.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define SIGSTOP 19
+
+/* Wake the reader only once this much data waits (or the loader's timer). */
+const volatile __u64 wakeup_bytes = 256 * 1024;
+/* Fill dur_ns from return probes. */
+const volatile bool latency = false;
+/* Stop the target at each _dl_debug_state until the loader continues it. */
+const volatile bool hold_on_libmap = true;
+
+struct cuprobe_counters counters = {};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+/* Per process: code ranges of CUDA runtimes, so nested driver calls are skipped. */
+struct runtime_ranges {
+	__u32 n;
+	__u32 pad;
+	struct code_range r[MAX_RUNTIME_RANGES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct runtime_ranges);
+} runtime_ranges SEC(".maps");
+
+/* --latency: the entry waiting for its return, by thread. */
+struct inflight {
+	__u64 sp;
+	struct launch_event ev;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct inflight);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct inflight);
+} scratch SEC(".maps");
+
+static __always_inline bool called_from_runtime(struct pt_regs *ctx, __u32 tgid)
+{
+	struct runtime_ranges *rr;
+	__u64 ret = 0;
+	__u32 i;
+
+	rr = bpf_map_lookup_elem(&runtime_ranges, &tgid);
+	if (!rr)
+		return false;
+	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx)))
+		return false;
+	for (i = 0; i < MAX_RUNTIME_RANGES; i++) {
+		if (i >= rr->n)
+			break;
+		if (ret >= rr->r[i].lo && ret < rr->r[i].hi)
+			return true;
+	}
+	return false;
+}
+
+static __always_inline __u64 stack_arg(struct pt_regs *ctx, int n)
+{
+	__u64 v = 0;
+
+	/* [sp] is the return address; the 7th integer argument is at sp + 8. */
+	bpf_probe_read_user(&v, sizeof(v), (void *)(PT_REGS_SP(ctx) + 8 * n));
+	return v;
+}
+
+static __always_inline void fill_args(struct pt_regs *ctx, struct launch_event *e)
+{
+	struct cuda_launch_config rc;
+	struct cu_launch_config dc;
+
+	switch (e->api) {
+	case API_cudaLaunchKernel:
+	case API_cudaLaunchKernel_ptsz:
+	case API_cudaLaunchCooperativeKernel:
+	case API_cudaLaunchCooperativeKernel_ptsz:
+		/* (func, dim3 grid, dim3 block, args, shmem, stream): each dim3 in two registers. */
+		e->func = PT_REGS_PARM1(ctx);
+		e->grid[0] = (__u32)PT_REGS_PARM2(ctx);
+		e->grid[1] = (__u32)(PT_REGS_PARM2(ctx) >> 32);
+		e->grid[2] = (__u32)PT_REGS_PARM3(ctx);
+		e->block[0] = (__u32)PT_REGS_PARM4(ctx);
+		e->block[1] = (__u32)(PT_REGS_PARM4(ctx) >> 32);
+		e->block[2] = (__u32)PT_REGS_PARM5(ctx);
+		e->shmem = stack_arg(ctx, 1);
+		e->stream = stack_arg(ctx, 2);
+		break;
+	case API_cudaLaunchKernelExC:
+	case API_cudaLaunchKernelExC_ptsz:
+		/* (const cudaLaunchConfig_t *config, func, args) */
+		e->func = PT_REGS_PARM2(ctx);
+		if (bpf_probe_read_user(&rc, sizeof(rc), (void *)PT_REGS_PARM1(ctx)))
+			break;
+		__builtin_memcpy(e->grid, rc.grid, sizeof(e->grid));
+		__builtin_memcpy(e->block, rc.block, sizeof(e->block));
+		e->shmem = rc.shmem;
+		e->stream = rc.stream;
+		break;
+	case API_cuLaunchKernel:
+	case API_cuLaunchKernel_ptsz:
+		/* (f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra) */
+		e->func = PT_REGS_PARM1(ctx);
+		e->grid[0] = PT_REGS_PARM2(ctx);
+		e->grid[1] = PT_REGS_PARM3(ctx);
+		e->grid[2] = PT_REGS_PARM4(ctx);
+		e->block[0] = PT_REGS_PARM5(ctx);
+		e->block[1] = ctx->r9;
+		e->block[2] = stack_arg(ctx, 1);
+		e->shmem = (__u32)stack_arg(ctx, 2);
+		e->stream = stack_arg(ctx, 3);
+		break;
+	case API_cuLaunchKernelEx:
+	case API_cuLaunchKernelEx_ptsz:
+		/* (const CUlaunchConfig *config, f, params, extra) */
+		e->func = PT_REGS_PARM2(ctx);
+		if (bpf_probe_read_user(&dc, sizeof(dc), (void *)PT_REGS_PARM1(ctx)))
+			break;
+		__builtin_memcpy(e->grid, dc.grid, sizeof(e->grid));
+		__builtin_memcpy(e->block, dc.block, sizeof(e->block));
+		e->shmem = dc.shmem;
+		e->stream = dc.stream;
+		break;
+	case API_cudaGraphLaunch:
+	case API_cudaGraphLaunch_ptsz:
+	case API_cuGraphLaunch:
+	case API_cuGraphLaunch_ptsz:
+		/* (exec, stream) */
+		e->func = PT_REGS_PARM1(ctx);
+		e->stream = PT_REGS_PARM2(ctx);
+		break;
+	case API_cudaMemcpyAsync:
+	case API_cudaMemcpyAsync_ptsz:
+		/* (dst, src, count, kind, stream) */
+		e->bytes = PT_REGS_PARM3(ctx);
+		e->kind = PT_REGS_PARM4(ctx);
+		e->stream = PT_REGS_PARM5(ctx);
+		break;
+	case API_cudaMemsetAsync:
+	case API_cudaMemsetAsync_ptsz:
+		/* (ptr, value, count, stream) */
+		e->kind = (__u32)PT_REGS_PARM2(ctx);
+		e->bytes = PT_REGS_PARM3(ctx);
+		e->stream = PT_REGS_PARM4(ctx);
+		break;
+	}
+}
+
+static __always_inline __u64 wakeup_flag(void)
+{
+	/* A wakeup per event costs ~2 us; the loader also polls on a timer. */
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void submit(void *rec, __u64 size)
+{
+	if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()))
+		__sync_fetch_and_add(&counters.drops, 1);
+}
+
+SEC("uprobe")
+int launch_entry(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
+	__u32 api = (__u32)bpf_get_attach_cookie(ctx);
+	struct launch_event *e;
+	struct inflight *in;
+
+	__sync_fetch_and_add(&counters.hits, 1);
+	if (api >= API_FIRST_DRIVER && called_from_runtime(ctx, tgid)) {
+		__sync_fetch_and_add(&counters.nested, 1);
+		return 0;
+	}
+
+	if (latency) {
+		in = bpf_map_lookup_elem(&scratch, &zero);
+		if (!in)
+			return 0;
+		e = &in->ev;
+		__builtin_memset(e, 0, sizeof(*e));
+	} else {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (!e) {
+			__sync_fetch_and_add(&counters.drops, 1);
+			return 0;
+		}
+	}
+
+	e->type = REC_LAUNCH;
+	e->api = api;
+	e->tgid = tgid;
+	e->tid = tid;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->dur_ns = 0;
+	e->bytes = 0;
+	e->kind = 0;
+	e->flags = 0;
+	e->func = 0;
+	e->stream = 0;
+	e->shmem = 0;
+	__builtin_memset(e->grid, 0, sizeof(e->grid));
+	__builtin_memset(e->block, 0, sizeof(e->block));
+	fill_args(ctx, e);
+	launch_phase(tgid, &e->step, &e->phase);
+
+	if (latency) {
+		in->sp = PT_REGS_SP(ctx);
+		/* An entry already waiting on this thread is an outer call: keep it. */
+		bpf_map_update_elem(&inflight, &tid, in, BPF_NOEXIST);
+		return 0;
+	}
+
+	bpf_ringbuf_submit(e, wakeup_flag());
+	return 0;
+}
+
+SEC("uretprobe")
+int launch_return(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct inflight *in;
+
+	in = bpf_map_lookup_elem(&inflight, &tid);
+	if (!in) {
+		__sync_fetch_and_add(&counters.lat_misses, 1);
+		return 0;
+	}
+	/* After `ret`, sp is one slot above where it was at entry: a nested return differs. */
+	if (PT_REGS_SP(ctx) != in->sp + 8)
+		return 0;
+	in->ev.dur_ns = bpf_ktime_get_ns() - in->ev.ts_ns;
+	in->ev.flags |= LAUNCH_F_HAS_DUR;
+	submit(&in->ev, sizeof(in->ev));
+	bpf_map_delete_elem(&inflight, &tid);
+	return 0;
+}
+
+SEC("uprobe")
+int libmap(struct pt_regs *ctx)
+{
+	struct libmap_event e = {};
+
+	e.type = REC_LIBMAP;
+	e.tgid = bpf_get_current_pid_tgid() >> 32;
+	e.ts_ns = bpf_ktime_get_ns();
+	/*
+	 * Stop first, then tell: the loader's SIGCONT must never arrive before
+	 * the SIGSTOP it answers. A stop is only sent if the event got out.
+	 */
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + sizeof(e) >
+	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE)) {
+		__sync_fetch_and_add(&counters.drops, 1);
+		return 0;
+	}
+	if (hold_on_libmap)
+		bpf_send_signal(SIGSTOP);
+	if (bpf_ringbuf_output(&events, &e, sizeof(e), BPF_RB_FORCE_WAKEUP))
+		__sync_fetch_and_add(&counters.drops, 1);
+	return 0;
+}

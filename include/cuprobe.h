@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The ABI shared by the BPF programs, the loader and the agent. Fixed-width
+ * fields only, no kernel or libc headers: every record starts with a __u32
+ * type from enum cuprobe_rec, and sizes are pinned below so that a change on
+ * one side cannot silently disagree with the other.
+ */
+#ifndef CUPROBE_H
+#define CUPROBE_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+enum cuprobe_rec {
+	REC_LAUNCH = 1,	 /* an entry of a launch API (struct launch_event) */
+	REC_LIBMAP = 2,	 /* the dynamic linker changed the map (struct libmap_event) */
+	REC_STEP = 3,	 /* a hit of the step probe (struct step_event) */
+};
+
+/*
+ * Every probed entry point. The attach cookie carries the value, so one BPF
+ * program serves all of them. Runtime APIs come first, then driver APIs.
+ */
+enum cuprobe_api {
+	API_cudaLaunchKernel,
+	API_cudaLaunchKernel_ptsz,
+	API_cudaLaunchKernelExC,
+	API_cudaLaunchKernelExC_ptsz,
+	API_cudaLaunchCooperativeKernel,
+	API_cudaLaunchCooperativeKernel_ptsz,
+	API_cudaGraphLaunch,
+	API_cudaGraphLaunch_ptsz,
+	API_cudaMemcpyAsync,
+	API_cudaMemcpyAsync_ptsz,
+	API_cudaMemsetAsync,
+	API_cudaMemsetAsync_ptsz,
+	API_cuLaunchKernel,
+	API_cuLaunchKernel_ptsz,
+	API_cuLaunchKernelEx,
+	API_cuLaunchKernelEx_ptsz,
+	API_cuGraphLaunch,
+	API_cuGraphLaunch_ptsz,
+	API__COUNT,
+};
+
+#define API_FIRST_DRIVER API_cuLaunchKernel
+
+/* Phases of the schedule, torch.profiler's ProfilerAction plus "off". */
+enum cuprobe_phase {
+	PHASE_NONE = 0,
+	PHASE_WARMUP = 1,
+	PHASE_RECORD = 2,
+	PHASE_RECORD_AND_SAVE = 3,
+};
+
+/* Launch flags. */
+#define LAUNCH_F_HAS_DUR (1u << 0) /* dur_ns is an API duration (--latency) */
+
+struct launch_event {
+	__u32 type;	 /* REC_LAUNCH */
+	__u32 api;	 /* enum cuprobe_api */
+	__u32 tgid;
+	__u32 tid;
+	__u64 ts_ns;	 /* CLOCK_MONOTONIC at entry */
+	__u64 dur_ns;	 /* with LAUNCH_F_HAS_DUR */
+	__u64 func;	 /* host-stub address, CUfunction, or graph exec handle */
+	__u64 stream;
+	__u64 shmem;	 /* dynamic shared memory bytes */
+	__u64 bytes;	 /* memcpy / memset size */
+	__u32 grid[3];
+	__u32 block[3];
+	__u32 kind;	 /* cudaMemcpyKind, or memset value */
+	__u32 step;	 /* step of the process when the call began */
+	__u32 phase;	 /* enum cuprobe_phase of that step */
+	__u32 flags;	 /* LAUNCH_F_* */
+};
+
+struct libmap_event {
+	__u32 type;	 /* REC_LIBMAP */
+	__u32 tgid;
+	__u64 ts_ns;
+};
+
+struct step_event {
+	__u32 type;	 /* REC_STEP */
+	__u32 tgid;
+	__u32 tid;
+	__u32 step;	 /* the step that begins at ts_ns */
+	__u64 ts_ns;
+	__u32 phase;	 /* phase of the step that begins */
+	__u32 pad;
+};
+
+/* Counters in the BPF program's .bss, read by the loader at exit. */
+struct cuprobe_counters {
+	__u64 hits;	   /* launch probe hits, nested ones included */
+	__u64 nested;	   /* driver entries skipped as part of a runtime call */
+	__u64 drops;	   /* failed ring-buffer reserves */
+	__u64 lat_misses;  /* returns with no matching entry */
+};
+
+_Static_assert(sizeof(struct launch_event) == 104, "launch_event layout");
+_Static_assert(sizeof(struct libmap_event) == 16, "libmap_event layout");
+_Static_assert(sizeof(struct step_event) == 32, "step_event layout");
+
+/* Ranges of code that belong to a CUDA runtime, for the nested-call check. */
+#define MAX_RUNTIME_RANGES 64
+
+struct code_range {
+	__u64 lo;
+	__u64 hi;
+};
+
+#endif /* CUPROBE_H */

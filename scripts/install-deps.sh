@@ -1,0 +1,26 @@
+#!/bin/sh
+# Installs what cuprobe needs to build and test, from Debian's packages, when
+# it is missing. Safe to run again: it does nothing when all is present.
+set -eu
+pkgs="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libzstd-dev
+liblzma-dev libbz2-dev libjansson-dev libcmocka-dev systemtap-sdt-dev make gcc g++
+pkg-config python3"
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "install-deps: missing packages:$missing; run as root or: sudo apt-get install$missing" >&2
+		exit 1
+	fi
+	echo "install-deps: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+cuda=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -x "$cuda/bin/nvcc" ]; then
+	echo "install-deps: no CUDA toolkit at $cuda (nvcc missing): install CUDA 12+ or pass CUDA_HOME=" >&2
+	exit 1
+fi

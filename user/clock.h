@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* BPF and CUPTI time is CLOCK_MONOTONIC; traces speak Unix time. */
+#ifndef CLOCK_H
+#define CLOCK_H
+
+#include <stdint.h>
+
+uint64_t clock_mono_ns(void);
+uint64_t clock_real_ns(void);
+/*
+ * Unix ns minus monotonic ns, from the tightest of several bracketed reads
+ * (mono, real, mono): the real read lies within the narrowest bracket.
+ */
+int64_t clock_mono_to_real_offset(void);
+
+#endif /* CLOCK_H */

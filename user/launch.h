@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The launch APIs cuprobe probes, as the loader sees them. */
+#ifndef LAUNCH_H
+#define LAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "cuprobe.h"
+
+struct launch_api {
+	const char *name;  /* exported symbol, also the trace event's name */
+	int cbid;	   /* CUPTI callback id (runtime or driver domain) */
+};
+
+extern const struct launch_api launch_apis[API__COUNT];
+
+static inline bool launch_api_is_driver(unsigned int api)
+{
+	return api >= API_FIRST_DRIVER;
+}
+
+/* What the call launches: a kernel, a graph, a copy or a set. */
+enum launch_what { LAUNCH_KERNEL, LAUNCH_GRAPH, LAUNCH_MEMCPY, LAUNCH_MEMSET };
+enum launch_what launch_api_what(unsigned int api);
+
+/* cudaMemcpyKind as Kineto names it: "HtoD", "DtoH", ... */
+const char *launch_memcpy_kind(unsigned int kind);
+
+/* The API names, for symbol lookups: names[i] is launch_apis[i].name. */
+void launch_api_names(const char *names[API__COUNT]);
+
+#endif /* LAUNCH_H */

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "opts.h"
+
+#define DEFAULT_RINGBUF (16ull << 20)
+
+void record_usage(FILE *f)
+{
+	fputs("usage: cuprobe record [OPTIONS] -- COMMAND [ARGS...]\n"
+	      "       cuprobe record [OPTIONS] -p PID[,PID...]\n"
+	      "\n"
+	      "Records every CUDA kernel launch, graph launch, async copy and set of the\n"
+	      "target processes with uprobes, into Kineto-format traces.\n"
+	      "\n"
+	      "  -o, --output DIR        trace folder (default ./cuprobe-runs); each cycle\n"
+	      "                          goes to DIR/run_<k>/, never overwriting\n"
+	      "  -p, --pid PID[,PID...]  attach to running processes\n"
+	      "      --step SPEC         step boundary: SYMBOL | OBJECT:SYMBOL |\n"
+	      "                          usdt:OBJECT:PROVIDER:NAME\n"
+	      "      --schedule SPEC     skip_first=N,wait=N,warmup=N,active=N,repeat=N\n"
+	      "      --duration SEC      stop after SEC seconds (Ctrl-C also stops cleanly)\n"
+	      "      --cupti             full GPU timings through the in-process agent\n"
+	      "      --latency           API durations (adds return probes: twice the cost)\n"
+	      "      --ringbuf-size SIZE ring buffer between BPF and cuprobe (default 16M)\n"
+	      "  -q, --quiet             no progress on stderr\n"
+	      "  -v, --verbose           more detail, libbpf's messages too\n"
+	      "  -h, --help              this text\n"
+	      "\n"
+	      "examples:\n"
+	      "  cuprobe record -- python train.py\n"
+	      "  cuprobe record -p 4242 --duration 10 -o /tmp/traces\n"
+	      "  cuprobe report cuprobe-runs/run_0\n",
+	      f);
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *s == '-')
+		return -EINVAL;
+	switch (*end) {
+	case 'G': case 'g': v <<= 10; /* fall through */
+	case 'M': case 'm': v <<= 10; /* fall through */
+	case 'K': case 'k': v <<= 10; end++; break;
+	case '\0': break;
+	default: return -EINVAL;
+	}
+	if (*end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int bad(const char *what, const char *fix)
+{
+	fprintf(stderr, "cuprobe record: %s: %s (see cuprobe record --help)\n", what, fix);
+	return -EINVAL;
+}
+
+static int parse_pids(struct record_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL, *tok, *end;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long v;
+
+		errno = 0;
+		v = strtol(tok, &end, 10);
+		if (errno || *end || v <= 0 || v > INT_MAX) {
+			err = bad("-p: not a process id", "give positive numbers separated by commas");
+			break;
+		}
+		if (o->npids == MAX_PIDS) {
+			err = bad("-p: too many processes", "give at most 64; run one cuprobe per group");
+			break;
+		}
+		o->pids[o->npids++] = (pid_t)v;
+	}
+	free(copy);
+	return err;
+}
+
+static int check(struct record_opts *o)
+{
+	if (!o->cmd && !o->npids)
+		return bad("nothing to record", "give -p PID or -- COMMAND");
+	if (o->cmd && o->npids)
+		return bad("both -p and a command given", "use one of them");
+	if (o->ringbuf_bytes < 4096 || (o->ringbuf_bytes & (o->ringbuf_bytes - 1)))
+		return bad("--ringbuf-size must be a power of two of at least 4K", "e.g. 16M or 64M");
+	return 0;
+}
+
+static int parse_one(struct record_opts *o, int c, const char *arg)
+{
+	char *end;
+
+	switch (c) {
+	case 'o':
+		o->output = arg;
+		return 0;
+	case 'p':
+		return parse_pids(o, arg);
+	case 'd':
+		errno = 0;
+		o->duration = strtod(arg, &end);
+		if (errno || *end || !(o->duration > 0))
+			return bad("--duration: not a positive number of seconds", "e.g. --duration 30");
+		return 0;
+	case 's':
+		o->step = arg;
+		return 0;
+	case 'S':
+		o->schedule = arg;
+		return 0;
+	case 'r':
+		if (parse_size(arg, &o->ringbuf_bytes))
+			return bad("--ringbuf-size: not a size", "e.g. 16M");
+		return 0;
+	case 'c':
+		o->cupti = true;
+		return 0;
+	case 'l':
+		o->latency = true;
+		return 0;
+	case 'q':
+		o->quiet = true;
+		return 0;
+	case 'v':
+		o->verbose++;
+		return 0;
+	default:
+		return bad("unknown option", "check the spelling");
+	}
+}
+
+int record_opts__parse(struct record_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "step", required_argument, NULL, 's' },
+		{ "schedule", required_argument, NULL, 'S' },
+		{ "ringbuf-size", required_argument, NULL, 'r' },
+		{ "cupti", no_argument, NULL, 'c' },
+		{ "latency", no_argument, NULL, 'l' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	int c, err;
+
+	memset(o, 0, sizeof(*o));
+	o->output = "cuprobe-runs";
+	o->ringbuf_bytes = DEFAULT_RINGBUF;
+	optind = 1;
+	opterr = 0;
+	/* "+": stop at the command's name, so its own options stay its own. */
+	while ((c = getopt_long(argc, argv, "+o:p:qvh", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			record_usage(stdout);
+			return 1;
+		}
+		if (c == '?' || c == ':') {
+			fprintf(stderr, "cuprobe record: %s %s: see cuprobe record --help\n",
+				c == ':' ? "missing value for" : "unknown option", argv[optind - 1]);
+			return -EINVAL;
+		}
+		err = parse_one(o, c, optarg);
+		if (err)
+			return err;
+	}
+	if (optind < argc)
+		o->cmd = &argv[optind];
+	return check(o);
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* `cuprobe record` options: parsed and checked in one place. */
+#ifndef OPTS_H
+#define OPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define MAX_PIDS 64
+
+struct record_opts {
+	const char *output;	/* -o, default ./cuprobe-runs */
+	pid_t pids[MAX_PIDS];	/* -p */
+	size_t npids;
+	char **cmd;		/* after --, NULL-terminated */
+	double duration;	/* --duration seconds, 0 = until the end */
+	const char *step;	/* --step SPEC */
+	const char *schedule;	/* --schedule SPEC */
+	uint64_t ringbuf_bytes;	/* --ringbuf-size */
+	bool cupti;
+	bool latency;
+	bool quiet;
+	int verbose;
+};
+
+/*
+ * Parses argv (argv[0] is "record"). Returns 0, 1 after --help, or -EINVAL
+ * after printing what is wrong and what to do.
+ */
+int record_opts__parse(struct record_opts *o, int argc, char **argv);
+void record_usage(FILE *f);
+
+/* "64M", "1G", "4096": bytes, or -EINVAL. */
+int parse_size(const char *s, uint64_t *out);
+
+#endif /* OPTS_H */

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Names for code addresses in target processes, and function offsets for
+ * attaching probes. Process maps are cached per pid so that names still
+ * resolve after the process has exited; ELF symbol tables are cached per
+ * file (device, inode).
+ */
+#ifndef SYMBOLS_H
+#define SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbols;
+
+struct symbols *symbols__new(void);
+void symbols__free(struct symbols *s);
+
+/*
+ * Re-reads /proc/PID/maps into the cache (after attach, and each time the
+ * dynamic linker changes the map). Keeps the old view when the process is
+ * gone. Returns 0 or -errno.
+ */
+int symbols__refresh(struct symbols *s, pid_t pid);
+
+/*
+ * Writes a name for addr in pid into buf: the demangled function symbol that
+ * covers addr (plus "+0xoff" when addr is not its start), else
+ * "object+0xfileoffset" (object's basename), else "0xaddr". Returns 0 when a
+ * symbol named it, 1 when only a fallback did. The result is cached; the
+ * returned string stays valid until symbols__free via *out when out != NULL.
+ */
+int symbols__name(struct symbols *s, pid_t pid, uint64_t addr, const char **out);
+
+/*
+ * For each of names[0..n), the file offset (value - PT_LOAD vaddr + PT_LOAD
+ * offset) of the defined function symbol with that name in the ELF file at
+ * path, from .symtab or .dynsym; 0 when absent. Returns how many were found
+ * or -errno (not an ELF file: -ENOEXEC).
+ */
+int elf_func_offsets(const char *path, const char *const *names, size_t n, uint64_t *offsets);
+
+/* Demangles a C++ symbol name into a malloc'd string, or strdup of name. */
+char *symbols__demangle(const char *name);
+
+#endif /* SYMBOLS_H */

@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "attach.h"
+#include "cuprobe.h"
+#include "launch.skel.h"
+#include "launch.h"
+#include "log.h"
+#include "procmaps.h"
+#include "symbols.h"
+#include "target.h"
+
+/* Names looked up in every object: the launch APIs, then the linker's hook. */
+#define SYM_DL_DEBUG_STATE API__COUNT
+#define NSYMS (API__COUNT + 1)
+
+struct examined {
+	uint64_t dev, ino;
+	char *path;		/* set when examined before exec, by path */
+	bool runtime;		/* holds runtime launch APIs: its code is a runtime range */
+	struct uprobe_link *entry, *ret;
+	char *name;
+};
+
+static void read_identity_env(struct target *t)
+{
+	char path[64], buf[1 << 16];
+	ssize_t n;
+	int fd;
+
+	t->rank = t->world_size = -1;
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)t->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	for (char *p = buf; p < buf + n; p += strlen(p) + 1) {
+		if (!strncmp(p, "RANK=", 5))
+			t->rank = atoi(p + 5);
+		else if (!strncmp(p, "WORLD_SIZE=", 11))
+			t->world_size = atoi(p + 11);
+	}
+}
+
+void target__refresh_identity(struct target *t)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)t->pid);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(t->comm, sizeof(t->comm), f))
+			t->comm[strcspn(t->comm, "\n")] = '\0';
+		fclose(f);
+	}
+	read_identity_env(t);
+}
+
+int target__init(struct target *t, pid_t pid, bool child)
+{
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->child = child;
+	t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (t->pidfd < 0)
+		return -errno;
+	target__refresh_identity(t);
+	return 0;
+}
+
+/*
+ * Objects examined before exec are known by path too: on overlay file
+ * systems stat() and /proc/PID/maps may disagree on the device.
+ */
+static struct examined *find_examined(struct target *t, uint64_t dev, uint64_t ino,
+				      const char *path)
+{
+	for (size_t i = 0; i < t->nobjs; i++) {
+		struct examined *e = &t->objs[i];
+
+		if ((e->dev == dev && e->ino == ino) || (path && e->path && !strcmp(e->path, path)))
+			return e;
+	}
+	return NULL;
+}
+
+static struct examined *add_examined(struct target *t, uint64_t dev, uint64_t ino, const char *path)
+{
+	struct examined *v = realloc(t->objs, (t->nobjs + 1) * sizeof(*v)), *e;
+	const char *base = strrchr(path, '/');
+
+	if (!v)
+		return NULL;
+	t->objs = v;
+	e = &v[t->nobjs++];
+	memset(e, 0, sizeof(*e));
+	e->dev = dev;
+	e->ino = ino;
+	e->name = strdup(base ? base + 1 : path);
+	return e;
+}
+
+static int attach_libmap(struct target *t, const struct probe_ctx *ctx, const char *path,
+			 uint64_t off)
+{
+	if (t->libmap)
+		return 0;
+	t->libmap = bpf_program__attach_uprobe(ctx->skel->progs.libmap, false, t->pid, path, off);
+	if (!t->libmap)
+		return -errno;
+	p_dbg("pid %d: watching the dynamic linker (%s) for new libraries", t->pid, path);
+	return 0;
+}
+
+static int attach_launch(struct target *t, const struct probe_ctx *ctx, struct examined *e,
+			 const char *path, const uint64_t *offs)
+{
+	uint64_t o[API__COUNT], cookies[API__COUNT];
+	struct uprobe_spec s = { .path = path, .pid = t->pid, .offsets = o, .cookies = cookies };
+	int err;
+
+	for (int api = 0; api < API__COUNT; api++) {
+		if (!offs[api])
+			continue;
+		o[s.n] = offs[api];
+		cookies[s.n++] = api;
+		if (!launch_api_is_driver(api))
+			e->runtime = true;
+	}
+	if (!s.n)
+		return 0;
+	err = attach_uprobes(ctx->skel->progs.launch_entry, ctx->multi, &s, &e->entry);
+	if (!err && ctx->latency) {
+		s.retprobe = true;
+		err = attach_uprobes(ctx->skel->progs.launch_return, ctx->multi, &s, &e->ret);
+	}
+	if (err)
+		return err;
+	t->has_launch_apis = true;
+	p_dbg("pid %d: %zu launch probes on %s", t->pid, s.n, path);
+	return 0;
+}
+
+/* Examines one object file for t: launch APIs and the dynamic linker's hook. */
+static int examine(struct target *t, const struct probe_ctx *ctx, const char *path, uint64_t dev,
+		   uint64_t ino)
+{
+	const char *names[NSYMS];
+	uint64_t offs[NSYMS] = {};
+	struct examined *e;
+	int n, err;
+
+	e = add_examined(t, dev, ino, path);
+	if (!e)
+		return -ENOMEM;
+	launch_api_names(names);
+	names[SYM_DL_DEBUG_STATE] = "_dl_debug_state";
+	n = elf_func_offsets(path, names, NSYMS, offs);
+	if (n <= 0)
+		return 0; /* not an ELF file, or nothing of ours in it */
+	err = attach_launch(t, ctx, e, path, offs);
+	if (!err && offs[SYM_DL_DEBUG_STATE])
+		err = attach_libmap(t, ctx, path, offs[SYM_DL_DEBUG_STATE]);
+	return err;
+}
+
+/* A path this process can open for the target's object (containers: through /proc/PID/root). */
+static void object_path(pid_t pid, const char *mapped, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/%d/root%s", (int)pid, mapped);
+	if (access(buf, R_OK))
+		snprintf(buf, len, "%s", mapped);
+}
+
+static int interp_of(const char *exe, char *buf, size_t len)
+{
+	int fd = open(exe, O_RDONLY | O_CLOEXEC), err = -ENOENT;
+	Elf *elf;
+	size_t n;
+
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && !elf_getphdrnum(elf, &n)) {
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+			ssize_t r;
+
+			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_INTERP || ph.p_filesz >= len)
+				continue;
+			r = pread(fd, buf, ph.p_filesz, ph.p_offset);
+			if (r == (ssize_t)ph.p_filesz) {
+				buf[r] = '\0';
+				err = 0;
+			}
+			break;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+static int examine_file(struct target *t, const struct probe_ctx *ctx, const char *file)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int err;
+
+	if (!realpath(file, path) || stat(path, &st))
+		return -errno;
+	if (find_examined(t, st.st_dev, st.st_ino, path))
+		return 0;
+	err = examine(t, ctx, path, st.st_dev, st.st_ino);
+	if (!err) {
+		t->objs[t->nobjs - 1].path = strdup(path);
+		if (!t->objs[t->nobjs - 1].path)
+			err = -ENOMEM;
+	}
+	return err;
+}
+
+int target__prepare_exec(struct target *t, const struct probe_ctx *ctx, const char *exe)
+{
+	char interp[PATH_MAX];
+	int err;
+
+	err = examine_file(t, ctx, exe);
+	if (err)
+		return err;
+	/* Scripts (#!) run an interpreter whose loader is the system's. */
+	if (interp_of(exe, interp, sizeof(interp)))
+		snprintf(interp, sizeof(interp), "%s", "/lib64/ld-linux-x86-64.so.2");
+	if (access(interp, R_OK))
+		return 0; /* statically linked system: nothing is loaded later */
+	return examine_file(t, ctx, interp);
+}
+
+static int update_runtime_ranges(struct target *t, const struct probe_ctx *ctx,
+				 const struct procmaps *m)
+{
+	struct {
+		__u32 n, pad;
+		struct code_range r[MAX_RUNTIME_RANGES];
+	} rr = {};
+	__u32 key = t->pid;
+
+	for (size_t i = 0; i < m->n && rr.n < MAX_RUNTIME_RANGES; i++) {
+		const struct map_entry *me = &m->v[i];
+		struct examined *e;
+
+		if (!me->exec || !me->path)
+			continue;
+		e = find_examined(t, me->dev, me->inode, me->path);
+		if (!e || !e->runtime)
+			continue;
+		rr.r[rr.n].lo = me->start;
+		rr.r[rr.n++].hi = me->end;
+	}
+	if (!rr.n)
+		return 0;
+	return bpf_map__update_elem(ctx->skel->maps.runtime_ranges, &key, sizeof(key), &rr,
+				    sizeof(rr), BPF_ANY);
+}
+
+int target__scan(struct target *t, const struct probe_ctx *ctx)
+{
+	struct procmaps m;
+	char path[PATH_MAX + 32];
+	int err;
+
+	err = procmaps__read(t->pid, &m);
+	if (err)
+		return err;
+	symbols__refresh(ctx->syms, t->pid);
+	for (size_t i = 0; i < m.n && !err; i++) {
+		const struct map_entry *me = &m.v[i];
+
+		if (!me->exec || !me->path || me->path[0] != '/' ||
+		    find_examined(t, me->dev, me->inode, me->path))
+			continue;
+		object_path(t->pid, me->path, path, sizeof(path));
+		err = examine(t, ctx, path, me->dev, me->inode);
+		if (err)
+			p_warn("pid %d: cannot probe %s: %s", t->pid, me->path, strerror(-err));
+		err = 0; /* one bad object does not stop the others */
+	}
+	if (!err)
+		err = update_runtime_ranges(t, ctx, &m);
+	procmaps__free(&m);
+	return err;
+}
+
+void target__detach(struct target *t)
+{
+	for (size_t i = 0; i < t->nobjs; i++) {
+		uprobe_link__destroy(t->objs[i].entry);
+		uprobe_link__destroy(t->objs[i].ret);
+		t->objs[i].entry = t->objs[i].ret = NULL;
+	}
+	bpf_link__destroy(t->libmap);
+	t->libmap = NULL;
+}
+
+void target__free(struct target *t)
+{
+	target__detach(t);
+	for (size_t i = 0; i < t->nobjs; i++) {
+		free(t->objs[i].name);
+		free(t->objs[i].path);
+	}
+	free(t->objs);
+	t->objs = NULL;
+	t->nobjs = 0;
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	t->pidfd = -1;
+}

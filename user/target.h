@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A target process: the objects it maps, which of them carry launch APIs,
+ * and the probes cuprobe attached to them for this process.
+ */
+#ifndef TARGET_H
+#define TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct launch_bpf;
+struct symbols;
+struct examined;
+
+struct probe_ctx {
+	struct launch_bpf *skel;
+	struct symbols *syms;
+	bool multi;	/* uprobe_multi links */
+	bool latency;	/* return probes too */
+};
+
+struct target {
+	pid_t pid;
+	int pidfd;		/* readable once the process exits */
+	char comm[64];
+	int rank, world_size;	/* from RANK / WORLD_SIZE, -1 when unset */
+	bool child;		/* started by cuprobe: reap it */
+	bool exited;
+	int status;		/* wait status when child */
+	bool has_launch_apis;	/* some mapped object has launch probes */
+	bool told_waiting;
+	struct examined *objs;	/* every object looked at, probed or not */
+	size_t nobjs;
+	struct bpf_link *libmap;
+};
+
+/* Fills t for pid: opens a pidfd, reads comm and rank. 0 or -errno (-ESRCH: no such process). */
+int target__init(struct target *t, pid_t pid, bool child);
+/*
+ * Before exec: probes the executable that will run (a statically linked
+ * runtime) and its dynamic linker, for t->pid, so that nothing after exec is
+ * missed. 0 or -errno.
+ */
+int target__prepare_exec(struct target *t, const struct probe_ctx *ctx, const char *exe);
+/* Looks at objects mapped since the last scan and probes those with launch APIs. */
+int target__scan(struct target *t, const struct probe_ctx *ctx);
+/* Re-reads comm, rank and world size (after exec). */
+void target__refresh_identity(struct target *t);
+void target__detach(struct target *t);
+void target__free(struct target *t);
+
+#endif /* TARGET_H */

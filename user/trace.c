@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "clock.h"
+#include "launch.h"
+#include "trace.h"
+
+#define CUPROBE_VERSION "0.1.0"
+
+struct trace {
+	FILE *f;
+	char *path;	/* final name */
+	char *tmp;	/* name while being written */
+	struct trace_meta m;
+	char *host, *command;
+	bool first;	/* no event written yet */
+	char buf[1 << 20];
+};
+
+void json_write_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c == '"' || c == '\\') {
+			fputc('\\', f);
+			fputc(c, f);
+		} else if (c < 0x20) {
+			fprintf(f, "\\u%04x", c);
+		} else {
+			fputc(c, f);
+		}
+	}
+	fputc('"', f);
+}
+
+/* Kineto's ts: microseconds after baseTimeNanoseconds, with ns as decimals. */
+static void write_us(FILE *f, int64_t ns)
+{
+	if (ns < 0) {
+		fputc('-', f);
+		ns = -ns;
+	}
+	fprintf(f, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
+}
+
+static void write_ts(struct trace *t, uint64_t mono)
+{
+	write_us(t->f, (int64_t)(mono - t->m.start_mono));
+}
+
+static void begin_event(struct trace *t)
+{
+	fputs(t->first ? "\n  " : ",\n  ", t->f);
+	t->first = false;
+}
+
+struct trace *trace__open(const char *dir, const struct trace_meta *m)
+{
+	struct trace *t = calloc(1, sizeof(*t));
+	uint64_t now = clock_real_ns();
+	int err = -ENOMEM;
+
+	if (!t)
+		goto fail;
+	t->m = *m;
+	t->host = strdup(m->host);
+	t->command = strdup(m->command ? m->command : "");
+	if (!t->host || !t->command)
+		goto fail;
+	if (asprintf(&t->path, "%s/%s_%d.%" PRIu64 ".pt.trace.json", dir, m->host, (int)m->pid,
+		     now) < 0 ||
+	    asprintf(&t->tmp, "%s.tmp", t->path) < 0) {
+		t->path = t->tmp = NULL;
+		goto fail;
+	}
+	t->f = fopen(t->tmp, "wxe");
+	if (!t->f) {
+		err = -errno;
+		goto fail;
+	}
+	setvbuf(t->f, t->buf, _IOFBF, sizeof(t->buf));
+	t->first = true;
+	fprintf(t->f, "{\n \"schemaVersion\": 1,\n \"deviceProperties\": [],\n"
+		      " \"distributedInfo\": {\"backend\": \"\", \"rank\": %d, \"world_size\": %d},\n"
+		      " \"displayTimeUnit\": \"ms\",\n"
+		      " \"baseTimeNanoseconds\": %" PRIu64 ",\n \"traceEvents\": [",
+		m->rank < 0 ? 0 : m->rank, m->world_size < 0 ? 1 : m->world_size,
+		m->start_mono + m->mono_to_real);
+	return t;
+fail:
+	trace__free(t);
+	errno = -err;
+	return NULL;
+}
+
+static void write_dim(FILE *f, const char *key, const __u32 d[3])
+{
+	fprintf(f, ", \"%s\": [%u, %u, %u]", key, d[0], d[1], d[2]);
+}
+
+void trace__launch(struct trace *t, const struct launch_event *e, const char *kernel,
+		   uint64_t correlation)
+{
+	const struct launch_api *api = &launch_apis[e->api];
+	FILE *f = t->f;
+
+	begin_event(t);
+	fprintf(f, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": ",
+		launch_api_is_driver(e->api) ? "cuda_driver" : "cuda_runtime", api->name, e->tgid,
+		e->tid);
+	write_ts(t, e->ts_ns);
+	fputs(", \"dur\": ", f);
+	write_us(f, (int64_t)e->dur_ns);
+	fprintf(f, ", \"args\": {\"cbid\": %d, \"correlation\": %" PRIu64, api->cbid, correlation);
+	switch (launch_api_what(e->api)) {
+	case LAUNCH_KERNEL:
+		fputs(", \"kernel\": ", f);
+		json_write_str(f, kernel);
+		write_dim(f, "grid", e->grid);
+		write_dim(f, "block", e->block);
+		fprintf(f, ", \"shared memory\": %" PRIu64, (uint64_t)e->shmem);
+		break;
+	case LAUNCH_GRAPH:
+		fprintf(f, ", \"graph\": \"0x%" PRIx64 "\"", (uint64_t)e->func);
+		break;
+	case LAUNCH_MEMCPY:
+		fprintf(f, ", \"bytes\": %" PRIu64 ", \"kind\": \"%s\"", (uint64_t)e->bytes,
+			launch_memcpy_kind(e->kind));
+		break;
+	case LAUNCH_MEMSET:
+		fprintf(f, ", \"bytes\": %" PRIu64 ", \"value\": %d", (uint64_t)e->bytes, (int)e->kind);
+		break;
+	}
+	fprintf(f, ", \"stream\": %" PRIu64 ", \"step\": %u}}", (uint64_t)e->stream, e->step);
+}
+
+static void write_meta(struct trace *t, const char *name, pid_t tid, const char *key,
+		       const char *sval, long long ival)
+{
+	begin_event(t);
+	fprintf(t->f, "{\"ph\": \"M\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d, \"ts\": 0.000, "
+		      "\"args\": {\"%s\": ", name, (int)t->m.pid, (int)tid, key);
+	if (sval)
+		json_write_str(t->f, sval);
+	else
+		fprintf(t->f, "%lld", ival);
+	fputs("}}", t->f);
+}
+
+void trace__thread(struct trace *t, pid_t tid, const char *name)
+{
+	write_meta(t, "thread_name", tid, "name", name, 0);
+	write_meta(t, "thread_sort_index", tid, "sort_index", NULL, tid);
+}
+
+static void write_trailer(struct trace *t, const struct trace_summary *s)
+{
+	uint64_t off = (uint64_t)t->m.mono_to_real;
+	const char *name = strrchr(t->path, '/');
+
+	write_meta(t, "process_name", 0, "name", t->command, 0);
+	write_meta(t, "process_labels", 0, "labels", "CPU", 0);
+	write_meta(t, "process_sort_index", 0, "sort_index", NULL, t->m.pid);
+	fputs("\n ],\n \"traceName\": ", t->f);
+	json_write_str(t->f, name ? name + 1 : t->path);
+	fprintf(t->f, ",\n \"cuprobe\": {\"version\": \"%s\", \"pid\": %d, \"command\": ",
+		CUPROBE_VERSION, (int)t->m.pid);
+	json_write_str(t->f, t->command);
+	fprintf(t->f,
+		", \"cycle\": %u, \"partial\": %s, \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64
+		", \"duration_ns\": %" PRIu64 ", \"launches\": %" PRIu64 ", \"unnamed_kernels\": %" PRIu64
+		", \"probe_hits\": %" PRIu64 ", \"drops\": %" PRIu64 "}\n}\n",
+		t->m.cycle, s->partial ? "true" : "false", t->m.start_mono + off, s->end_mono + off,
+		s->end_mono - t->m.start_mono, s->launches, s->unnamed, s->probe_hits, s->drops);
+}
+
+int trace__close(struct trace *t, const struct trace_summary *s)
+{
+	int err = 0;
+
+	write_trailer(t, s);
+	if (fflush(t->f) || ferror(t->f) || fsync(fileno(t->f)))
+		err = -errno ?: -EIO;
+	if (fclose(t->f) && !err)
+		err = -errno;
+	t->f = NULL;
+	if (!err && rename(t->tmp, t->path))
+		err = -errno;
+	if (err)
+		unlink(t->tmp);
+	return err;
+}
+
+void trace__discard(struct trace *t)
+{
+	if (t->f) {
+		fclose(t->f);
+		t->f = NULL;
+	}
+	unlink(t->tmp);
+}
+
+const char *trace__path(const struct trace *t)
+{
+	return t->path;
+}
+
+void trace__free(struct trace *t)
+{
+	if (!t)
+		return;
+	if (t->f)
+		trace__discard(t);
+	free(t->path);
+	free(t->tmp);
+	free(t->host);
+	free(t->command);
+	free(t);
+}

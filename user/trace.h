@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A Kineto-format trace file, written as events arrive (nothing is held in
+ * memory) under a temporary name and renamed into place only when whole.
+ */
+#ifndef TRACE_H
+#define TRACE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cuprobe.h"
+
+struct trace;
+
+struct trace_meta {
+	pid_t pid;
+	const char *host;
+	const char *command;	/* process name */
+	int rank;		/* -1 when unknown */
+	int world_size;		/* -1 when unknown */
+	unsigned int cycle;
+	int64_t mono_to_real;	/* Unix ns - CLOCK_MONOTONIC ns */
+	uint64_t start_mono;	/* start of the cycle: baseTimeNanoseconds */
+};
+
+struct trace_summary {
+	uint64_t end_mono;
+	uint64_t launches;
+	uint64_t probe_hits;	/* session-wide */
+	uint64_t drops;		/* session-wide */
+	uint64_t unnamed;	/* kernels named only by object+offset */
+	bool partial;
+};
+
+/* Opens DIR/<host>_<pid>.<epoch_ns>.pt.trace.json.tmp. NULL and errno on failure. */
+struct trace *trace__open(const char *dir, const struct trace_meta *m);
+void trace__launch(struct trace *t, const struct launch_event *e, const char *kernel,
+		   uint64_t correlation);
+void trace__thread(struct trace *t, pid_t tid, const char *name);
+/* Writes the trailer, syncs, renames into place; the final path stays readable via trace__path. */
+int trace__close(struct trace *t, const struct trace_summary *s);
+/* Removes the temporary file (nothing was recorded worth keeping). */
+void trace__discard(struct trace *t);
+const char *trace__path(const struct trace *t);
+void trace__free(struct trace *t);
+
+/* Writes s as a JSON string literal, escaped. */
+void json_write_str(FILE *f, const char *s);
+
+#endif /* TRACE_H */
