@@ -57,6 +57,14 @@ struct {
 	__type(value, struct inflight);
 } inflight SEC(".maps");
 
+/* Threads already named to the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} threads_seen SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -188,6 +196,23 @@ static __always_inline void submit(void *rec, __u64 size)
 		__sync_fetch_and_add(&counters.drops, 1);
 }
 
+/* Threads are named in BPF on first sight: by the time the loader reads, they may be gone. */
+static __always_inline void name_thread(__u32 tgid, __u32 tid)
+{
+	struct thread_event t;
+	__u8 one = 1;
+
+	if (bpf_map_lookup_elem(&threads_seen, &tid))
+		return;
+	bpf_map_update_elem(&threads_seen, &tid, &one, BPF_ANY);
+	t.type = REC_THREAD;
+	t.tgid = tgid;
+	t.tid = tid;
+	t.pad = 0;
+	bpf_get_current_comm(t.comm, sizeof(t.comm));
+	submit(&t, sizeof(t));
+}
+
 SEC("uprobe")
 int launch_entry(struct pt_regs *ctx)
 {
@@ -203,6 +228,7 @@ int launch_entry(struct pt_regs *ctx)
 		return 0;
 	}
 
+	name_thread(tgid, tid);
 	if (latency) {
 		in = bpf_map_lookup_elem(&scratch, &zero);
 		if (!in)

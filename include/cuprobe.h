@@ -16,6 +16,7 @@ enum cuprobe_rec {
 	REC_LAUNCH = 1,	 /* an entry of a launch API (struct launch_event) */
 	REC_LIBMAP = 2,	 /* the dynamic linker changed the map (struct libmap_event) */
 	REC_STEP = 3,	 /* a hit of the step probe (struct step_event) */
+	REC_THREAD = 4,	 /* first launch of a thread, with its name (struct thread_event) */
 };
 
 /*
@@ -92,6 +93,14 @@ struct step_event {
 	__u32 pad;
 };
 
+struct thread_event {
+	__u32 type;	 /* REC_THREAD */
+	__u32 tgid;
+	__u32 tid;
+	__u32 pad;
+	char comm[16];	 /* TASK_COMM_LEN */
+};
+
 /* Counters in the BPF program's .bss, read by the loader at exit. */
 struct cuprobe_counters {
 	__u64 hits;	   /* launch probe hits, nested ones included */
@@ -103,6 +112,7 @@ struct cuprobe_counters {
 _Static_assert(sizeof(struct launch_event) == 104, "launch_event layout");
 _Static_assert(sizeof(struct libmap_event) == 16, "libmap_event layout");
 _Static_assert(sizeof(struct step_event) == 32, "step_event layout");
+_Static_assert(sizeof(struct thread_event) == 32, "thread_event layout");
 
 /* Ranges of code that belong to a CUDA runtime, for the nested-call check. */
 #define MAX_RUNTIME_RANGES 64

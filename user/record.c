@@ -34,13 +34,18 @@
 
 #define POLL_MS 100
 
+struct thread_name {
+	pid_t tid;
+	char name[16];	/* TASK_COMM_LEN */
+};
+
 /* What one process's cycle has recorded so far. */
 struct proc_rec {
 	struct trace *trace;
 	uint64_t launches;
 	uint64_t unnamed;
-	pid_t *tids;
-	size_t ntids, cap;
+	struct thread_name *threads;
+	size_t nthreads, cap;
 };
 
 struct session {
@@ -99,26 +104,30 @@ static int open_trace(struct session *s, size_t i)
 	return s->recs[i].trace ? 0 : -errno;
 }
 
-static void note_tid(struct proc_rec *r, pid_t tid)
+static void note_thread(struct proc_rec *r, const struct thread_event *e)
 {
-	for (size_t i = r->ntids; i > 0; i--)
-		if (r->tids[i - 1] == tid)
+	for (size_t i = r->nthreads; i > 0; i--)
+		if (r->threads[i - 1].tid == (pid_t)e->tid)
 			return;
-	if (r->ntids == r->cap) {
+	if (r->nthreads == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 16;
-		pid_t *v = realloc(r->tids, cap * sizeof(*v));
+		struct thread_name *v = realloc(r->threads, cap * sizeof(*v));
 
 		if (!v)
 			return; /* the thread only misses its name */
-		r->tids = v;
+		r->threads = v;
 		r->cap = cap;
 	}
-	r->tids[r->ntids++] = tid;
+	r->threads[r->nthreads].tid = e->tid;
+	memcpy(r->threads[r->nthreads].name, e->comm, sizeof(e->comm));
+	r->threads[r->nthreads].name[sizeof(e->comm) - 1] = '\0';
+	r->nthreads++;
 }
 
 static int on_launch(struct session *s, const struct launch_event *e)
 {
 	const char *kernel = "";
+	char handle[48];
 	struct proc_rec *r;
 	size_t i;
 	int err;
@@ -135,13 +144,27 @@ static int on_launch(struct session *s, const struct launch_event *e)
 			return err;
 		}
 	}
-	if (launch_api_what(e->api) == LAUNCH_KERNEL &&
-	    symbols__name(s->syms, e->tgid, e->func, &kernel) != 0)
-		r->unnamed++;
+	if (launch_api_what(e->api) == LAUNCH_KERNEL) {
+		if (launch_api_is_driver(e->api)) {
+			/* A CUfunction is a handle, not code: CUPTI names it (--cupti). */
+			snprintf(handle, sizeof(handle), "CUfunction 0x%llx", (unsigned long long)e->func);
+			kernel = handle;
+			r->unnamed++;
+		} else if (symbols__name(s->syms, e->tgid, e->func, &kernel) != 0) {
+			r->unnamed++;
+		}
+	}
 	trace__launch(r->trace, e, kernel, ++s->correlation);
 	r->launches++;
-	note_tid(r, e->tid);
 	return 0;
+}
+
+static void on_thread(struct session *s, const struct thread_event *e)
+{
+	size_t i;
+
+	if (find_target(s, e->tgid, &i))
+		note_thread(&s->recs[i], e);
 }
 
 static void on_libmap(struct session *s, const struct libmap_event *e)
@@ -175,6 +198,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (size < sizeof(struct launch_event))
 			return 0;
 		return on_launch(s, data);
+	case REC_THREAD:
+		if (size >= sizeof(struct thread_event))
+			on_thread(s, data);
+		return 0;
 	case REC_LIBMAP:
 		if (size >= sizeof(struct libmap_event))
 			on_libmap(s, data);
@@ -507,25 +534,6 @@ static int run_loop(struct session *s)
 	return 0;
 }
 
-static void write_thread_names(struct proc_rec *r, pid_t pid)
-{
-	for (size_t k = 0; k < r->ntids; k++) {
-		char path[64], name[64] = "";
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)r->tids[k]);
-		f = fopen(path, "re");
-		if (f) {
-			if (fgets(name, sizeof(name), f))
-				name[strcspn(name, "\n")] = '\0';
-			fclose(f);
-		}
-		if (!name[0])
-			snprintf(name, sizeof(name), "thread %d", (int)r->tids[k]);
-		trace__thread(r->trace, r->tids[k], name);
-	}
-}
-
 static int finish_traces(struct session *s)
 {
 	const struct cuprobe_counters *c = &s->skel->bss->counters;
@@ -548,7 +556,8 @@ static int finish_traces(struct session *s)
 		}
 		sum.launches = r->launches;
 		sum.unnamed = r->unnamed;
-		write_thread_names(r, s->targets[i].pid);
+		for (size_t k = 0; k < r->nthreads; k++)
+			trace__thread(r->trace, r->threads[k].tid, r->threads[k].name);
 		err = trace__close(r->trace, &sum);
 		if (err) {
 			p_err("cannot write %s: %s", trace__path(r->trace), strerror(-err));
@@ -575,7 +584,7 @@ static void session_free(struct session *s)
 			kill(t->pid, SIGCONT);
 		target__free(t);
 		trace__free(s->recs[i].trace);
-		free(s->recs[i].tids);
+		free(s->recs[i].threads);
 	}
 	ring_buffer__free(s->rb);
 	launch_bpf__destroy(s->skel);

@@ -138,7 +138,9 @@ void trace__launch(struct trace *t, const struct launch_event *e, const char *ke
 		fprintf(f, ", \"bytes\": %" PRIu64 ", \"value\": %d", (uint64_t)e->bytes, (int)e->kind);
 		break;
 	}
-	fprintf(f, ", \"stream\": %" PRIu64 ", \"step\": %u}}", (uint64_t)e->stream, e->step);
+	/* HTA takes a "stream" arg for GPU work: a CPU event names the handle otherwise. */
+	fprintf(f, ", \"stream handle\": \"0x%" PRIx64 "\", \"step\": %u}}", (uint64_t)e->stream,
+		e->step);
 }
 
 static void write_meta(struct trace *t, const char *name, pid_t tid, const char *key,

@@ -1,0 +1,44 @@
+# Shared by the end-to-end tests: TAP output and the paths they use.
+# Each test prints "ok - NAME" or "not ok - NAME: why"; tests/run.sh counts them.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CUPROBE=${CUPROBE:-$ROOT/cuprobe}
+W=$ROOT/.output/workloads
+CHECK="python3 $ROOT/tests/e2e/check.py"
+TMP=$(mktemp -d /tmp/cuprobe-e2e.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+ok() { echo "ok - $1"; }
+not_ok() { echo "not ok - $1: $2"; }
+
+# expect NAME COMMAND...: ok when COMMAND succeeds; else its output is the reason.
+expect() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$(echo "$out" | tail -5 | tr '\n' ' ')"; fi
+}
+
+# expect_fail NAME PATTERN COMMAND...: ok when COMMAND exits non-zero and its
+# stderr matches PATTERN (the message names the problem).
+expect_fail() {
+	local name=$1 pat=$2 out rc
+	shift 2
+	out=$("$@" 2>&1); rc=$?
+	if [ $rc -eq 0 ]; then
+		not_ok "$name" "exited 0: $out"
+	elif ! grep -qE -- "$pat" <<<"$out"; then
+		not_ok "$name" "message does not match /$pat/: $out"
+	else
+		ok "$name"
+	fi
+}
+
+# wait_for FILE [SECONDS]: polls until FILE exists.
+wait_for() {
+	local f=$1 n=$(( ${2:-20} * 20 ))
+	while [ ! -e "$f" ] && [ $n -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
+	[ -e "$f" ]
+}
+
+# The one trace file under a run folder.
+trace_in() { ls "$1"/*.pt.trace.json 2>/dev/null; }

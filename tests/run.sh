@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Runs the test tiers and ends with one line: "N passed, N failed".
+#   tests/run.sh            all tiers
+#   tests/run.sh unit san   some of them (unit, san, e2e)
+# Tiers: unit (cmocka, no root), san (the same under ASan/UBSan), e2e (root:
+# the real cuprobe on nvcc workloads, bad inputs, the ASan build of cuprobe).
+set -u
+cd "$(dirname "$0")/.."
+OUT=.output
+passed=0 failed=0
+failures=()
+
+count_tap() { # name, then TAP text on stdin
+	local name=$1 line
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) passed=$((passed + 1)) ;;
+		"not ok "*) failed=$((failed + 1)); failures+=("$name: ${line#not ok }") ;;
+		esac
+		printf '%s\n' "$line"
+	done
+}
+
+run_units() { # folder with test binaries
+	local dir=$1 t rc
+	for t in "$dir"/test_*; do
+		[ -x "$t" ] || continue
+		echo "# $t"
+		CMOCKA_MESSAGE_OUTPUT=TAP "$t" > "$OUT/last-unit.log" 2>&1
+		rc=$?
+		count_tap "$t" < "$OUT/last-unit.log"
+		# A crash before any result still counts as a failure.
+		if [ $rc -ne 0 ] && ! grep -q '^not ok' "$OUT/last-unit.log"; then
+			failed=$((failed + 1)); failures+=("$t: exited $rc")
+			echo "not ok - $t exited $rc"
+		fi
+	done
+}
+
+run_e2e() {
+	local t
+	if [ "$(id -u)" -ne 0 ]; then
+		failed=$((failed + 1)); failures+=("e2e: needs root")
+		echo "not ok - e2e tests need root (BPF): run make test as root"
+		return
+	fi
+	for t in tests/e2e/test_*.sh; do
+		echo "# $t"
+		bash "$t" 2>&1 | count_tap "$t"
+	done
+}
+
+tiers=("$@")
+[ ${#tiers[@]} -gt 0 ] || tiers=(unit san e2e)
+for tier in "${tiers[@]}"; do
+	case "$tier" in
+	unit) run_units "$OUT/tests" ;;
+	san) run_units "$OUT/san/tests" ;;
+	e2e) run_e2e ;;
+	*) echo "run.sh: unknown tier $tier (unit, san, e2e)" >&2; exit 2 ;;
+	esac
+done
+
+if [ ${#failures[@]} -gt 0 ]; then
+	echo "# failures:"
+	printf '#   %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
