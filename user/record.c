@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -66,6 +67,7 @@ struct session {
 	uint64_t deadline;	/* CLOCK_MONOTONIC ns, 0 for none */
 	uint64_t correlation;
 	bool stop;
+	bool timed_out;		/* --duration ended the recording */
 	int err;		/* cuprobe's own failure, -errno */
 };
 
@@ -242,6 +244,28 @@ static int check_btf(void)
 	return -ENOENT;
 }
 
+/* mkdir -p: the output folder's parents are made as torch's trace handler makes them. */
+static int mkdir_p(const char *dir)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(dir);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, dir, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
 /* OUT/run_<k> with k one past the highest existing: earlier runs are never touched. */
 static int choose_run_dir(struct session *s)
 {
@@ -250,11 +274,12 @@ static int choose_run_dir(struct session *s)
 	struct dirent *d;
 	long next = 0;
 	DIR *dir;
-	int fd;
+	int fd, err;
 
-	if (mkdir(out, 0755) && errno != EEXIST) {
-		p_err("cannot create output folder %s: %s; choose another with -o", out, strerror(errno));
-		return -errno;
+	err = mkdir_p(out);
+	if (err) {
+		p_err("cannot create output folder %s: %s; choose another with -o", out, strerror(-err));
+		return err;
 	}
 	snprintf(probe, sizeof(probe), "%s/.cuprobe-write-test.XXXXXX", out);
 	fd = mkstemp(probe);
@@ -529,7 +554,7 @@ static int run_loop(struct session *s)
 		if (ring_buffer__consume(s->rb) < 0 && s->err)
 			return s->err;
 		if (s->deadline && clock_mono_ns() >= s->deadline)
-			s->stop = true;
+			s->stop = s->timed_out = true;
 	}
 	return 0;
 }
@@ -626,14 +651,42 @@ static int start_targets(struct session *s, const sigset_t *orig)
 		err = epoll_add(s->epfd, s->targets[i].pidfd, i);
 		if (err)
 			return err;
+		if (!s->o.cmd)
+			p_info("recording pid %d (%s); Ctrl-C to stop", s->targets[i].pid,
+			       s->targets[i].comm);
 	}
 	return 0;
+}
+
+/*
+ * Like perf record: a command still running when recording stops gets
+ * SIGTERM (then SIGKILL), so that its status is known and nothing outlives
+ * cuprobe unseen. Processes given with -p are never touched.
+ */
+static void end_command(struct session *s)
+{
+	struct target *t = &s->targets[0];
+	struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };
+
+	if (!s->o.cmd || !s->ntargets || t->exited)
+		return;
+	kill(t->pid, SIGCONT);
+	kill(t->pid, SIGTERM);
+	if (poll(&pfd, 1, 3000) == 0) {
+		p_warn("pid %d ignored SIGTERM: killing it", t->pid);
+		kill(t->pid, SIGKILL);
+		poll(&pfd, 1, -1);
+	}
+	on_target_exit(s, 0);
 }
 
 static int exit_code(struct session *s, int err)
 {
 	if (err)
 		return 1;
+	/* A command that --duration ended did what was asked of it. */
+	if (s->timed_out)
+		return 0;
 	if (s->o.cmd && s->ntargets && s->targets[0].exited) {
 		int st = s->targets[0].status;
 
@@ -675,6 +728,7 @@ int record_main(int argc, char **argv)
 	if (err)
 		goto out;
 	err = run_loop(&s);
+	end_command(&s);
 	ring_buffer__consume(s.rb);
 	if (!err)
 		err = finish_traces(&s);
