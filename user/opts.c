@@ -170,7 +170,7 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 	optind = 1;
 	opterr = 0;
 	/* "+": stop at the command's name, so its own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+o:p:qvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:p:qvh", longopts, NULL)) != -1) {
 		if (c == 'h') {
 			record_usage(stdout);
 			return 1;

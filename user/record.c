@@ -464,6 +464,15 @@ static int start_command(struct session *s, const sigset_t *orig)
 	return err;
 }
 
+/* A zombie is listed in /proc but cannot be attached to: it has exited. */
+static bool process_listed(pid_t pid)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return !access(path, F_OK);
+}
+
 static int attach_pids(struct session *s)
 {
 	for (size_t i = 0; i < s->o.npids; i++) {
@@ -472,14 +481,14 @@ static int attach_pids(struct session *s)
 		int err;
 
 		err = target__init(t, pid, false);
-		if (err == -ESRCH) {
+		if (!err) {
+			s->ntargets++;
+			err = target__scan(t, &s->ctx);
+		}
+		if (err == -ESRCH && !process_listed(pid)) {
 			p_err("no process with PID %d: check the PID (ps -p %d)", pid, pid);
 			return err;
 		}
-		if (err)
-			return err;
-		s->ntargets++;
-		err = target__scan(t, &s->ctx);
 		if (err == -ESRCH) {
 			p_err("process %d exited while cuprobe attached; nothing recorded", pid);
 			return err;

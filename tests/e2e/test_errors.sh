@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Bad input: one clear line naming the problem and the fix, a non-zero exit,
+# and nothing half-written in the output folder.
+source "$(dirname "$0")/lib.sh"
+
+# nothing_written NAME DIR: no run folder and no temporary file was left.
+nothing_written() {
+	local left
+	left=$(find "$2" -name 'run_*' -o -name '*.tmp' 2>/dev/null)
+	[ -z "$left" ] && ok "$1: nothing written" || not_ok "$1: nothing written" "$left"
+}
+
+out=$TMP/out
+expect_fail "no such PID" "no process with PID 999999.*ps -p" "$CUPROBE" record -o "$out" -p 999999
+nothing_written "no such PID" "$out"
+
+expect_fail "unknown option" "unknown option --frobnicate" "$CUPROBE" record --frobnicate -- true
+expect_fail "missing option value" "missing value for" "$CUPROBE" record -o
+expect_fail "nothing to record" "give -p PID or -- COMMAND" "$CUPROBE" record -o "$out"
+expect_fail "both -p and a command" "use one of them" "$CUPROBE" record -p 1 -- true
+expect_fail "bad PID list" "not a process id" "$CUPROBE" record -p 12,abc
+expect_fail "bad duration" "duration" "$CUPROBE" record --duration -3 -- true
+expect_fail "bad ring size" "power of two" "$CUPROBE" record --ringbuf-size 3000 -- true
+expect_fail "unknown command" "unknown command 'rekord'" "$CUPROBE" rekord
+
+expect_fail "command not found" "cannot execute no-such-command-xyz.*PATH" \
+	"$CUPROBE" record -o "$out" -- no-such-command-xyz
+printf 'not a program\n' > "$TMP/notexec"
+chmod 644 "$TMP/notexec"
+expect_fail "command not executable" "cannot execute .*notexec: Permission denied" \
+	"$CUPROBE" record -o "$out" -- "$TMP/notexec"
+mkdir -p "$TMP/adir"
+expect_fail "command is a folder" "cannot execute .*adir" "$CUPROBE" record -o "$out" -- "$TMP/adir"
+nothing_written "bad commands" "$out"
+
+# The output folder is checked before anything is attached.
+touch "$TMP/afile"
+expect_fail "output is a file" "output folder .*afile: Not a directory; choose another with -o" \
+	"$CUPROBE" record -o "$TMP/afile" -- true
+mkdir -p "$TMP/ro"
+mount -t tmpfs -o ro none "$TMP/ro" 2>/dev/null && {
+	expect_fail "read-only output folder" "cannot write in output folder .*Read-only" \
+		"$CUPROBE" record -o "$TMP/ro" -- true
+	umount "$TMP/ro"
+}
+
+# Not root: an unprivileged user is told to use root or CAP_BPF + CAP_PERFMON.
+cp "$CUPROBE" "$TMP/cuprobe-copy" && chmod 755 "$TMP" "$TMP/cuprobe-copy"
+expect_fail "not root" "run as root.*CAP_BPF and CAP_PERFMON" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	"$TMP/cuprobe-copy" record -o /tmp -- true
+
+# No BTF: hidden in a private mount namespace.
+expect_fail "no BTF" "no BTF.*CONFIG_DEBUG_INFO_BTF" \
+	unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && exec '$CUPROBE' record -o '$out' -- true"
+
+# A process that has exited by the time cuprobe attaches (a zombie keeps its PID).
+sh -c 'true & echo $! > '"$TMP"'/zpid; exec sleep 5' &
+holder=$!
+wait_for "$TMP/zpid"
+for _ in $(seq 100); do
+	grep -qs 'State:.*Z' "/proc/$(cat "$TMP/zpid")/status" && break
+	sleep 0.05
+done
+# The zombie may be reaped while cuprobe starts: then it is simply gone.
+expect_fail "target exited during attach" \
+	"process $(cat "$TMP/zpid") exited while cuprobe attached|no process with PID $(cat "$TMP/zpid")" \
+	"$CUPROBE" record -o "$out" -p "$(cat "$TMP/zpid")"
+kill $holder 2>/dev/null
+nothing_written "target exited during attach" "$out"

@@ -1,0 +1,931 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Address symbolization for target processes.
+ *
+ * Three caches, from hot to cold:
+ *  - per process, an open-addressing table from address to finished name, so
+ *    that a repeated address costs one hash probe: no allocation, no syscall;
+ *  - per process, its /proc/PID/maps, kept after the process exits;
+ *  - per mapped file (device, inode), its function symbols sorted by
+ *    address, read with libelf the first time an address in it is named.
+ *
+ * Names live in a string pool that is only freed by symbols__free, so the
+ * pointers symbols__name hands out stay valid across refreshes. Nothing here
+ * is thread-safe: one consumer thread owns a struct symbols.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "procmaps.h"
+#include "symbols.h"
+
+/* From libstdc++ (we link -lstdc++); its header is C++ only. */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+#define SYM_FILE_BUCKETS 256
+#define SYM_POOL_CHUNK	 (64 * 1024)
+#define SYM_DELETED	 " (deleted)"
+
+/* A PT_LOAD segment: how file offsets map to ELF virtual addresses. */
+struct sym_load {
+	uint64_t offset;
+	uint64_t vaddr;
+	uint64_t filesz;
+	uint64_t memsz;
+};
+
+struct sym_entry {
+	uint64_t addr;
+	uint64_t size;
+	uint32_t name_off; /* into sym_file.names */
+	uint8_t rank;	   /* higher wins among aliases, see sym_rank() */
+};
+
+/* The function symbols of one ELF file, or why there are none. */
+struct sym_file {
+	struct sym_file *next; /* hash chain */
+	uint64_t dev;
+	uint64_t ino;
+	int err;
+	struct sym_load *loads;
+	size_t nloads;
+	struct sym_entry *syms;
+	size_t nsyms;
+	size_t syms_cap;
+	char *names;
+	size_t names_len;
+	size_t names_cap;
+};
+
+struct sym_name {
+	uint64_t addr;
+	const char *name; /* NULL: empty slot */
+	int rc;
+};
+
+struct sym_proc {
+	pid_t pid;
+	struct procmaps maps;
+	struct sym_name *names;
+	size_t names_cap; /* a power of two, or 0 */
+	size_t names_len;
+};
+
+struct sym_chunk {
+	struct sym_chunk *next;
+	size_t used;
+	size_t cap;
+	char data[];
+};
+
+struct symbols {
+	struct sym_proc **procs; /* open addressing by pid */
+	size_t procs_cap;
+	size_t procs_len;
+	struct sym_proc *last; /* events come in runs from one process */
+	struct sym_file *files[SYM_FILE_BUCKETS];
+	struct sym_chunk *pool;
+};
+
+/* ---- string pool ---- */
+
+static char *sym_pool_alloc(struct symbols *s, size_t len)
+{
+	struct sym_chunk *c = s->pool;
+	char *p;
+
+	if (!c || c->cap - c->used < len) {
+		size_t cap = len > SYM_POOL_CHUNK ? len : SYM_POOL_CHUNK;
+
+		c = malloc(sizeof(*c) + cap);
+		if (!c)
+			return NULL;
+		c->cap = cap;
+		c->used = 0;
+		/* Keep filling the current chunk when this one is an outsize string. */
+		if (s->pool && cap > SYM_POOL_CHUNK) {
+			c->next = s->pool->next;
+			s->pool->next = c;
+		} else {
+			c->next = s->pool;
+			s->pool = c;
+		}
+	}
+	p = c->data + c->used;
+	c->used += len;
+	return p;
+}
+
+__attribute__((format(printf, 2, 3)))
+static const char *sym_pool_printf(struct symbols *s, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		return NULL;
+	p = sym_pool_alloc(s, (size_t)len + 1);
+	if (!p)
+		return NULL;
+	va_start(ap, fmt);
+	vsnprintf(p, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+static void sym_pool_free(struct symbols *s)
+{
+	struct sym_chunk *c, *next;
+
+	for (c = s->pool; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	s->pool = NULL;
+}
+
+/* ---- ELF reading, shared by the symbol cache and elf_func_offsets ---- */
+
+static int sym_elf_begin(int fd, Elf **elf)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	*elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!*elf)
+		return -ENOEXEC;
+	if (elf_kind(*elf) != ELF_K_ELF) {
+		elf_end(*elf);
+		*elf = NULL;
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+static int sym_read_loads(Elf *elf, struct sym_load **out, size_t *n)
+{
+	size_t phnum, i;
+	GElf_Phdr ph;
+
+	*out = NULL;
+	*n = 0;
+	if (elf_getphdrnum(elf, &phnum))
+		return -ENOEXEC;
+	if (!phnum)
+		return 0;
+	*out = calloc(phnum, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		(*out)[*n].offset = ph.p_offset;
+		(*out)[*n].vaddr = ph.p_vaddr;
+		(*out)[*n].filesz = ph.p_filesz;
+		(*out)[*n].memsz = ph.p_memsz;
+		(*n)++;
+	}
+	return 0;
+}
+
+static const struct sym_load *sym_load_by_vaddr(const struct sym_load *v, size_t n,
+						 uint64_t vaddr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (vaddr >= v[i].vaddr && vaddr - v[i].vaddr < v[i].memsz)
+			return &v[i];
+	return NULL;
+}
+
+static const struct sym_load *sym_load_by_offset(const struct sym_load *v, size_t n,
+						  uint64_t off)
+{
+	for (size_t i = 0; i < n; i++)
+		if (off >= v[i].offset && off - v[i].offset < v[i].filesz)
+			return &v[i];
+	return NULL;
+}
+
+/*
+ * Among symbols with one name or one address: GLOBAL over WEAK over LOCAL,
+ * and the default version of a dynamic symbol over a hidden older one
+ * (libc's memcpy@GLIBC_2.2.5 against memcpy@@GLIBC_2.14).
+ */
+static int sym_rank(const GElf_Sym *sym, bool hidden)
+{
+	int bind = GELF_ST_BIND(sym->st_info);
+	int r = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
+
+	return r * 2 + !hidden;
+}
+
+static bool sym_is_defined_func(const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	if (type != STT_FUNC && type != STT_GNU_IFUNC)
+		return false;
+	return sym->st_shndx != SHN_UNDEF && sym->st_shndx != SHN_ABS;
+}
+
+typedef int (*sym_func_cb)(const char *name, const GElf_Sym *sym, int rank, void *ctx);
+
+static Elf_Data *sym_find_versym(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_versym)
+			return elf_getdata(scn, NULL);
+	return NULL;
+}
+
+static int sym_scan_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, sym_func_cb cb,
+			  void *ctx)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *versym = sh->sh_type == SHT_DYNSYM ? sym_find_versym(elf) : NULL;
+	size_t n, i;
+	GElf_Versym ver;
+	GElf_Sym sym;
+	const char *name;
+	bool hidden;
+	int err;
+
+	if (!data || !sh->sh_entsize)
+		return 0;
+	n = sh->sh_size / sh->sh_entsize;
+	for (i = 1; i < n; i++) {
+		if (!gelf_getsym(data, (int)i, &sym) || !sym_is_defined_func(&sym))
+			continue;
+		name = elf_strptr(elf, sh->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		hidden = versym && gelf_getversym(versym, (int)i, &ver) && (ver & 0x8000);
+		err = cb(name, &sym, sym_rank(&sym, hidden), ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Calls cb for every defined function symbol in .symtab and .dynsym. */
+static int sym_for_each_func(Elf *elf, sym_func_cb cb, void *ctx)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
+			continue;
+		err = sym_scan_table(elf, scn, &sh, cb, ctx);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---- elf_func_offsets ---- */
+
+struct sym_wanted {
+	const char *const *names;
+	size_t n;
+	uint64_t *offsets;
+	int *ranks; /* -1: not found yet */
+	const struct sym_load *loads;
+	size_t nloads;
+};
+
+static int sym_match_wanted(const char *name, const GElf_Sym *sym, int rank, void *ctx)
+{
+	struct sym_wanted *w = ctx;
+	const struct sym_load *l;
+
+	for (size_t i = 0; i < w->n; i++) {
+		if (rank <= w->ranks[i] || strcmp(name, w->names[i]))
+			continue;
+		l = sym_load_by_vaddr(w->loads, w->nloads, sym->st_value);
+		if (!l)
+			continue;
+		w->offsets[i] = sym->st_value - l->vaddr + l->offset;
+		w->ranks[i] = rank;
+	}
+	return 0;
+}
+
+static int sym_count_found(const struct sym_wanted *w)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < w->n; i++)
+		found += w->ranks[i] >= 0;
+	return found;
+}
+
+int elf_func_offsets(const char *path, const char *const *names, size_t n, uint64_t *offsets)
+{
+	struct sym_wanted w = { .names = names, .n = n, .offsets = offsets };
+	struct sym_load *loads = NULL;
+	Elf *elf = NULL;
+	int fd, err;
+
+	if (n)
+		memset(offsets, 0, n * sizeof(*offsets));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = sym_elf_begin(fd, &elf);
+	if (err)
+		goto out;
+	err = sym_read_loads(elf, &loads, &w.nloads);
+	if (err)
+		goto out;
+	w.loads = loads;
+	w.ranks = malloc((n ? n : 1) * sizeof(*w.ranks));
+	if (!w.ranks) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		w.ranks[i] = -1;
+	err = sym_for_each_func(elf, sym_match_wanted, &w);
+	if (!err)
+		err = sym_count_found(&w);
+out:
+	free(w.ranks);
+	free(loads);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+/* ---- per-file symbol tables ---- */
+
+static int sym_file_add(const char *name, const GElf_Sym *sym, int rank, void *ctx)
+{
+	struct sym_file *f = ctx;
+	size_t len = strlen(name) + 1;
+	struct sym_entry *e;
+
+	if (f->nsyms == f->syms_cap) {
+		size_t cap = f->syms_cap ? f->syms_cap * 2 : 256;
+
+		e = realloc(f->syms, cap * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		f->syms = e;
+		f->syms_cap = cap;
+	}
+	if (f->names_cap - f->names_len < len) {
+		size_t cap = f->names_cap ? f->names_cap * 2 : 4096;
+		char *p;
+
+		while (cap - f->names_len < len)
+			cap *= 2;
+		if (cap > UINT32_MAX)
+			return -E2BIG;
+		p = realloc(f->names, cap);
+		if (!p)
+			return -ENOMEM;
+		f->names = p;
+		f->names_cap = cap;
+	}
+	e = &f->syms[f->nsyms++];
+	e->addr = sym->st_value;
+	e->size = sym->st_size;
+	e->name_off = (uint32_t)f->names_len;
+	e->rank = (uint8_t)rank;
+	memcpy(f->names + f->names_len, name, len);
+	f->names_len += len;
+	return 0;
+}
+
+/* By address; among aliases, sized symbols first, then by rank. */
+static int sym_entry_cmp(const void *a, const void *b)
+{
+	const struct sym_entry *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (!x->size != !y->size)
+		return x->size ? -1 : 1;
+	return (int)y->rank - (int)x->rank;
+}
+
+/* Sorts and keeps one symbol per address: .symtab repeats .dynsym. */
+static void sym_file_sort(struct sym_file *f)
+{
+	size_t i, out = 0;
+
+	if (!f->nsyms)
+		return;
+	qsort(f->syms, f->nsyms, sizeof(*f->syms), sym_entry_cmp);
+	for (i = 1; i < f->nsyms; i++)
+		if (f->syms[i].addr != f->syms[out].addr)
+			f->syms[++out] = f->syms[i];
+	f->nsyms = out + 1;
+}
+
+static int sym_open_same(const char *path, uint64_t ino)
+{
+	struct stat st;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	/*
+	 * A path can name a different file than the one mapped (replaced on
+	 * disk, another mount namespace); wrong names are worse than none.
+	 * Only the inode is compared: on overlayfs the device differs.
+	 */
+	if ((uint64_t)st.st_ino != ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+static bool sym_path_deleted(const char *path)
+{
+	size_t len = strlen(path), dlen = strlen(SYM_DELETED);
+
+	return len > dlen && !strcmp(path + len - dlen, SYM_DELETED);
+}
+
+/*
+ * Opens the file behind a mapping. map_files is the mapped file itself, even
+ * deleted or in another mount namespace, but needs privilege; the target's
+ * root comes next, then the path as this process sees it (which is all that
+ * is left once the target has exited).
+ */
+static int sym_open_mapped(pid_t pid, const struct map_entry *m)
+{
+	char path[4096 + 64];
+	int fd, len;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+		 m->start, m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	if (sym_path_deleted(m->path))
+		return -ENOENT;
+	len = snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+	if (len > 0 && (size_t)len < sizeof(path)) {
+		fd = sym_open_same(path, m->inode);
+		if (fd >= 0)
+			return fd;
+	}
+	return sym_open_same(m->path, m->inode);
+}
+
+static int sym_file_load(struct sym_file *f, pid_t pid, const struct map_entry *m)
+{
+	Elf *elf = NULL;
+	int fd, err;
+
+	fd = sym_open_mapped(pid, m);
+	if (fd < 0)
+		return fd;
+	err = sym_elf_begin(fd, &elf);
+	if (err)
+		goto out;
+	err = sym_read_loads(elf, &f->loads, &f->nloads);
+	if (err)
+		goto out;
+	err = sym_for_each_func(elf, sym_file_add, f);
+	if (err)
+		goto out;
+	sym_file_sort(f);
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+static void sym_file_free(struct sym_file *f)
+{
+	free(f->loads);
+	free(f->syms);
+	free(f->names);
+	free(f);
+}
+
+/* Clears what a failed load left, so a failure is cached as "no symbols". */
+static void sym_file_reset(struct sym_file *f)
+{
+	free(f->loads);
+	free(f->syms);
+	free(f->names);
+	f->loads = NULL;
+	f->syms = NULL;
+	f->names = NULL;
+	f->nloads = f->nsyms = f->syms_cap = 0;
+	f->names_len = f->names_cap = 0;
+}
+
+static size_t sym_file_bucket(uint64_t dev, uint64_t ino)
+{
+	return ((dev * 0x9e3779b97f4a7c15ULL) ^ ino) % SYM_FILE_BUCKETS;
+}
+
+/* The symbols of the file behind m, loaded on first use. NULL: no memory. */
+static struct sym_file *sym_file_get(struct symbols *s, pid_t pid, const struct map_entry *m)
+{
+	size_t b = sym_file_bucket(m->dev, m->inode);
+	struct sym_file *f;
+
+	for (f = s->files[b]; f; f = f->next)
+		if (f->dev == m->dev && f->ino == m->inode)
+			return f;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return NULL;
+	f->dev = m->dev;
+	f->ino = m->inode;
+	f->err = sym_file_load(f, pid, m);
+	if (f->err == -ENOMEM) {
+		sym_file_free(f);
+		return NULL;
+	}
+	if (f->err)
+		sym_file_reset(f);
+	f->next = s->files[b];
+	s->files[b] = f;
+	return f;
+}
+
+/* The symbol covering file offset off, and off's distance into it. */
+static const struct sym_entry *sym_file_find(const struct sym_file *f, uint64_t off,
+					     uint64_t *delta)
+{
+	const struct sym_load *l = sym_load_by_offset(f->loads, f->nloads, off);
+	size_t lo = 0, hi = f->nsyms;
+	const struct sym_entry *e;
+	uint64_t vaddr;
+
+	if (!l)
+		return NULL;
+	vaddr = off - l->offset + l->vaddr;
+	/* The last symbol at or below vaddr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	e = &f->syms[lo - 1];
+	/*
+	 * A size says where the function ends. Without one, trust proximity,
+	 * but not across segments: data after the last code symbol is not code.
+	 */
+	if (e->size ? vaddr - e->addr >= e->size : e->addr < l->vaddr)
+		return NULL;
+	*delta = vaddr - e->addr;
+	return e;
+}
+
+/* ---- per-process name tables ---- */
+
+static size_t sym_hash(uint64_t key, size_t cap)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
+}
+
+static struct sym_name *sym_names_slot(struct sym_name *v, size_t cap, uint64_t addr)
+{
+	size_t i = sym_hash(addr, cap);
+
+	while (v[i].name && v[i].addr != addr)
+		i = (i + 1) & (cap - 1);
+	return &v[i];
+}
+
+static int sym_names_grow(struct sym_proc *p)
+{
+	size_t cap = p->names_cap ? p->names_cap * 2 : 64;
+	struct sym_name *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->names_cap; i++)
+		if (p->names[i].name)
+			*sym_names_slot(v, cap, p->names[i].addr) = p->names[i];
+	free(p->names);
+	p->names = v;
+	p->names_cap = cap;
+	return 0;
+}
+
+static int sym_names_put(struct sym_proc *p, uint64_t addr, const char *name, int rc)
+{
+	struct sym_name *slot;
+	int err;
+
+	/* Grow at 3/4 full so probe runs stay short. */
+	if ((p->names_len + 1) * 4 > p->names_cap * 3) {
+		err = sym_names_grow(p);
+		if (err)
+			return err;
+	}
+	slot = sym_names_slot(p->names, p->names_cap, addr);
+	slot->addr = addr;
+	slot->name = name;
+	slot->rc = rc;
+	p->names_len++;
+	return 0;
+}
+
+/* Forgets cached names; the strings stay in the pool for earlier callers. */
+static void sym_names_clear(struct sym_proc *p)
+{
+	free(p->names);
+	p->names = NULL;
+	p->names_cap = 0;
+	p->names_len = 0;
+}
+
+/* ---- processes ---- */
+
+static struct sym_proc **sym_procs_slot(struct sym_proc **v, size_t cap, pid_t pid)
+{
+	size_t i = sym_hash((uint64_t)pid, cap);
+
+	while (v[i] && v[i]->pid != pid)
+		i = (i + 1) & (cap - 1);
+	return &v[i];
+}
+
+static struct sym_proc *sym_proc_find(struct symbols *s, pid_t pid)
+{
+	struct sym_proc *p;
+
+	if (s->last && s->last->pid == pid)
+		return s->last;
+	if (!s->procs_cap)
+		return NULL;
+	p = *sym_procs_slot(s->procs, s->procs_cap, pid);
+	if (p)
+		s->last = p;
+	return p;
+}
+
+static int sym_procs_grow(struct symbols *s)
+{
+	size_t cap = s->procs_cap ? s->procs_cap * 2 : 16;
+	struct sym_proc **v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->procs_cap; i++)
+		if (s->procs[i])
+			*sym_procs_slot(v, cap, s->procs[i]->pid) = s->procs[i];
+	free(s->procs);
+	s->procs = v;
+	s->procs_cap = cap;
+	return 0;
+}
+
+/* Takes ownership of maps. NULL: no memory (maps freed). */
+static struct sym_proc *sym_proc_add(struct symbols *s, pid_t pid, struct procmaps *maps)
+{
+	struct sym_proc *p = NULL;
+
+	if ((s->procs_len + 1) * 4 > s->procs_cap * 3 && sym_procs_grow(s))
+		goto fail;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		goto fail;
+	p->pid = pid;
+	p->maps = *maps;
+	*sym_procs_slot(s->procs, s->procs_cap, pid) = p;
+	s->procs_len++;
+	s->last = p;
+	return p;
+fail:
+	procmaps__free(maps);
+	return NULL;
+}
+
+static void sym_proc_free(struct sym_proc *p)
+{
+	procmaps__free(&p->maps);
+	free(p->names);
+	free(p);
+}
+
+static bool sym_is_file(const struct map_entry *m)
+{
+	return m->path && m->path[0] == '/' && m->inode;
+}
+
+static bool sym_same_mapping(const struct map_entry *a, const struct map_entry *b)
+{
+	return a->start == b->start && a->end == b->end && a->offset == b->offset &&
+	       a->dev == b->dev && a->inode == b->inode && !strcmp(a->path, b->path);
+}
+
+/*
+ * Names depend only on file-backed mappings: an address outside them is
+ * "0xaddr" whatever the heap or stack did, so their growth keeps the cache.
+ */
+static bool sym_same_files(const struct procmaps *a, const struct procmaps *b)
+{
+	size_t i = 0, j = 0;
+
+	for (;;) {
+		while (i < a->n && !sym_is_file(&a->v[i]))
+			i++;
+		while (j < b->n && !sym_is_file(&b->v[j]))
+			j++;
+		if (i == a->n || j == b->n)
+			return i == a->n && j == b->n;
+		if (!sym_same_mapping(&a->v[i], &b->v[j]))
+			return false;
+		i++;
+		j++;
+	}
+}
+
+/* ---- naming ---- */
+
+char *symbols__demangle(const char *name)
+{
+	char *out;
+	int status = -1;
+
+	/*
+	 * Only "_Z" names are mangled functions: given "i" or "f" the
+	 * demangler would happily answer "int" or "float".
+	 */
+	if (!strncmp(name, "_Z", 2)) {
+		out = __cxa_demangle(name, NULL, NULL, &status);
+		if (out && !status)
+			return out;
+		free(out);
+	}
+	return strdup(name);
+}
+
+static const char *sym_name_symbol(struct symbols *s, const struct sym_file *f,
+				   const struct sym_entry *e, uint64_t delta)
+{
+	const char *name;
+	char *dem;
+
+	dem = symbols__demangle(f->names + e->name_off);
+	if (!dem)
+		return NULL;
+	if (delta)
+		name = sym_pool_printf(s, "%s+0x%" PRIx64, dem, delta);
+	else
+		name = sym_pool_printf(s, "%s", dem);
+	free(dem);
+	return name;
+}
+
+static const char *sym_name_object(struct symbols *s, const struct map_entry *m,
+				   uint64_t off)
+{
+	const char *base = strrchr(m->path, '/') + 1;
+	int len = (int)strlen(base);
+
+	if (sym_path_deleted(base))
+		len -= (int)strlen(SYM_DELETED);
+	return sym_pool_printf(s, "%.*s+0x%" PRIx64, len, base, off);
+}
+
+/* Names addr in p from scratch. Returns 0 or 1 as symbols__name, or -errno. */
+static int sym_resolve(struct symbols *s, struct sym_proc *p, uint64_t addr, const char **out)
+{
+	const struct map_entry *m = procmaps__find(&p->maps, addr);
+	const struct sym_entry *e = NULL;
+	const struct sym_file *f;
+	uint64_t off, delta = 0;
+
+	if (!m || !sym_is_file(m)) {
+		*out = sym_pool_printf(s, "0x%" PRIx64, addr);
+		return *out ? 1 : -ENOMEM;
+	}
+	off = addr - m->start + m->offset;
+	f = sym_file_get(s, p->pid, m);
+	if (!f)
+		return -ENOMEM;
+	e = sym_file_find(f, off, &delta);
+	if (e) {
+		*out = sym_name_symbol(s, f, e, delta);
+		return *out ? 0 : -ENOMEM;
+	}
+	*out = sym_name_object(s, m, off);
+	return *out ? 1 : -ENOMEM;
+}
+
+int symbols__name(struct symbols *s, pid_t pid, uint64_t addr, const char **out)
+{
+	struct sym_proc *p = sym_proc_find(s, pid);
+	const struct sym_name *hit;
+	struct procmaps maps;
+	const char *name;
+	int rc, err;
+
+	if (p && p->names_cap) {
+		hit = sym_names_slot(p->names, p->names_cap, addr);
+		if (hit->name) {
+			if (out)
+				*out = hit->name;
+			return hit->rc;
+		}
+	}
+	if (!p) {
+		/* Never refreshed: read the maps once; a gone process names nothing. */
+		if (procmaps__read(pid, &maps))
+			memset(&maps, 0, sizeof(maps));
+		p = sym_proc_add(s, pid, &maps);
+		if (!p)
+			return -ENOMEM;
+	}
+	rc = sym_resolve(s, p, addr, &name);
+	if (rc < 0)
+		return rc;
+	err = sym_names_put(p, addr, name, rc);
+	if (err)
+		return err;
+	if (out)
+		*out = name;
+	return rc;
+}
+
+int symbols__refresh(struct symbols *s, pid_t pid)
+{
+	struct sym_proc *p = sym_proc_find(s, pid);
+	struct procmaps maps;
+	int err;
+
+	err = procmaps__read(pid, &maps);
+	if (err)
+		return err; /* keep the old view: late events still get names */
+	if (!p)
+		return sym_proc_add(s, pid, &maps) ? 0 : -ENOMEM;
+	if (!sym_same_files(&p->maps, &maps))
+		sym_names_clear(p);
+	procmaps__free(&p->maps);
+	p->maps = maps;
+	return 0;
+}
+
+struct symbols *symbols__new(void)
+{
+	struct symbols *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		errno = ENOMEM;
+	return s;
+}
+
+void symbols__free(struct symbols *s)
+{
+	struct sym_file *f, *next;
+
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->procs_cap; i++)
+		if (s->procs[i])
+			sym_proc_free(s->procs[i]);
+	free(s->procs);
+	for (size_t b = 0; b < SYM_FILE_BUCKETS; b++) {
+		for (f = s->files[b]; f; f = next) {
+			next = f->next;
+			sym_file_free(f);
+		}
+	}
+	sym_pool_free(s);
+	free(s);
+}
