@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# CUDA workloads for the end-to-end tests, built with nvcc against the real
+# CUDA toolkit (no GPU needed to build or run them). Included by the top
+# Makefile, which provides OUTPUT, CUDA_HOME, NVCC, CC, Q and msg.
+# tests/workloads/README.md says what each one does.
+
+WL_DIR   := $(OUTPUT)/workloads
+WL_SRC   := tests/workloads
+WL_STUBS := $(WL_DIR)/stubs
+
+WORKLOADS := $(WL_DIR)/demo $(WL_DIR)/basic $(WL_DIR)/basic_ptsz $(WL_DIR)/static \
+	     $(WL_DIR)/dlopen_main $(WL_DIR)/libkernlib.so $(WL_DIR)/driver \
+	     $(WL_DIR)/nested $(WL_DIR)/libfakert.so $(WL_STUBS)/libcuda.so.1
+
+# Host code is built warning-free. Frame pointers make functions that need a
+# frame start with a push, which a uprobe emulates instead of single-stepping.
+WL_NVFLAGS := -O1 -std=c++17 -Werror all-warnings \
+	      -Xcompiler -Wall,-Wextra,-Werror,-fno-omit-frame-pointer
+WL_CFLAGS  := -std=gnu11 -O1 -g -Wall -Wextra -Werror -fno-omit-frame-pointer -fPIC \
+	      -I$(CUDA_HOME)/include
+# Runtime programs find the toolkit's libcudart even where ld.so.conf does not
+# list it. Driver programs find libfakert.so next to them and the stub
+# libcuda.so.1 below them, wherever the build folder is; only they get the
+# stub, so that a real libcudart never loads it in place of the driver.
+WL_RPATH   := -Xlinker -rpath,$(CUDA_HOME)/lib64
+WL_DRIVER  := -Xlinker -rpath,'$$ORIGIN:$$ORIGIN/stubs' -L$(CUDA_HOME)/lib64/stubs -lcuda
+
+$(WL_DIR)/demo $(WL_DIR)/basic: $(WL_DIR)/%: $(WL_SRC)/%.cu
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d -cudart shared $(WL_RPATH) $< -o $@
+
+$(WL_DIR)/basic_ptsz: $(WL_SRC)/basic.cu
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d -cudart shared \
+		--default-stream per-thread $(WL_RPATH) $< -o $@
+
+$(WL_DIR)/static: $(WL_SRC)/static.cu
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d -cudart static $< -o $@
+
+$(WL_DIR)/libkernlib.so: $(WL_SRC)/kernlib.cu
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d -Xcompiler -fPIC -shared -cudart shared \
+		$(WL_RPATH) $< -o $@
+
+# Host-only programs: nvcc registers a fat binary for every .cu compiled as
+# CUDA, even one without kernels, and that needs libcudart; `-x c++` compiles
+# them as plain C++ instead. dlopen_main maps no CUDA library at all until it
+# dlopens libkernlib.so.
+WL_HOSTONLY := -x c++ -cudart none
+
+$(WL_DIR)/dlopen_main: $(WL_SRC)/dlopen_main.cu | $(WL_DIR)/libkernlib.so
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d $(WL_HOSTONLY) $< -o $@ -ldl
+
+# The toolkit's stub libcuda (every call returns CUDA_ERROR_STUB_LIBRARY),
+# under the soname programs ask for.
+$(WL_STUBS)/libcuda.so.1:
+	$(call msg,LN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)ln -sfn $(CUDA_HOME)/lib64/stubs/libcuda.so $@
+
+$(WL_DIR)/driver: $(WL_SRC)/driver.cu | $(WL_STUBS)/libcuda.so.1
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d $(WL_HOSTONLY) $< -o $@ $(WL_DRIVER)
+
+$(WL_DIR)/libfakert.so: $(WL_SRC)/fakert.c | $(WL_STUBS)/libcuda.so.1
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(WL_CFLAGS) -MMD -MP -MF $@.d -shared $< -o $@ \
+		-Wl,-rpath,'$$ORIGIN/stubs' -L$(CUDA_HOME)/lib64/stubs -lcuda
+
+$(WL_DIR)/nested: $(WL_SRC)/nested.cu $(WL_DIR)/libfakert.so
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d $(WL_HOSTONLY) $< -o $@ \
+		-L$(WL_DIR) -lfakert $(WL_DRIVER)
+
+-include $(wildcard $(WL_DIR)/*.d)
