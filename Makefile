@@ -52,13 +52,18 @@ SAN_LIB   := $(filter-out $(OUTPUT)/san/user/main.o,$(SAN_OBJS))
 SAN_UNITS := $(patsubst tests/unit/%.c,$(OUTPUT)/san/tests/%,$(UNIT_SRCS))
 
 .DELETE_ON_ERROR:
-.PHONY: all deps demo test unit bench clean workloads san
+.SECONDARY: $(SKELS) $(patsubst %.skel.h,%.bpf.o,$(SKELS))
+.PHONY: all deps demo test unit bench clean workloads san FORCE
 
 all: cuprobe
 
-cuprobe: $(USER_OBJS)
+cuprobe: $(USER_OBJS) $(OUTPUT)/link-mode
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $(USER_OBJS) $(LDLIBS) -o $@
+
+# Relinks when STATIC= changes between builds.
+$(OUTPUT)/link-mode: FORCE | $(OUTPUT)
+	$(Q)echo 'STATIC=$(STATIC)' | cmp -s - $@ || echo 'STATIC=$(STATIC)' > $@
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The loader built with ASan and UBSan records real workloads cleanly.
+source "$(dirname "$0")/lib.sh"
+SAN=$ROOT/.output/san/cuprobe
+
+for wl in basic dlopen_main static; do
+	CUPROBE_GT=$TMP/$wl.gt.json ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		UBSAN_OPTIONS=halt_on_error=1 "$SAN" record -q --latency -o "$TMP/$wl" -- "$W/$wl" \
+		>"$TMP/$wl.log" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] || grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$TMP/$wl.log"; then
+		not_ok "sanitized cuprobe on $wl" "rc $rc: $(grep -m3 -E 'ERROR|runtime error' "$TMP/$wl.log")"
+		continue
+	fi
+	expect "sanitized cuprobe on $wl: launches equal ground truth" \
+		$CHECK match --gt "$TMP/$wl.gt.json" "$(trace_in "$TMP/$wl/run_0")"
+done
