@@ -908,8 +908,9 @@ static void warn_drops(const struct report *r)
 {
 	if (!r->drops)
 		return;
-	report_err("warning: %" PRIu64 " launch records were dropped while recording, so the "
-		   "counts are low: record shorter active windows (--schedule active=N)",
+	report_err("warning: %" PRIu64 " launch records were dropped while recording (the "
+		   "ring buffer was full), so the counts are low by at least that many: record "
+		   "again with a larger --ringbuf-size",
 		   r->drops);
 }
 

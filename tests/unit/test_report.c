@@ -1,0 +1,737 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cuprobe report, end to end through report_main: small traces written into a
+ * scratch folder, the report parsed back and checked number by number.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include "report.h"
+
+/* Traces are written with ' for " to keep them readable here. */
+#define TRACE_HEAD                                                                              \
+	"{'schemaVersion':1,'deviceProperties':[],"                                             \
+	"'distributedInfo':{'backend':'','rank':0,'world_size':1},'displayTimeUnit':'ms',"     \
+	"'baseTimeNanoseconds':1764500000000000000,'traceEvents':["
+
+#define LAUNCH(api, cat, pid, tid, ts, args)                                                   \
+	"{'ph':'X','cat':'" cat "','name':'" api "','pid':" #pid ",'tid':" #tid ",'ts':" ts    \
+	",'dur':0.000,'args':" args "},"
+
+#define KERNEL(pid, tid, ts, name)                                                             \
+	LAUNCH("cudaLaunchKernel", "cuda_runtime", pid, tid, ts,                               \
+	       "{'cbid':211,'correlation':1,'kernel':'" name "','grid':[4,1,1],"                \
+	       "'block':[128,1,1],'shared memory':0,'stream':0,'step':0}")
+
+#define THREAD_NAME(pid, tid, name)                                                            \
+	"{'ph':'M','name':'thread_name','pid':" #pid ",'tid':" #tid                             \
+	",'ts':0.000,'args':{'name':'" name "'}},"
+
+/* Closes traceEvents with an event every trace has. */
+#define PROCESS_NAME_END(pid)                                                                  \
+	"{'ph':'M','name':'process_name','pid':" #pid ",'tid':0,'ts':0.000,"                    \
+	"'args':{'name':'train'}}]"
+
+/* A trace as torch.profiler writes it: no cuprobe block. */
+#define KINETO_TAIL(pid) PROCESS_NAME_END(pid) "}"
+
+#define TRACE_TAIL(pid, duration_ns, drops)                                                    \
+	PROCESS_NAME_END(pid) ",'traceName':'run_0/host.pt.trace.json',"                       \
+	"'cuprobe':{'version':'0.1.0','pid':" #pid ",'command':'train','cycle':0,"              \
+	"'partial':false,'duration_ns':" #duration_ns ",'launches':0,'drops':" #drops "}}"
+
+/*
+ * Ten launches of process 4242: thread 4243 ("worker") makes eight, thread
+ * 4244 two. The trace also holds events that must not count: GPU work, a
+ * step annotation, a flow, a name for a thread without launches, and an
+ * element that is not an object.
+ */
+static const char main_trace[] =
+	TRACE_HEAD
+	THREAD_NAME(4242, 4243, "worker")
+	THREAD_NAME(4242, 4245, "idle")
+	"{'ph':'X','cat':'user_annotation','name':'ProfilerStep#0','pid':4242,'tid':4243,"
+	"'ts':1.0,'dur':900.0,'args':{}},"
+	KERNEL(4242, 4243, "12.345", "void ns::scale<float>(float*, int)")
+	KERNEL(4242, 4243, "12.500", "void ns::scale<float>(float*, int)")
+	KERNEL(4242, 4243, "12.700", "void ns::scale<float>(float*, int)")
+	LAUNCH("cuLaunchKernel", "cuda_driver", 4242, 4244, "14.0",
+	       "{'cbid':307,'correlation':5,'kernel':'vecadd_kernel','grid':[1,1,1],"
+	       "'block':[32,1,1],'shared memory':0,'stream':0,'step':0}")
+	LAUNCH("cudaMemcpyAsync", "cuda_runtime", 4242, 4243, "13.0",
+	       "{'cbid':41,'correlation':2,'bytes':4096,'kind':'HtoD','stream':0,'step':0}")
+	LAUNCH("cudaMemcpyAsync", "cuda_runtime", 4242, 4243, "13.1",
+	       "{'cbid':41,'correlation':6,'bytes':4096,'kind':'HtoD','stream':0,'step':0}")
+	LAUNCH("cudaMemcpyAsync", "cuda_runtime", 4242, 4243, "13.2",
+	       "{'cbid':41,'correlation':7,'bytes':64,'kind':'DtoH','stream':0,'step':0}")
+	LAUNCH("cudaMemsetAsync", "cuda_runtime", 4242, 4244, "15.0",
+	       "{'cbid':51,'correlation':3,'bytes':4096,'value':0,'stream':0,'step':0}")
+	LAUNCH("cudaGraphLaunch", "cuda_runtime", 4242, 4243, "16.0",
+	       "{'cbid':311,'correlation':4,'graph':'0x55d0c0de','stream':0,'step':0}")
+	LAUNCH("cudaLaunchKernel", "cuda_runtime", 4242, 4243, "17.0",
+	       "{'cbid':211,'correlation':8,'stream':0,'step':0}")
+	"{'ph':'X','cat':'kernel','name':'void ns::scale<float>(float*, int)','pid':0,"
+	"'tid':7,'ts':20.0,'dur':3.0,'args':{'device':0,'stream':7,'correlation':1}},"
+	"{'ph':'X','cat':'gpu_memcpy','name':'Memcpy HtoD (Pageable -> Device)','pid':0,"
+	"'tid':7,'ts':24.0,'dur':1.0,'args':{'device':0,'stream':7,'correlation':2}},"
+	"{'ph':'s','cat':'ac2g','name':'ac2g','id':1,'pid':4242,'tid':4243,'ts':12.345},"
+	"42,"
+	TRACE_TAIL(4242, 2000000000, 0);
+
+struct fixture {
+	char *dir;
+};
+
+static void join(char *buf, const char *dir, const char *rel)
+{
+	int n = snprintf(buf, PATH_MAX, "%s/%s", dir, rel);
+
+	assert_in_range(n, 1, PATH_MAX - 1);
+}
+
+static void mkdirs_for(const char *path)
+{
+	char buf[PATH_MAX];
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = strchr(buf + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			fail_msg("mkdir %s: %s", buf, strerror(errno));
+		*p = '/';
+	}
+}
+
+/* Writes text to dir/rel, turning every ' into ". */
+static void write_trace(const char *dir, const char *rel, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	join(path, dir, rel);
+	mkdirs_for(path);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (const char *p = text; *p; p++)
+		fputc(*p == '\'' ? '"' : *p, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int c;
+
+	if (!f)
+		return NULL;
+	mem = open_memstream(&buf, &len);
+	while ((c = fgetc(f)) != EOF)
+		fputc(c, mem);
+	fclose(mem);
+	fclose(f);
+	return buf;
+}
+
+static bool exists(const char *dir, const char *rel)
+{
+	char path[PATH_MAX];
+
+	join(path, dir, rel);
+	return access(path, F_OK) == 0;
+}
+
+struct run {
+	int rc;
+	char *out; /* what report_main wrote to stdout and stderr */
+	char *err;
+};
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static int redirect(int fd, const char *path)
+{
+	int saved = dup(fd);
+	int tmp = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	dup2(tmp, fd);
+	close(tmp);
+	return saved;
+}
+
+/* Runs `cuprobe report ARGS...` (args ends with NULL), capturing stdout and stderr. */
+static struct run run_report(const char *dir, const char *const *args)
+{
+	char out_path[PATH_MAX], err_path[PATH_MAX];
+	char *argv[32] = { "report" };
+	int argc = 1, out_fd, err_fd;
+	struct run r;
+
+	for (; args[argc - 1]; argc++) {
+		assert_true(argc < 31);
+		argv[argc] = (char *)args[argc - 1];
+	}
+	join(out_path, dir, ".stdout");
+	join(err_path, dir, ".stderr");
+	fflush(stdout);
+	fflush(stderr);
+	out_fd = redirect(STDOUT_FILENO, out_path);
+	err_fd = redirect(STDERR_FILENO, err_path);
+	r.rc = report_main(argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(out_fd, STDOUT_FILENO);
+	dup2(err_fd, STDERR_FILENO);
+	close(out_fd);
+	close(err_fd);
+	r.out = slurp(out_path);
+	r.err = slurp(err_path);
+	assert_non_null(r.out);
+	assert_non_null(r.err);
+	return r;
+}
+
+/* Runs with --format json -o DIR/report.json and returns the parsed report. */
+static json_t *report_json(const char *dir, const char *const *paths)
+{
+	const char *args[16] = { "--format", "json", "-o" };
+	char out[PATH_MAX];
+	json_error_t jerr;
+	struct run r;
+	json_t *root;
+	int n = 4;
+
+	join(out, dir, "report.json");
+	args[3] = out;
+	for (int i = 0; paths[i]; i++) {
+		assert_true(n < 15);
+		args[n++] = paths[i];
+	}
+	args[n] = NULL;
+	r = run_report(dir, args);
+	if (r.rc)
+		fail_msg("report failed (%d): %s", r.rc, r.err);
+	assert_string_equal(r.out, "");
+	run_free(&r);
+	assert_false(exists(dir, "report.json.tmp"));
+	root = json_load_file(out, 0, &jerr);
+	if (!root)
+		fail_msg("report is not JSON: %s (line %d)", jerr.text, jerr.line);
+	return root;
+}
+
+static json_int_t int_at(const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!json_is_integer(v))
+		fail_msg("%s is not an integer", key);
+	return json_integer_value(v);
+}
+
+static double real_at(const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!json_is_real(v))
+		fail_msg("%s is not a real", key);
+	return json_real_value(v);
+}
+
+/* rate < 0: the rate must be null. */
+static void check_rate(const json_t *row, const char *key, double rate)
+{
+	if (rate < 0)
+		assert_true(json_is_null(json_object_get(row, key)));
+	else
+		assert_float_equal(real_at(row, key), rate, 1e-9);
+}
+
+/* Checks row i of a kernel or API section. */
+static void check_row(const json_t *root, const char *section, size_t i, const char *name,
+		      const char *count_key, json_int_t count, double share, double rate)
+{
+	const json_t *arr = json_object_get(root, section);
+	const json_t *row = json_array_get(arr, i);
+	char rate_key[64];
+
+	assert_non_null(row);
+	assert_string_equal(json_string_value(json_object_get(row, "name")), name);
+	assert_int_equal(int_at(row, count_key), count);
+	assert_float_equal(real_at(row, "share_pct"), share, 1e-9);
+	snprintf(rate_key, sizeof(rate_key), "%s_per_s", count_key);
+	check_rate(row, rate_key, rate);
+}
+
+static void check_thread(const json_t *root, size_t i, json_int_t pid, json_int_t tid,
+			 const char *name, json_int_t count, double share, double rate)
+{
+	const json_t *row = json_array_get(json_object_get(root, "threads"), i);
+	const json_t *jname;
+
+	assert_non_null(row);
+	assert_int_equal(int_at(row, "pid"), pid);
+	assert_int_equal(int_at(row, "tid"), tid);
+	jname = json_object_get(row, "name");
+	if (name)
+		assert_string_equal(json_string_value(jname), name);
+	else
+		assert_true(json_is_null(jname));
+	assert_int_equal(int_at(row, "launches"), count);
+	assert_float_equal(real_at(row, "share_pct"), share, 1e-9);
+	check_rate(row, "launches_per_s", rate);
+}
+
+static size_t section_len(const json_t *root, const char *section)
+{
+	const json_t *arr = json_object_get(root, section);
+
+	assert_true(json_is_array(arr));
+	return json_array_size(arr);
+}
+
+static void test_counts_shares_and_order(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX];
+	json_t *root;
+
+	write_trace(fx->dir, "t.pt.trace.json", main_trace);
+	join(trace, fx->dir, "t.pt.trace.json");
+	root = report_json(fx->dir, (const char *[]){ trace, NULL });
+
+	assert_int_equal(int_at(root, "schema_version"), 1);
+	assert_int_equal(int_at(root, "trace_files"), 1);
+	assert_int_equal(int_at(root, "processes"), 1);
+	assert_int_equal(int_at(root, "launches"), 10);
+	assert_int_equal(int_at(root, "wall_ns"), 2000000000);
+	assert_int_equal(int_at(root, "drops"), 0);
+	assert_float_equal(real_at(root, "launches_per_s"), 5.0, 1e-9);
+
+	assert_int_equal(section_len(root, "kernels"), 7);
+	check_row(root, "kernels", 0, "void ns::scale<float>(float*, int)", "launches", 3, 30, 1.5);
+	check_row(root, "kernels", 1, "Memcpy HtoD", "launches", 2, 20, 1.0);
+	/* Ties in byte order of the name. */
+	check_row(root, "kernels", 2, "Memcpy DtoH", "launches", 1, 10, 0.5);
+	check_row(root, "kernels", 3, "Memset", "launches", 1, 10, 0.5);
+	check_row(root, "kernels", 4, "[cudaLaunchKernel]", "launches", 1, 10, 0.5);
+	check_row(root, "kernels", 5, "graph 0x55d0c0de", "launches", 1, 10, 0.5);
+	check_row(root, "kernels", 6, "vecadd_kernel", "launches", 1, 10, 0.5);
+
+	assert_int_equal(section_len(root, "apis"), 5);
+	check_row(root, "apis", 0, "cudaLaunchKernel", "calls", 4, 40, 2.0);
+	check_row(root, "apis", 1, "cudaMemcpyAsync", "calls", 3, 30, 1.5);
+	check_row(root, "apis", 2, "cuLaunchKernel", "calls", 1, 10, 0.5);
+	check_row(root, "apis", 3, "cudaGraphLaunch", "calls", 1, 10, 0.5);
+	check_row(root, "apis", 4, "cudaMemsetAsync", "calls", 1, 10, 0.5);
+
+	/* Thread 4245 has a name but no launch: no row. */
+	assert_int_equal(section_len(root, "threads"), 2);
+	check_thread(root, 0, 4242, 4243, "worker", 8, 80, 4.0);
+	check_thread(root, 1, 4242, 4244, NULL, 2, 20, 1.0);
+	json_decref(root);
+}
+
+static void test_folders_add_up(void **state)
+{
+	struct fixture *fx = *state;
+	char runs[PATH_MAX], again[PATH_MAX];
+	json_t *root;
+	struct run r;
+
+	write_trace(fx->dir, "runs/run_0/host_100.1.pt.trace.json",
+		    TRACE_HEAD KERNEL(100, 101, "1.0", "k1") KERNEL(100, 101, "2.0", "k1")
+			    TRACE_TAIL(100, 1000000000, 3));
+	write_trace(fx->dir, "runs/run_1/deep/host_200.2.pt.trace.json",
+		    TRACE_HEAD THREAD_NAME(200, 201, "loader") KERNEL(200, 201, "1.0", "k2")
+			    KERNEL(200, 202, "2.0", "k1") THREAD_NAME(200, 201, "renamed")
+				    TRACE_TAIL(200, 3000000000, 0));
+	/* A process that launched nothing in its window still counts as one. */
+	write_trace(fx->dir, "runs/run_1/host_300.4.pt.trace.json",
+		    TRACE_HEAD TRACE_TAIL(300, 0, 0));
+	/* Not traces by name: never opened, or their bad content would fail the run. */
+	write_trace(fx->dir, "runs/notes.json", "not json");
+	write_trace(fx->dir, "runs/run_1/host_300.3.pt.trace.json.gz", "\x1f\x8b");
+	join(runs, fx->dir, "runs");
+	/* The same file again, by another path: counted once. */
+	join(again, fx->dir, "runs/run_0/../run_0/host_100.1.pt.trace.json");
+	root = report_json(fx->dir, (const char *[]){ runs, again, NULL });
+
+	assert_int_equal(int_at(root, "trace_files"), 3);
+	assert_int_equal(int_at(root, "processes"), 3);
+	assert_int_equal(int_at(root, "launches"), 4);
+	assert_int_equal(int_at(root, "wall_ns"), 4000000000);
+	assert_int_equal(int_at(root, "drops"), 3);
+	assert_int_equal(section_len(root, "kernels"), 2);
+	check_row(root, "kernels", 0, "k1", "launches", 3, 75, 0.75);
+	check_row(root, "kernels", 1, "k2", "launches", 1, 25, 0.25);
+	assert_int_equal(section_len(root, "threads"), 3);
+	check_thread(root, 0, 100, 101, NULL, 2, 50, 0.5);
+	/* The first name a thread had is kept. */
+	check_thread(root, 1, 200, 201, "loader", 1, 25, 0.25);
+	check_thread(root, 2, 200, 202, NULL, 1, 25, 0.25);
+	json_decref(root);
+
+	/* Drops are also said on stderr, in every format. */
+	r = run_report(fx->dir, (const char *[]){ "--format", "csv", runs, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "cuprobe report: warning: 3 launch records were dropped"));
+	run_free(&r);
+}
+
+/* Without cuprobe's duration, wall time is the span of the timed events. */
+static void test_wall_time_from_events(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX];
+	json_t *root;
+
+	write_trace(fx->dir, "kineto.pt.trace.json",
+		    TRACE_HEAD KERNEL(9, 9, "10.000", "k") KERNEL(9, 9, "12.500", "k")
+		    "{'ph':'X','cat':'kernel','name':'k','pid':0,'tid':7,'ts':13.0,'dur':2.0},"
+		    KINETO_TAIL(9));
+	join(trace, fx->dir, "kineto.pt.trace.json");
+	root = report_json(fx->dir, (const char *[]){ trace, NULL });
+	/* From ts 10.0 to 13.0 + 2.0 µs; the metadata's ts 0 does not count. */
+	assert_int_equal(int_at(root, "wall_ns"), 5000);
+	assert_int_equal(int_at(root, "processes"), 1);
+	check_row(root, "kernels", 0, "k", "launches", 2, 100, 2 * 1e9 / 5000);
+	json_decref(root);
+}
+
+static void test_zero_wall_time_has_no_rate(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX];
+	json_t *root;
+
+	write_trace(fx->dir, "one.pt.trace.json", TRACE_HEAD KERNEL(9, 9, "5.0", "k") KINETO_TAIL(9));
+	join(trace, fx->dir, "one.pt.trace.json");
+	root = report_json(fx->dir, (const char *[]){ trace, NULL });
+	assert_int_equal(int_at(root, "wall_ns"), 0);
+	assert_true(json_is_null(json_object_get(root, "launches_per_s")));
+	check_row(root, "kernels", 0, "k", "launches", 1, 100, -1);
+	check_row(root, "apis", 0, "cudaLaunchKernel", "calls", 1, 100, -1);
+	check_thread(root, 0, 9, 9, NULL, 1, 100, -1);
+	json_decref(root);
+}
+
+/* Enough keys to make the tables grow several times. */
+static void test_many_kernels(void **state)
+{
+	enum { NKERNELS = 300 };
+	struct fixture *fx = *state;
+	char trace[PATH_MAX], name[16];
+	size_t row = 0, len = 0;
+	json_int_t total = 0;
+	char *text = NULL;
+	json_t *root;
+	FILE *f;
+
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	fputs(TRACE_HEAD, f);
+	for (int i = 0; i < NKERNELS; i++) {
+		for (int j = 0; j <= i % 5; j++, total++)
+			fprintf(f, KERNEL(1, %d, "1.0", "k%03d"), i, i);
+	}
+	fputs(TRACE_TAIL(1, 1000000000, 0), f);
+	assert_int_equal(fclose(f), 0);
+	write_trace(fx->dir, "many.pt.trace.json", text);
+	free(text);
+	join(trace, fx->dir, "many.pt.trace.json");
+	root = report_json(fx->dir, (const char *[]){ trace, NULL });
+
+	assert_int_equal(int_at(root, "launches"), total);
+	assert_int_equal(section_len(root, "kernels"), NKERNELS);
+	assert_int_equal(section_len(root, "threads"), NKERNELS);
+	/* Most launches first; equal counts in name order. */
+	for (int count = 5; count >= 1; count--) {
+		for (int i = count - 1; i < NKERNELS; i += 5, row++) {
+			snprintf(name, sizeof(name), "k%03d", i);
+			check_row(root, "kernels", row, name, "launches", count,
+				  100.0 * count / (double)total, count);
+			check_thread(root, row, 1, i, NULL, count, 100.0 * count / (double)total,
+				     count);
+		}
+	}
+	json_decref(root);
+}
+
+static void test_csv_quoting(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX], out[PATH_MAX];
+	struct run r;
+	char *csv;
+
+	write_trace(fx->dir, "q.pt.trace.json",
+		    TRACE_HEAD THREAD_NAME(7, 8, "main, 2") KERNEL(7, 8, "1.0", "plain_kernel")
+			    KERNEL(7, 8, "2.0", "void f<\\'q\\', 2>(int, char)")
+				    TRACE_TAIL(7, 2000000000, 0));
+	join(trace, fx->dir, "q.pt.trace.json");
+	join(out, fx->dir, "out.csv");
+	r = run_report(fx->dir, (const char *[]){ "--format=csv", "-o", out, trace, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.err, "");
+	run_free(&r);
+	csv = slurp(out);
+	assert_non_null(csv);
+	assert_string_equal(csv, "section,name,pid,tid,count,share_pct,per_s\n"
+				 "kernel,plain_kernel,,,1,50.000,0.500\n"
+				 "kernel,\"void f<\"\"q\"\", 2>(int, char)\",,,1,50.000,0.500\n"
+				 "api,cudaLaunchKernel,,,2,100.000,1.000\n"
+				 "thread,\"main, 2\",7,8,2,100.000,1.000\n");
+	free(csv);
+}
+
+#define LONG_NAME                                                                              \
+	"void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<"      \
+	"at::native::AUnaryFunctor<float, float, float, at::native::binary_internal::"         \
+	"MulFunctor<float> > >(at::TensorIteratorBase&, at::native::AUnaryFunctor<float, "     \
+	"float, float, at::native::binary_internal::MulFunctor<float> > const&)::"             \
+	"{lambda(int)#1}>(int, TAIL_OF_NAME)"
+
+static void test_text_format(void **state)
+{
+	struct fixture *fx = *state;
+	const char *name = LONG_NAME;
+	char trace[PATH_MAX], shown[128];
+	json_t *root;
+	struct run r;
+
+	write_trace(fx->dir, "long.pt.trace.json",
+		    TRACE_HEAD KERNEL(5, 6, "1.0", LONG_NAME) KERNEL(5, 6, "1.0", "short_k")
+			    KERNEL(5, 6, "1.0", "short_k") KINETO_TAIL(5));
+	join(trace, fx->dir, "long.pt.trace.json");
+	r = run_report(fx->dir, (const char *[]){ trace, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.err, "");
+	assert_non_null(strstr(r.out, "Traces     1 file, 1 process\n"));
+	assert_non_null(strstr(r.out, "Launches   3\n"));
+	/* Zero wall time: the rate column says "-". */
+	assert_non_null(strstr(r.out, "\nKernels\n  LAUNCHES   SHARE  LAUNCHES/S  KERNEL\n"
+				      "         2  66.67%           -  short_k\n"));
+	/* 80 characters: the first 53, "...", the last 24. */
+	snprintf(shown, sizeof(shown), "  %.53s...%s\n", name, name + strlen(name) - 24);
+	assert_int_equal(strlen(shown), 2 + 80 + 1);
+	assert_non_null(strstr(r.out, shown));
+	assert_null(strstr(r.out, name));
+	assert_non_null(strstr(r.out, "\nThreads\n  PID  TID  LAUNCHES    SHARE  LAUNCHES/S  THREAD\n"
+				      "    5    6         3  100.00%           -  -\n"));
+	run_free(&r);
+
+	/* JSON keeps the whole name. */
+	root = report_json(fx->dir, (const char *[]){ trace, NULL });
+	check_row(root, "kernels", 1, name, "launches", 1, 100.0 / 3, -1);
+	json_decref(root);
+}
+
+static void test_output_file_and_help(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX], out[PATH_MAX];
+	struct run r;
+	char *text;
+
+	write_trace(fx->dir, "t.pt.trace.json", main_trace);
+	join(trace, fx->dir, "t.pt.trace.json");
+	join(out, fx->dir, "report.txt");
+	r = run_report(fx->dir, (const char *[]){ trace, "--output", out, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.out, "");
+	run_free(&r);
+	assert_false(exists(fx->dir, "report.txt.tmp"));
+	text = slurp(out);
+	assert_non_null(text);
+	assert_non_null(strstr(text, "Wall time  2.000 s (5.0 launches/s)\n"));
+	assert_non_null(strstr(text, "  4242  4243         8  80.00%         4.0  worker\n"));
+	free(text);
+
+	r = run_report(fx->dir, (const char *[]){ "--help", NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "Usage: cuprobe report [--format text|json|csv]"));
+	assert_non_null(strstr(r.out, "Examples:\n"));
+	assert_string_equal(r.err, "");
+	run_free(&r);
+}
+
+/* One line on stderr, in the house form, that holds each of the needles. */
+static void check_error(const struct run *r, int rc, const char *needle1, const char *needle2)
+{
+	assert_int_equal(r->rc, rc);
+	assert_string_equal(r->out, "");
+	assert_int_equal(strncmp(r->err, "cuprobe report: ", 16), 0);
+	assert_non_null(strchr(r->err, '\n'));
+	assert_string_equal(strchr(r->err, '\n'), "\n");
+	if (needle1 && !strstr(r->err, needle1))
+		fail_msg("'%s' not in: %s", needle1, r->err);
+	if (needle2 && !strstr(r->err, needle2))
+		fail_msg("'%s' not in: %s", needle2, r->err);
+}
+
+/* Runs a failing report into DIR/out.json and checks that nothing was written. */
+static struct run run_failing(const char *dir, const char *path)
+{
+	char out[PATH_MAX];
+	struct run r;
+
+	join(out, dir, "out.json");
+	r = run_report(dir, (const char *[]){ "--format", "json", "-o", out, path, NULL });
+	assert_false(exists(dir, "out.json"));
+	assert_false(exists(dir, "out.json.tmp"));
+	return r;
+}
+
+static void test_read_errors(void **state)
+{
+	struct fixture *fx = *state;
+	char path[PATH_MAX];
+	struct run r;
+
+	join(path, fx->dir, "missing.pt.trace.json");
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, path, "No such file or directory");
+	run_free(&r);
+
+	write_trace(fx->dir, "bad.pt.trace.json", "{\n  'traceEvents': [\n    {'ph': 'X',,}\n]}");
+	join(path, fx->dir, "bad.pt.trace.json");
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, path, "not valid JSON at line 3, column");
+	run_free(&r);
+
+	write_trace(fx->dir, "other.json", "{'events': []}");
+	join(path, fx->dir, "other.json");
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, path, "no traceEvents array");
+	run_free(&r);
+
+	write_trace(fx->dir, "empty/run_0/readme.txt", "nothing here");
+	join(path, fx->dir, "empty");
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, path, "no trace found under");
+	run_free(&r);
+
+	/* A trace that cannot be opened: a link to nowhere. */
+	join(path, fx->dir, "gone/x.pt.trace.json");
+	mkdirs_for(path);
+	assert_int_equal(symlink("nowhere", path), 0);
+	join(path, fx->dir, "gone");
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, "unable to open",
+		    "gone/x.pt.trace.json: No such file or directory: check that the file is readable");
+	run_free(&r);
+
+	/* One bad trace among good ones fails the whole report. */
+	write_trace(fx->dir, "mixed/a.pt.trace.json", main_trace);
+	write_trace(fx->dir, "mixed/b.pt.trace.json", "[1, 2");
+	join(path, fx->dir, "mixed");
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, "mixed/b.pt.trace.json", "not valid JSON at line 1");
+	run_free(&r);
+}
+
+static void test_usage_and_write_errors(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX], out[PATH_MAX];
+	struct run r;
+
+	write_trace(fx->dir, "t.pt.trace.json", main_trace);
+	join(trace, fx->dir, "t.pt.trace.json");
+
+	r = run_report(fx->dir, (const char *[]){ "--format", "xml", trace, NULL });
+	check_error(&r, 2, "unknown format 'xml'", "text, json or csv");
+	run_free(&r);
+
+	r = run_report(fx->dir, (const char *[]){ "--format", "json", NULL });
+	check_error(&r, 2, "no trace given", NULL);
+	run_free(&r);
+
+	r = run_report(fx->dir, (const char *[]){ "--bogus", trace, NULL });
+	check_error(&r, 2, "unknown option --bogus", "--help");
+	run_free(&r);
+
+	r = run_report(fx->dir, (const char *[]){ trace, "-o", NULL });
+	check_error(&r, 2, "missing argument for -o", NULL);
+	run_free(&r);
+
+	join(out, fx->dir, "no/such/folder/out.json");
+	r = run_report(fx->dir, (const char *[]){ "-o", out, trace, NULL });
+	check_error(&r, 1, out, "No such file or directory");
+	run_free(&r);
+
+	/* The rename fails onto a folder; the temporary file goes too. */
+	join(out, fx->dir, "a_folder");
+	assert_int_equal(mkdir(out, 0755), 0);
+	r = run_report(fx->dir, (const char *[]){ "-o", out, trace, NULL });
+	check_error(&r, 1, out, "Is a directory");
+	run_free(&r);
+	assert_false(exists(fx->dir, "a_folder.tmp"));
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	char tmpl[] = "/tmp/cuprobe-test-report-XXXXXX";
+
+	if (!fx || !mkdtemp(tmpl))
+		return -1;
+	fx->dir = strdup(tmpl);
+	*state = fx;
+	return fx->dir ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+	int err = nftw(fx->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+
+	free(fx->dir);
+	free(fx);
+	return err;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_counts_shares_and_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_folders_add_up, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wall_time_from_events, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_zero_wall_time_has_no_rate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_kernels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_csv_quoting, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_text_format, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_file_and_help, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_usage_and_write_errors, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
