@@ -46,7 +46,13 @@ run_e2e() {
 	fi
 	for t in tests/e2e/test_*.sh; do
 		echo "# $t"
-		bash "$t" 2>&1 | count_tap "$t"
+		bash "$t" > "$OUT/last-e2e.log" 2>&1
+		count_tap "$t" < "$OUT/last-e2e.log"
+		# A script that stopped early (an error in the script itself) fails.
+		if ! tail -1 "$OUT/last-e2e.log" | grep -q '^# done'; then
+			failed=$((failed + 1)); failures+=("$t: did not run to its end")
+			echo "not ok - $t did not run to its end"
+		fi
 	done
 }
 

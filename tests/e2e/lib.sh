@@ -6,7 +6,9 @@ CUPROBE=${CUPROBE:-$ROOT/cuprobe}
 W=$ROOT/.output/workloads
 CHECK="python3 $ROOT/tests/e2e/check.py"
 TMP=$(mktemp -d /tmp/cuprobe-e2e.XXXXXX)
+# Every script ends with "# done" once it ran to its end (tests/run.sh checks).
 trap 'rm -rf "$TMP"' EXIT
+done_testing() { echo "# done"; }
 
 ok() { echo "ok - $1"; }
 not_ok() { echo "not ok - $1: $2"; }

@@ -94,3 +94,4 @@ else
 	not_ok "-p A,B" "$(cat "$TMP/two.log")"
 	kill $a $b 2>/dev/null
 fi
+done_testing

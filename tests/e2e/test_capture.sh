@@ -57,3 +57,4 @@ mkdir -p "$TMP/st/run_5"
 "$CUPROBE" record -q -o "$TMP/st" -- true >/dev/null 2>&1
 [ -n "$(trace_in "$TMP/st/run_1")" ] && [ -n "$(trace_in "$TMP/st/run_6")" ] &&
 	ok "runs go to the next free run_<k>" || not_ok "runs go to the next free run_<k>" "$(ls "$TMP/st")"
+done_testing

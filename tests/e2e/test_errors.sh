@@ -68,3 +68,4 @@ expect_fail "target exited during attach" \
 	"$CUPROBE" record -o "$out" -p "$(cat "$TMP/zpid")"
 kill $holder 2>/dev/null
 nothing_written "target exited during attach" "$out"
+done_testing

@@ -15,3 +15,4 @@ for wl in basic dlopen_main static; do
 	expect "sanitized cuprobe on $wl: launches equal ground truth" \
 		$CHECK match --gt "$TMP/$wl.gt.json" "$(trace_in "$TMP/$wl/run_0")"
 done
+done_testing
