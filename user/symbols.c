@@ -34,6 +34,8 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 #define SYM_FILE_BUCKETS 256
 #define SYM_POOL_CHUNK	 (64 * 1024)
 #define SYM_DELETED	 " (deleted)"
+/* In .gnu.version: a non-default version, foo@V rather than foo@@V. */
+#define SYM_VERSYM_HIDDEN 0x8000
 
 /* A PT_LOAD segment: how file offsets map to ELF virtual addresses. */
 struct sym_load {
@@ -274,7 +276,7 @@ static int sym_scan_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, sym_func_
 		name = elf_strptr(elf, sh->sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		hidden = versym && gelf_getversym(versym, (int)i, &ver) && (ver & 0x8000);
+		hidden = versym && gelf_getversym(versym, (int)i, &ver) && (ver & SYM_VERSYM_HIDDEN);
 		err = cb(name, &sym, sym_rank(&sym, hidden), ctx);
 		if (err)
 			return err;

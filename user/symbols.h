@@ -25,10 +25,10 @@ void symbols__free(struct symbols *s);
 int symbols__refresh(struct symbols *s, pid_t pid);
 
 /*
- * Writes a name for addr in pid into buf: the demangled function symbol that
+ * Names addr in pid, through *out: the demangled function symbol that
  * covers addr (plus "+0xoff" when addr is not its start), else
  * "object+0xfileoffset" (object's basename), else "0xaddr". Returns 0 when a
- * symbol named it, 1 when only a fallback did. The result is cached; the
+ * symbol named it, 1 when only a fallback did, -ENOMEM. The result is cached; the
  * returned string stays valid until symbols__free via *out when out != NULL.
  */
 int symbols__name(struct symbols *s, pid_t pid, uint64_t addr, const char **out);

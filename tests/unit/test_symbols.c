@@ -255,32 +255,52 @@ static void test_refresh_replaced_mapping(void **state)
 	symbols__free(s);
 }
 
-static void test_refresh_after_exit(void **state)
+/* An idle copy of this process; it dies on its own if a test forgets it. */
+static pid_t fork_idle_child(void)
 {
-	struct symbols *s = symbols__new();
-	uint64_t addr = addr_of_fn((void (*)(void))symbols_test_target);
-	const char *before = NULL, *after = NULL;
-	pid_t child;
+	pid_t child = fork();
 
-	(void)state;
-	child = fork();
 	assert_true(child >= 0);
 	if (!child) {
+		alarm(30);
 		for (;;)
 			pause();
 	}
-	assert_int_equal(symbols__refresh(s, child), 0);
-	assert_int_equal(symbols__name(s, child, addr + 4, &before), 0);
+	return child;
+}
+
+static void test_refresh_after_exit(void **state)
+{
+	struct symbols *named = symbols__new(), *unnamed = symbols__new();
+	uint64_t addr = addr_of_fn((void (*)(void))symbols_test_target);
+	const char *before = NULL, *after = NULL;
+	int rc[3];
+	pid_t child;
+
+	(void)state;
+	child = fork_idle_child();
+	/* Asserts come after the kill, so a failure cannot leave the child. */
+	rc[0] = symbols__refresh(named, child);
+	rc[1] = symbols__name(named, child, addr + 4, &before);
+	rc[2] = symbols__refresh(unnamed, child);
 	kill(child, SIGKILL);
 	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_int_equal(rc[0], 0);
+	assert_int_equal(rc[1], 0);
+	assert_int_equal(rc[2], 0);
 
-	assert_int_equal(symbols__refresh(s, child), -ESRCH);
-	/* A fork shares our addresses; this one was never named in the child. */
-	assert_int_equal(symbols__name(s, child, addr, &after), 0);
-	assert_string_equal(after, "symbols_test_target");
-	assert_int_equal(symbols__name(s, child, addr + 4, &after), 0);
+	assert_int_equal(symbols__refresh(named, child), -ESRCH);
+	assert_int_equal(symbols__name(named, child, addr + 4, &after), 0);
 	assert_ptr_equal(after, before);
-	symbols__free(s);
+	/*
+	 * Nothing was read from the ELF file for this one while the child
+	 * lived; a fork shares our addresses, so the names must match ours.
+	 */
+	assert_int_equal(symbols__refresh(unnamed, child), -ESRCH);
+	assert_int_equal(symbols__name(unnamed, child, addr, &after), 0);
+	assert_string_equal(after, "symbols_test_target");
+	symbols__free(named);
+	symbols__free(unnamed);
 }
 
 static void test_refresh_gone_unknown_pid(void **state)
@@ -370,6 +390,182 @@ static uint64_t raw_func_offset(const char *path, const char *name)
 	return off;
 }
 
+/*
+ * A hand-built ELF laid out like a non-PIE executable: its code is at file
+ * offset 0x1000 but virtual address 0x401000, so any mix-up of offsets and
+ * addresses shows. Duplicate names and aliased addresses check which
+ * symbol wins; a mangled kernel stub at 0x401400 has no size, as in
+ * hand-written assembly.
+ */
+#define SYNTH_TEXT_OFF	0x1000
+#define SYNTH_TEXT_ADDR 0x401000
+#define SYNTH_FILE_SIZE 0x3000
+
+struct synth_sym {
+	const char *name;
+	uint64_t addr;
+	uint64_t size;
+	int bind;
+};
+
+/* LOCAL symbols first, as in any symbol table (sh_info counts them). */
+static const struct synth_sym synth_syms[] = {
+	{ "synth_sized", 0x401800, 0x10, STB_LOCAL },
+	{ "synth_alias", 0x401100, 0x20, STB_LOCAL },
+	{ "synth_label", 0x401100, 0, STB_GLOBAL },
+	{ "synth_sized", 0x401100, 0x20, STB_GLOBAL },
+	{ "synth_pick", 0x401200, 0x10, STB_GLOBAL },
+	{ "synth_pick", 0x401300, 0x10, STB_WEAK },
+	{ "_ZN2ns6kernelIiEEvPT_i", 0x401400, 0, STB_GLOBAL },
+};
+
+#define SYNTH_NSYMS (sizeof(synth_syms) / sizeof(synth_syms[0]) + 1)
+
+static size_t synth_strtab(char *buf)
+{
+	size_t len = 1;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < SYNTH_NSYMS - 1; i++) {
+		strcpy(buf + len, synth_syms[i].name);
+		len += strlen(synth_syms[i].name) + 1;
+	}
+	return len;
+}
+
+static void synth_symtab(Elf64_Sym *sym)
+{
+	uint32_t name = 1;
+
+	memset(sym, 0, SYNTH_NSYMS * sizeof(*sym));
+	for (size_t i = 0; i < SYNTH_NSYMS - 1; i++) {
+		sym[i + 1].st_name = name;
+		sym[i + 1].st_info = ELF64_ST_INFO(synth_syms[i].bind, STT_FUNC);
+		sym[i + 1].st_shndx = 1;
+		sym[i + 1].st_value = synth_syms[i].addr;
+		sym[i + 1].st_size = synth_syms[i].size;
+		name += (uint32_t)strlen(synth_syms[i].name) + 1;
+	}
+}
+
+static void synth_section(Elf64_Shdr *sh, uint32_t name, uint32_t type, uint64_t off,
+			  uint64_t size)
+{
+	sh->sh_name = name;
+	sh->sh_type = type;
+	sh->sh_offset = off;
+	sh->sh_size = size;
+	sh->sh_addralign = 1;
+}
+
+/* Writes the synthetic ELF into an open, empty file. */
+static void synth_write(int fd)
+{
+	static const char shstr[] = "\0.text\0.symtab\0.strtab\0.shstrtab";
+	uint8_t *img = calloc(1, SYNTH_FILE_SIZE);
+	Elf64_Ehdr *eh = (void *)img;
+	Elf64_Phdr *ph = (void *)(img + sizeof(*eh));
+	Elf64_Sym *sym = (void *)(img + 0x2000);
+	char *str = (char *)img + 0x2100;
+	Elf64_Shdr *sh = (void *)(img + 0x2400);
+	size_t strsz = synth_strtab(str);
+
+	assert_non_null(img);
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_EXEC;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_shoff = 0x2400;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = 1;
+	eh->e_shentsize = sizeof(*sh);
+	eh->e_shnum = 5;
+	eh->e_shstrndx = 4;
+	ph->p_type = PT_LOAD;
+	ph->p_flags = PF_R | PF_X;
+	ph->p_offset = SYNTH_TEXT_OFF;
+	ph->p_vaddr = ph->p_paddr = SYNTH_TEXT_ADDR;
+	ph->p_filesz = ph->p_memsz = 0x1000;
+	ph->p_align = 0x1000;
+	synth_symtab(sym);
+	memcpy(img + 0x2300, shstr, sizeof(shstr));
+	synth_section(&sh[1], 1, SHT_PROGBITS, SYNTH_TEXT_OFF, 0x1000);
+	sh[1].sh_addr = SYNTH_TEXT_ADDR;
+	sh[1].sh_flags = SHF_ALLOC | SHF_EXECINSTR;
+	synth_section(&sh[2], 7, SHT_SYMTAB, 0x2000, SYNTH_NSYMS * sizeof(*sym));
+	sh[2].sh_link = 3;
+	sh[2].sh_info = 3; /* index of the first non-LOCAL symbol */
+	sh[2].sh_entsize = sizeof(*sym);
+	synth_section(&sh[3], 15, SHT_STRTAB, 0x2100, strsz);
+	synth_section(&sh[4], 23, SHT_STRTAB, 0x2300, sizeof(shstr));
+	assert_int_equal(pwrite(fd, img, SYNTH_FILE_SIZE, 0), SYNTH_FILE_SIZE);
+	free(img);
+}
+
+static void test_func_offsets_synthetic(void **state)
+{
+	static const char *const names[] = { "synth_sized", "_ZN2ns6kernelIiEEvPT_i",
+					     "synth_pick" };
+	uint64_t offs[3];
+	char path[64];
+	int fd;
+
+	(void)state;
+	fd = make_plain_file(path, sizeof(path), 0);
+	synth_write(fd);
+	assert_int_equal(elf_func_offsets(path, names, 3, offs), 3);
+	/* GLOBAL wins over a LOCAL before it and over a WEAK after it. */
+	assert_int_equal(offs[0], 0x1100);
+	assert_int_equal(offs[1], 0x1400);
+	assert_int_equal(offs[2], 0x1200);
+	close(fd);
+	unlink(path);
+}
+
+static void test_name_synthetic(void **state)
+{
+	static const struct {
+		uint64_t off; /* into the mapped text page */
+		int rc;
+		const char *name; /* %s: the file's basename */
+	} cases[] = {
+		/* Of three aliases: sized before unsized, then GLOBAL before LOCAL. */
+		{ 0x108, 0, "synth_sized+0x8" },
+		{ 0x130, 1, "%s+0x1130" }, /* past the end of a sized symbol */
+		{ 0x300, 0, "synth_pick" },
+		{ 0x450, 0, "void ns::kernel<int>(int*, int)+0x50" },
+		{ 0x010, 1, "%s+0x1010" }, /* before any symbol */
+		{ 0x800, 0, "synth_sized" },
+	};
+	struct symbols *s = symbols__new();
+	char path[64], want[128];
+	const char *name = NULL;
+	uint8_t *p;
+	int fd;
+
+	(void)state;
+	fd = make_plain_file(path, sizeof(path), 0);
+	synth_write(fd);
+	p = mmap(NULL, 0x1000, PROT_READ, MAP_PRIVATE, fd, SYNTH_TEXT_OFF);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(symbols__refresh(s, getpid()), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(want, sizeof(want), cases[i].name, strrchr(path, '/') + 1);
+		assert_int_equal(symbols__name(s, getpid(), addr_of(p + cases[i].off), &name),
+				 cases[i].rc);
+		assert_string_equal(name, want);
+	}
+	munmap(p, 0x1000);
+	close(fd);
+	unlink(path);
+	symbols__free(s);
+}
+
 static void test_func_offsets_cudart(void **state)
 {
 	static const char *const names[] = { "cudaLaunchKernel", "cuprobe_no_such_function",
@@ -431,6 +627,8 @@ int main(void)
 		cmocka_unit_test(test_refresh_after_exit),
 		cmocka_unit_test(test_refresh_gone_unknown_pid),
 		cmocka_unit_test(test_many_addresses),
+		cmocka_unit_test(test_func_offsets_synthetic),
+		cmocka_unit_test(test_name_synthetic),
 		cmocka_unit_test(test_func_offsets_cudart),
 		cmocka_unit_test(test_func_offsets_self),
 		cmocka_unit_test(test_func_offsets_errors),
