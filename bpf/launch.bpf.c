@@ -10,7 +10,6 @@
 #include <bpf/bpf_tracing.h>
 #include "cuprobe.h"
 #include "launch.bpf.h"
-#include "schedule.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -29,6 +28,8 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 16 << 20);
 } events SEC(".maps");
+
+#include "schedule.bpf.h"
 
 /* Per process: code ranges of CUDA runtimes, so nested driver calls are skipped. */
 struct runtime_ranges {
@@ -222,7 +223,13 @@ int launch_entry(struct pt_regs *ctx)
 	struct launch_event *e;
 	struct inflight *in;
 
+	__u32 step, phase;
+
 	__sync_fetch_and_add(&counters.hits, 1);
+	/* Probes stay attached from warmup to the window's end: record only its active steps. */
+	launch_phase(tgid, &step, &phase);
+	if (!phase_records(phase))
+		return 0;
 	if (api >= API_FIRST_DRIVER && called_from_runtime(ctx, tgid)) {
 		__sync_fetch_and_add(&counters.nested, 1);
 		return 0;
@@ -257,8 +264,9 @@ int launch_entry(struct pt_regs *ctx)
 	e->shmem = 0;
 	__builtin_memset(e->grid, 0, sizeof(e->grid));
 	__builtin_memset(e->block, 0, sizeof(e->block));
+	e->step = step;
+	e->phase = phase;
 	fill_args(ctx, e);
-	launch_phase(tgid, &e->step, &e->phase);
 
 	if (latency) {
 		in->sp = PT_REGS_SP(ctx);

@@ -91,6 +91,7 @@ struct step_event {
 	__u64 ts_ns;
 	__u32 phase;	 /* phase of the step that begins */
 	__u32 pad;
+	__u64 launch_hits; /* launch probe hits in this process so far */
 };
 
 struct thread_event {
@@ -111,7 +112,7 @@ struct cuprobe_counters {
 
 _Static_assert(sizeof(struct launch_event) == 104, "launch_event layout");
 _Static_assert(sizeof(struct libmap_event) == 16, "libmap_event layout");
-_Static_assert(sizeof(struct step_event) == 32, "step_event layout");
+_Static_assert(sizeof(struct step_event) == 40, "step_event layout");
 _Static_assert(sizeof(struct thread_event) == 32, "thread_event layout");
 
 /* Ranges of code that belong to a CUDA runtime, for the nested-call check. */

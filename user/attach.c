@@ -42,6 +42,7 @@ static int link_create_uprobe_multi(int prog_fd, const struct uprobe_spec *s)
 	attr.path = (uintptr_t)s->path;
 	attr.offsets = (uintptr_t)s->offsets;
 	attr.cookies = (uintptr_t)s->cookies;
+	attr.ref_ctr_offsets = (uintptr_t)s->ref_ctr_offsets;
 	attr.cnt = s->n;
 	attr.multi_flags = s->retprobe ? CUPROBE_F_UPROBE_MULTI_RETURN : 0;
 	attr.pid = s->pid;
@@ -86,7 +87,8 @@ static int attach_perf(struct bpf_program *prog, const struct uprobe_spec *s, st
 		return -ENOMEM;
 	for (size_t i = 0; i < s->n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = s->retprobe,
-			    .bpf_cookie = s->cookies ? s->cookies[i] : 0);
+			    .bpf_cookie = s->cookies ? s->cookies[i] : 0,
+			    .ref_ctr_offset = s->ref_ctr_offsets ? s->ref_ctr_offsets[i] : 0);
 
 		l->links[i] = bpf_program__attach_uprobe_opts(prog, s->pid, s->path, s->offsets[i], &o);
 		if (!l->links[i])

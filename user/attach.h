@@ -26,6 +26,7 @@ struct uprobe_spec {
 	pid_t pid;		   /* only this process (never 0 here) */
 	const uint64_t *offsets;   /* file offsets of the functions */
 	const uint64_t *cookies;   /* bpf_get_attach_cookie() per function */
+	const uint64_t *ref_ctr_offsets; /* USDT semaphores (file offsets, 0: none) */
 	size_t n;
 	bool retprobe;
 };

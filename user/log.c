@@ -4,6 +4,7 @@
 #include "log.h"
 
 int log_level = LOG_INFO;
+bool log_status_line;
 
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
@@ -17,6 +18,10 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 
 	if (lvl > log_level && lvl != LOG_ERROR)
 		return;
+	if (log_status_line) {
+		fputs("\r\033[K", stderr);
+		log_status_line = false;
+	}
 	fputs(prefix[lvl], stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

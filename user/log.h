@@ -4,10 +4,13 @@
 #define LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 enum log_level { LOG_QUIET = -1, LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 extern int log_level;
+/* A status line is drawn in place on stderr: the next message starts a fresh line. */
+extern bool log_status_line;
 
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Routes libbpf's messages through log_msg; warnings only with -v. */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "opts.h"
+#include "schedule_parse.h"
 
 #define DEFAULT_RINGBUF (16ull << 20)
 
@@ -21,8 +22,11 @@ void record_usage(FILE *f)
 	      "                          goes to DIR/run_<k>/, never overwriting\n"
 	      "  -p, --pid PID[,PID...]  attach to running processes\n"
 	      "      --step SPEC         step boundary: SYMBOL | OBJECT:SYMBOL |\n"
-	      "                          usdt:OBJECT:PROVIDER:NAME\n"
-	      "      --schedule SPEC     skip_first=N,wait=N,warmup=N,active=N,repeat=N\n"
+	      "                          usdt:OBJECT:PROVIDER:NAME; the k-th hit ends step k-1\n"
+	      "      --step-every N      count one step every N hits of the step probe\n"
+	      "      --schedule SPEC     torch.profiler's schedule: wait=N,warmup=N,active=N\n"
+	      "                          [,repeat=N][,skip_first=N][,skip_first_wait=0|1];\n"
+	      "                          each cycle goes to its own DIR/run_<k>/\n"
 	      "      --duration SEC      stop after SEC seconds (Ctrl-C also stops cleanly)\n"
 	      "      --cupti             full GPU timings through the in-process agent\n"
 	      "      --latency           API durations (adds return probes: twice the cost)\n"
@@ -34,6 +38,10 @@ void record_usage(FILE *f)
 	      "examples:\n"
 	      "  cuprobe record -- python train.py\n"
 	      "  cuprobe record -p 4242 --duration 10 -o /tmp/traces\n"
+	      "  cuprobe record --step train_step --schedule wait=5,warmup=1,active=3,repeat=2 \\\n"
+	      "      -- ./train\n"
+	      "  cuprobe record --step libcudart:cudaDeviceSynchronize \\\n"
+	      "      --schedule wait=1,warmup=1,active=2 -p 4242\n"
 	      "  cuprobe report cuprobe-runs/run_0\n",
 	      f);
 }
@@ -42,21 +50,22 @@ int parse_size(const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
+	int shift = 0;
 
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || end == s || *s == '-')
 		return -EINVAL;
 	switch (*end) {
-	case 'G': case 'g': v <<= 10; /* fall through */
-	case 'M': case 'm': v <<= 10; /* fall through */
-	case 'K': case 'k': v <<= 10; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'K': case 'k': shift = 10; end++; break;
 	case '\0': break;
 	default: return -EINVAL;
 	}
-	if (*end)
+	if (*end || v > (UINT64_MAX >> shift))
 		return -EINVAL;
-	*out = v;
+	*out = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -82,6 +91,14 @@ static int parse_pids(struct record_opts *o, const char *arg)
 			err = bad("-p: not a process id", "give positive numbers separated by commas");
 			break;
 		}
+		for (size_t i = 0; i < o->npids; i++) {
+			if (o->pids[i] == (pid_t)v) {
+				err = bad("-p: a process is given twice", "name each process once");
+				break;
+			}
+		}
+		if (err)
+			break;
 		if (o->npids == MAX_PIDS) {
 			err = bad("-p: too many processes", "give at most 64; run one cuprobe per group");
 			break;
@@ -94,18 +111,25 @@ static int parse_pids(struct record_opts *o, const char *arg)
 
 static int check(struct record_opts *o)
 {
+	if (o->has_schedule && !o->has_step)
+		return bad("--schedule needs --step", "the schedule counts steps: name a step "
+			   "function with --step SYMBOL");
+	if (o->step_every > 1 && !o->has_step)
+		return bad("--step-every needs --step", "name a step function with --step SYMBOL");
 	if (!o->cmd && !o->npids)
 		return bad("nothing to record", "give -p PID or -- COMMAND");
 	if (o->cmd && o->npids)
 		return bad("both -p and a command given", "use one of them");
-	if (o->ringbuf_bytes < 4096 || (o->ringbuf_bytes & (o->ringbuf_bytes - 1)))
-		return bad("--ringbuf-size must be a power of two of at least 4K", "e.g. 16M or 64M");
+	if (o->ringbuf_bytes < 4096 || o->ringbuf_bytes > (1ull << 30) ||
+	    (o->ringbuf_bytes & (o->ringbuf_bytes - 1)))
+		return bad("--ringbuf-size must be a power of two from 4K to 1G", "e.g. 16M or 64M");
 	return 0;
 }
 
 static int parse_one(struct record_opts *o, int c, const char *arg)
 {
-	char *end;
+	char *end, msg[256];
+	unsigned long v;
 
 	switch (c) {
 	case 'o':
@@ -116,14 +140,29 @@ static int parse_one(struct record_opts *o, int c, const char *arg)
 	case 'd':
 		errno = 0;
 		o->duration = strtod(arg, &end);
-		if (errno || *end || !(o->duration > 0))
-			return bad("--duration: not a positive number of seconds", "e.g. --duration 30");
+		/* Up to a year: the deadline stays well inside 64-bit nanoseconds. */
+		if (errno || *end || !(o->duration > 0) || !(o->duration <= 366 * 86400.0))
+			return bad("--duration: not a number of seconds between 0 and a year",
+				   "e.g. --duration 30");
 		return 0;
 	case 's':
-		o->step = arg;
+		step_spec__free(&o->step);
+		if (step_spec__parse(arg, &o->step, msg, sizeof(msg)))
+			return bad(msg, "e.g. --step train_step, --step libtrain.so:train_step or "
+				   "--step usdt:./train:train:step");
+		o->has_step = true;
 		return 0;
 	case 'S':
-		o->schedule = arg;
+		if (schedule_parse(arg, &o->sched, msg, sizeof(msg)))
+			return bad(msg, "e.g. --schedule wait=1,warmup=1,active=3,repeat=2");
+		o->has_schedule = true;
+		return 0;
+	case 'e':
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || *end || *arg == '-' || v == 0 || v > 1000000)
+			return bad("--step-every: not a positive count", "e.g. --step-every 3");
+		o->step_every = v;
 		return 0;
 	case 'r':
 		if (parse_size(arg, &o->ringbuf_bytes))
@@ -146,6 +185,11 @@ static int parse_one(struct record_opts *o, int c, const char *arg)
 	}
 }
 
+void record_opts__free(struct record_opts *o)
+{
+	step_spec__free(&o->step);
+}
+
 int record_opts__parse(struct record_opts *o, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -154,6 +198,7 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "step", required_argument, NULL, 's' },
 		{ "schedule", required_argument, NULL, 'S' },
+		{ "step-every", required_argument, NULL, 'e' },
 		{ "ringbuf-size", required_argument, NULL, 'r' },
 		{ "cupti", no_argument, NULL, 'c' },
 		{ "latency", no_argument, NULL, 'l' },
@@ -167,7 +212,8 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 	memset(o, 0, sizeof(*o));
 	o->output = "cuprobe-runs";
 	o->ringbuf_bytes = DEFAULT_RINGBUF;
-	optind = 1;
+	o->step_every = 1;
+	optind = 0; /* glibc: 0 reinitialises fully, 1 would keep state from a previous argv */
 	opterr = 0;
 	/* "+": stop at the command's name, so its own options stay its own. */
 	while ((c = getopt_long(argc, argv, "+:o:p:qvh", longopts, NULL)) != -1) {

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include "schedule.h"
+#include "step.h"
 
 #define MAX_PIDS 64
 
@@ -17,8 +19,11 @@ struct record_opts {
 	size_t npids;
 	char **cmd;		/* after --, NULL-terminated */
 	double duration;	/* --duration seconds, 0 = until the end */
-	const char *step;	/* --step SPEC */
-	const char *schedule;	/* --schedule SPEC */
+	bool has_step;		/* --step SPEC */
+	struct step_spec step;
+	unsigned int step_every;	/* --step-every N: one step per N hits */
+	bool has_schedule;	/* --schedule SPEC */
+	struct schedule sched;
 	uint64_t ringbuf_bytes;	/* --ringbuf-size */
 	bool cupti;
 	bool latency;
@@ -32,6 +37,7 @@ struct record_opts {
  */
 int record_opts__parse(struct record_opts *o, int argc, char **argv);
 void record_usage(FILE *f);
+void record_opts__free(struct record_opts *o);
 
 /* "64M", "1G", "4096": bytes, or -EINVAL. */
 int parse_size(const char *s, uint64_t *out);

@@ -15,9 +15,12 @@ static int push_line(struct procmaps *m, const char *line, size_t *cap)
 	int pos = 0;
 	struct map_entry *e;
 
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &off, &maj,
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &start, &end, perms, &off, &maj,
 		   &min, &ino, &pos) < 7)
 		return -EINVAL;
+	/* Spaces up to the path, but not past the end of the line. */
+	while (line[pos] == ' ' || line[pos] == '\t')
+		pos++;
 	if (m->n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 64;
 		struct map_entry *v = realloc(m->v, ncap * sizeof(*v));

@@ -1,71 +1,62 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * `cuprobe record`: load the probes, start or find the targets, stream
- * launch events into one trace per process, and finish cleanly on Ctrl-C,
- * --duration or the end of the targets.
+ * `cuprobe record`: load the probes, start or find the targets, follow each
+ * one's schedule, stream launch events into one trace per process and
+ * cycle, and finish cleanly on Ctrl-C, --duration or the end of the targets.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
-#include <linux/capability.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
 #include "clock.h"
 #include "cuprobe.h"
+#include "schedule.h"
 #include "launch.skel.h"
+#include "cycle.h"
 #include "launch.h"
 #include "log.h"
 #include "opts.h"
+#include "preflight.h"
+#include "prober.h"
 #include "record.h"
+#include "schedule_parse.h"
 #include "symbols.h"
 #include "target.h"
-#include "trace.h"
 
 #define POLL_MS 100
-
-struct thread_name {
-	pid_t tid;
-	char name[16];	/* TASK_COMM_LEN */
-};
-
-/* What one process's cycle has recorded so far. */
-struct proc_rec {
-	struct trace *trace;
-	uint64_t launches;
-	uint64_t unnamed;
-	struct thread_name *threads;
-	size_t nthreads, cap;
-};
+/* A finished cycle waits this long for launches still in the ring buffer. */
+#define GRACE_NS (20 * 1000 * 1000ull)
 
 struct session {
 	struct record_opts o;
 	struct launch_bpf *skel;
 	struct ring_buffer *rb;
 	struct symbols *syms;
+	struct prober *prober;
 	struct probe_ctx ctx;
+	struct cycle_env env;
 	struct target targets[MAX_PIDS];
-	struct proc_rec recs[MAX_PIDS];
+	struct proc_cycles *cycles[MAX_PIDS];
+	bool want_probes[MAX_PIDS];	/* what the schedule asked the prober for */
 	size_t ntargets;
 	size_t last;		/* index of the last target an event named */
 	int epfd, sigfd;
 	char host[256];
-	char *run_dir;		/* OUT/run_<k> for this session's cycle */
-	int64_t mono_to_real;
 	uint64_t start_mono;
 	uint64_t deadline;	/* CLOCK_MONOTONIC ns, 0 for none */
 	uint64_t correlation;
+	bool status_tty;	/* the status line is redrawn in place */
 	bool stop;
 	bool timed_out;		/* --duration ended the recording */
 	int err;		/* cuprobe's own failure, -errno */
@@ -86,79 +77,32 @@ static struct target *find_target(struct session *s, pid_t pid, size_t *idx)
 	return NULL;
 }
 
-static int open_trace(struct session *s, size_t i)
+/* The kernel's name: the host stub's symbol; a CUfunction is a handle, named by CUPTI. */
+static bool kernel_name(struct session *s, const struct launch_event *e, char *buf, size_t len,
+			const char **kernel)
 {
-	struct target *t = &s->targets[i];
-	struct trace_meta m = {
-		.pid = t->pid,
-		.host = s->host,
-		.command = t->comm,
-		.rank = t->rank,
-		.world_size = t->world_size,
-		.cycle = 0,
-		.mono_to_real = s->mono_to_real,
-		.start_mono = s->start_mono,
-	};
-
-	if (mkdir(s->run_dir, 0755) && errno != EEXIST)
-		return -errno;
-	s->recs[i].trace = trace__open(s->run_dir, &m);
-	return s->recs[i].trace ? 0 : -errno;
-}
-
-static void note_thread(struct proc_rec *r, const struct thread_event *e)
-{
-	for (size_t i = r->nthreads; i > 0; i--)
-		if (r->threads[i - 1].tid == (pid_t)e->tid)
-			return;
-	if (r->nthreads == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		struct thread_name *v = realloc(r->threads, cap * sizeof(*v));
-
-		if (!v)
-			return; /* the thread only misses its name */
-		r->threads = v;
-		r->cap = cap;
+	*kernel = "";
+	if (launch_api_what(e->api) != LAUNCH_KERNEL)
+		return false;
+	if (launch_api_is_driver(e->api)) {
+		snprintf(buf, len, "CUfunction 0x%llx", (unsigned long long)e->func);
+		*kernel = buf;
+		return true;
 	}
-	r->threads[r->nthreads].tid = e->tid;
-	memcpy(r->threads[r->nthreads].name, e->comm, sizeof(e->comm));
-	r->threads[r->nthreads].name[sizeof(e->comm) - 1] = '\0';
-	r->nthreads++;
+	return symbols__name(s->syms, e->tgid, e->func, kernel) != 0;
 }
 
 static int on_launch(struct session *s, const struct launch_event *e)
 {
-	const char *kernel = "";
+	const char *kernel;
 	char handle[48];
-	struct proc_rec *r;
+	bool unnamed;
 	size_t i;
-	int err;
 
 	if (e->api >= API__COUNT || !find_target(s, e->tgid, &i))
 		return 0;
-	if (e->phase == PHASE_NONE || e->phase == PHASE_WARMUP)
-		return 0;
-	r = &s->recs[i];
-	if (!r->trace) {
-		err = open_trace(s, i);
-		if (err) {
-			p_err("cannot create a trace in %s: %s", s->run_dir, strerror(-err));
-			return err;
-		}
-	}
-	if (launch_api_what(e->api) == LAUNCH_KERNEL) {
-		if (launch_api_is_driver(e->api)) {
-			/* A CUfunction is a handle, not code: CUPTI names it (--cupti). */
-			snprintf(handle, sizeof(handle), "CUfunction 0x%llx", (unsigned long long)e->func);
-			kernel = handle;
-			r->unnamed++;
-		} else if (symbols__name(s->syms, e->tgid, e->func, &kernel) != 0) {
-			r->unnamed++;
-		}
-	}
-	trace__launch(r->trace, e, kernel, ++s->correlation);
-	r->launches++;
-	return 0;
+	unnamed = kernel_name(s, e, handle, sizeof(handle), &kernel);
+	return proc_cycles__launch(s->cycles[i], e, kernel, unnamed, ++s->correlation);
 }
 
 static void on_thread(struct session *s, const struct thread_event *e)
@@ -166,28 +110,105 @@ static void on_thread(struct session *s, const struct thread_event *e)
 	size_t i;
 
 	if (find_target(s, e->tgid, &i))
-		note_thread(&s->recs[i], e);
+		proc_cycles__thread(s->cycles[i], e);
 }
 
-static void on_libmap(struct session *s, const struct libmap_event *e)
+/*
+ * Jobs for the prober thread: they change what is attached, never the
+ * session's state. A probe job does what the schedule wants when it runs, so
+ * a detach still queued when the next warmup begins changes nothing.
+ */
+static void job_probes(void *ctx, long i)
 {
-	struct target *t;
-	size_t i;
+	struct session *s = ctx;
+	struct target *t = &s->targets[i];
+	bool on = __atomic_load_n(&s->want_probes[i], __ATOMIC_ACQUIRE);
 	int err;
 
-	t = find_target(s, e->tgid, &i);
-	if (!t)
+	if (on == t->probes_on)
 		return;
-	target__refresh_identity(t);
-	bool had = t->has_launch_apis;
+	err = target__set_probes(t, &s->ctx, on);
+	if (err && err != -ESRCH)
+		p_warn("pid %d: cannot %s launch probes: %s", t->pid, on ? "attach" : "detach",
+		       strerror(-err));
+}
+
+static void job_scan(void *ctx, long i)
+{
+	struct session *s = ctx;
+	struct target *t = &s->targets[i];
+	bool had = t->has_launch_apis, had_step = t->step;
+	int err;
 
 	err = target__scan(t, &s->ctx);
 	if (err && err != -ESRCH)
 		p_warn("pid %d: cannot read its new libraries: %s", t->pid, strerror(-err));
 	if (!had && t->has_launch_apis && t->told_waiting)
 		p_info("pid %d (%s): CUDA library loaded, probes attached", t->pid, t->comm);
-	/* The probe stopped the process so that no launch of a new library is missed. */
+	if (!had_step && t->step)
+		p_info("pid %d: step probe found in %s", t->pid, t->step_object);
+	/* The library-map probe stopped the process so that no launch is missed. */
 	kill(t->pid, SIGCONT);
+}
+
+static void request_probes(struct session *s, size_t i, bool on)
+{
+	if (s->want_probes[i] == on)
+		return;
+	__atomic_store_n(&s->want_probes[i], on, __ATOMIC_RELEASE);
+	if (prober__submit(s->prober, job_probes, s, (long)i))
+		p_warn("pid %d: probe requests pile up; some %s may be late", s->targets[i].pid,
+		       on ? "attaches" : "detaches");
+}
+
+static void print_status(struct session *s, size_t i)
+{
+	const struct cuprobe_counters *c = &s->skel->bss->counters;
+	struct cycle_status st;
+	char cyc[32] = "";
+
+	if (s->o.quiet || !s->o.has_step)
+		return;
+	proc_cycles__status(s->cycles[i], &st);
+	if (phase_probes(st.phase))
+		snprintf(cyc, sizeof(cyc), ", cycle %u%s%.0u", st.cycle, s->env.sched.repeat ? "/" : "",
+			 s->env.sched.repeat);
+	fprintf(stderr, "%scuprobe: pid %d: step %lu %s%s, %lu launches, %lu drops%s",
+		s->status_tty ? "\r\033[K" : "", s->targets[i].pid, (unsigned long)st.step,
+		schedule_phase_name(st.phase), cyc, (unsigned long)st.launches,
+		(unsigned long)c->drops, s->status_tty ? "" : "\n");
+	log_status_line = s->status_tty;
+}
+
+static void on_step(struct session *s, const struct step_event *e)
+{
+	struct cycle_status before, after;
+	size_t i;
+
+	if (!find_target(s, e->tgid, &i))
+		return;
+	proc_cycles__status(s->cycles[i], &before);
+	if (proc_cycles__step(s->cycles[i], e))
+		s->err = -EIO;
+	proc_cycles__status(s->cycles[i], &after);
+	request_probes(s, i, phase_probes(after.phase));
+	if (before.phase != after.phase || s->status_tty)
+		print_status(s, i);
+}
+
+static void on_libmap(struct session *s, const struct libmap_event *e)
+{
+	struct target *t;
+	size_t i;
+
+	t = find_target(s, e->tgid, &i);
+	if (!t)
+		return;
+	/* Read while the process is held: its map is the one the new probes are for. */
+	target__refresh_identity(t);
+	symbols__refresh(s->syms, t->pid);
+	if (prober__submit(s->prober, job_scan, s, i))
+		kill(t->pid, SIGCONT);
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -197,9 +218,13 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 	switch (type) {
 	case REC_LAUNCH:
-		if (size < sizeof(struct launch_event))
-			return 0;
-		return on_launch(s, data);
+		if (size >= sizeof(struct launch_event))
+			return on_launch(s, data);
+		return 0;
+	case REC_STEP:
+		if (size >= sizeof(struct step_event))
+			on_step(s, data);
+		return 0;
 	case REC_THREAD:
 		if (size >= sizeof(struct thread_event))
 			on_thread(s, data);
@@ -211,102 +236,6 @@ static int handle_event(void *ctx, void *data, size_t size)
 	default:
 		return 0;
 	}
-}
-
-/* Preflight checks, before anything is attached: each names the fix. */
-static bool has_cap(const struct __user_cap_data_struct *d, int cap)
-{
-	return d[cap / 32].effective & (1u << (cap % 32));
-}
-
-static int check_privileges(void)
-{
-	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = {};
-
-	/* CAP_BPF (39) and CAP_PERFMON (38) exist since Linux 5.8. */
-	if (!syscall(SYS_capget, &h, d) &&
-	    (has_cap(d, CAP_SYS_ADMIN) || (has_cap(d, 39) && has_cap(d, 38))))
-		return 0;
-	p_err("not enough privilege to load BPF programs: run as root (sudo cuprobe ...) "
-	      "or grant CAP_BPF and CAP_PERFMON");
-	return -EPERM;
-}
-
-static int check_btf(void)
-{
-	const char *btf = "/sys/kernel/btf/vmlinux";
-
-	if (!access(btf, R_OK))
-		return 0;
-	p_err("%s is missing: this kernel has no BTF; use a kernel built with "
-	      "CONFIG_DEBUG_INFO_BTF=y (5.8 or later)", btf);
-	return -ENOENT;
-}
-
-/* mkdir -p: the output folder's parents are made as torch's trace handler makes them. */
-static int mkdir_p(const char *dir)
-{
-	char buf[PATH_MAX];
-	size_t len = strlen(dir);
-
-	if (len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, dir, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-/* OUT/run_<k> with k one past the highest existing: earlier runs are never touched. */
-static int choose_run_dir(struct session *s)
-{
-	const char *out = s->o.output;
-	char probe[PATH_MAX];
-	struct dirent *d;
-	long next = 0;
-	DIR *dir;
-	int fd, err;
-
-	err = mkdir_p(out);
-	if (err) {
-		p_err("cannot create output folder %s: %s; choose another with -o", out, strerror(-err));
-		return err;
-	}
-	snprintf(probe, sizeof(probe), "%s/.cuprobe-write-test.XXXXXX", out);
-	fd = mkstemp(probe);
-	if (fd < 0) {
-		p_err("cannot write in output folder %s: %s; choose another with -o", out,
-		      strerror(errno));
-		return -errno;
-	}
-	close(fd);
-	unlink(probe);
-	dir = opendir(out);
-	if (!dir)
-		return -errno;
-	while ((d = readdir(dir))) {
-		char *end;
-		long k;
-
-		if (strncmp(d->d_name, "run_", 4))
-			continue;
-		k = strtol(d->d_name + 4, &end, 10);
-		if (!*end && k >= next)
-			next = k + 1;
-	}
-	closedir(dir);
-	if (asprintf(&s->run_dir, "%s/run_%ld", out, next) < 0)
-		return -ENOMEM;
-	return 0;
 }
 
 static int load_bpf(struct session *s)
@@ -322,6 +251,8 @@ static int load_bpf(struct session *s)
 	}
 	s->skel = skel;
 	skel->rodata->latency = s->o.latency;
+	skel->rodata->sched = s->env.sched;
+	skel->rodata->step_every = s->o.step_every;
 	bpf_map__set_max_entries(skel->maps.events, s->o.ringbuf_bytes);
 	s->ctx.multi = attach_has_uprobe_multi();
 	if (s->ctx.multi) {
@@ -332,6 +263,8 @@ static int load_bpf(struct session *s)
 	}
 	if (!s->o.latency)
 		bpf_program__set_autoload(skel->progs.launch_return, false);
+	if (!s->o.has_step)
+		bpf_program__set_autoload(skel->progs.step_hit, false);
 	err = launch_bpf__load(skel);
 	if (err) {
 		p_err("cannot load the BPF programs: %s; run with -v for the verifier's log",
@@ -339,7 +272,7 @@ static int load_bpf(struct session *s)
 		return err;
 	}
 	s->ctx.skel = skel;
-	s->ctx.syms = s->syms;
+	s->ctx.step = s->o.has_step ? &s->o.step : NULL;
 	s->ctx.latency = s->o.latency;
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle_event, s, NULL);
 	if (!s->rb)
@@ -378,6 +311,33 @@ static int setup_loop(struct session *s, sigset_t *orig)
 	if (!err)
 		err = epoll_add(s->epfd, s->sigfd, TAG_SIGNAL);
 	return err;
+}
+
+/*
+ * Step 0 of a target starts now: its schedule state in BPF, its cycles, and
+ * whether its launch probes start attached.
+ */
+static int setup_target(struct session *s, size_t i)
+{
+	struct target *t = &s->targets[i];
+	__u32 phase = schedule_action(&s->env.sched, 0);
+	struct {
+		__u64 hits, state, launch_hits;
+	} ps = { 0, phase, 0 };
+	__u32 key = t->pid;
+	int err;
+
+	if (s->o.has_step) {
+		err = bpf_map__update_elem(s->skel->maps.proc_state, &key, sizeof(key), &ps,
+					   sizeof(ps), BPF_ANY);
+		if (err)
+			return err;
+	}
+	s->cycles[i] = proc_cycles__new(&s->env, t, clock_mono_ns());
+	if (!s->cycles[i])
+		return -errno ?: -ENOMEM;
+	s->want_probes[i] = t->probes_on = phase_probes(phase);
+	return 0;
 }
 
 /* Finds what execvp would run, so that it can be probed before it starts. */
@@ -442,8 +402,13 @@ static int start_command(struct session *s, const sigset_t *orig)
 	err = target__init(&s->targets[0], pid, true);
 	if (!err) {
 		s->ntargets = 1;
-		err = target__prepare_exec(&s->targets[0], &s->ctx, exe);
+		err = setup_target(s, 0);
 	}
+	if (!err)
+		err = target__prepare_exec(&s->targets[0], &s->ctx, exe);
+	if (!err && s->o.has_step && !s->targets[0].step && s->o.step.kind == STEP_SYMBOL)
+		p_info("step symbol %s is not in %s: looking for it in libraries as they load",
+		       s->o.step.symbol, exe);
 	if (err) {
 		p_err("cannot probe %s: %s", exe, strerror(-err));
 		kill(pid, SIGKILL);
@@ -473,6 +438,19 @@ static bool process_listed(pid_t pid)
 	return !access(path, F_OK);
 }
 
+/* The step probe was not found in pid's objects: say what was searched, and what is close. */
+static void tell_step_missing(struct session *s, struct target *t, bool final)
+{
+	char close[512] = "";
+
+	target__suggest_step(t, &s->ctx, close, sizeof(close));
+	log_msg(final ? LOG_ERROR : LOG_WARN, "step probe %s %s in the %zu objects of pid %d (%s)%s%s%s",
+		step_spec__str(&s->o.step), final ? "was never found" : "not found yet", t->nobjs,
+		t->pid, t->comm, close[0] ? "; close matches: " : "", close,
+		final ? "; check --step (cuprobe record --help)" :
+			"; waiting for a library that defines it");
+}
+
 static int attach_pids(struct session *s)
 {
 	for (size_t i = 0; i < s->o.npids; i++) {
@@ -483,8 +461,10 @@ static int attach_pids(struct session *s)
 		err = target__init(t, pid, false);
 		if (!err) {
 			s->ntargets++;
-			err = target__scan(t, &s->ctx);
+			err = setup_target(s, i);
 		}
+		if (!err)
+			err = target__scan(t, &s->ctx);
 		if (err == -ESRCH && !process_listed(pid)) {
 			p_err("no process with PID %d: check the PID (ps -p %d)", pid, pid);
 			return err;
@@ -497,11 +477,14 @@ static int attach_pids(struct session *s)
 			p_err("cannot probe process %d: %s", pid, strerror(-err));
 			return err;
 		}
+		symbols__refresh(s->syms, pid);
 		if (!t->has_launch_apis) {
 			t->told_waiting = true;
 			p_info("pid %d (%s) has no CUDA library mapped yet: watching for one to be loaded",
 			       pid, t->comm);
 		}
+		if (s->o.has_step && !t->step)
+			tell_step_missing(s, t, false);
 	}
 	return 0;
 }
@@ -548,6 +531,7 @@ static int run_loop(struct session *s)
 
 	while (!s->stop && !all_exited(s)) {
 		int n = epoll_wait(s->epfd, evs, 16, POLL_MS);
+		uint64_t now;
 
 		if (n < 0 && errno != EINTR)
 			return -errno;
@@ -560,46 +544,35 @@ static int run_loop(struct session *s)
 				on_target_exit(s, tag);
 		}
 		/* Events are submitted without wakeups: read them on every turn. */
-		if (ring_buffer__consume(s->rb) < 0 && s->err)
+		ring_buffer__consume(s->rb);
+		if (s->err)
 			return s->err;
-		if (s->deadline && clock_mono_ns() >= s->deadline)
+		now = clock_mono_ns();
+		for (size_t i = 0; i < s->ntargets; i++)
+			proc_cycles__flush(s->cycles[i], now);
+		if (s->deadline && now >= s->deadline)
 			s->stop = s->timed_out = true;
 	}
 	return 0;
 }
 
-static int finish_traces(struct session *s)
+static int finish(struct session *s)
 {
 	const struct cuprobe_counters *c = &s->skel->bss->counters;
-	uint64_t end = clock_mono_ns();
+	uint64_t now = clock_mono_ns();
 	int ret = 0;
 
+	if (log_status_line) {
+		fputc('\n', stderr);
+		log_status_line = false;
+	}
 	for (size_t i = 0; i < s->ntargets; i++) {
-		struct proc_rec *r = &s->recs[i];
-		struct trace_summary sum = {
-			.end_mono = end,
-			.probe_hits = c->hits,
-			.drops = c->drops,
-		};
-		int err;
-
-		if (!r->trace && open_trace(s, i)) {
-			p_err("cannot create a trace in %s: %s", s->run_dir, strerror(errno));
+		if (proc_cycles__stop(s->cycles[i], now))
 			ret = -EIO;
-			continue;
+		if (s->o.has_step && !s->targets[i].step) {
+			tell_step_missing(s, &s->targets[i], true);
+			ret = -ENOENT;
 		}
-		sum.launches = r->launches;
-		sum.unnamed = r->unnamed;
-		for (size_t k = 0; k < r->nthreads; k++)
-			trace__thread(r->trace, r->threads[k].tid, r->threads[k].name);
-		err = trace__close(r->trace, &sum);
-		if (err) {
-			p_err("cannot write %s: %s", trace__path(r->trace), strerror(-err));
-			ret = err;
-			continue;
-		}
-		p_info("pid %d (%s): %lu launches -> %s", s->targets[i].pid, s->targets[i].comm,
-		       (unsigned long)r->launches, trace__path(r->trace));
 	}
 	if (c->drops)
 		p_warn("%lu events were dropped (ring buffer full): raise --ringbuf-size",
@@ -609,6 +582,7 @@ static int finish_traces(struct session *s)
 
 static void session_free(struct session *s)
 {
+	prober__free(s->prober);
 	for (size_t i = 0; i < s->ntargets; i++) {
 		struct target *t = &s->targets[i];
 
@@ -617,17 +591,43 @@ static void session_free(struct session *s)
 		if (!t->exited)
 			kill(t->pid, SIGCONT);
 		target__free(t);
-		trace__free(s->recs[i].trace);
-		free(s->recs[i].threads);
+		proc_cycles__free(s->cycles[i]);
 	}
 	ring_buffer__free(s->rb);
 	launch_bpf__destroy(s->skel);
 	symbols__free(s->syms);
-	if (s->epfd > 0)
+	if (s->epfd >= 0)
 		close(s->epfd);
-	if (s->sigfd > 0)
+	if (s->sigfd >= 0)
 		close(s->sigfd);
-	free(s->run_dir);
+	record_opts__free(&s->o);
+}
+
+/* A step probe in a named file is checked now; elsewhere it may come with a library. */
+static int preflight_step(struct session *s)
+{
+	const struct step_spec *st = &s->o.step;
+	struct step_sites sites;
+	char close[512] = "";
+	int found;
+
+	if (s->o.has_schedule && s->o.sched.warmup == 0)
+		p_warn("warmup=0: launch probes attach only as the first active step begins, so "
+		       "its first launches can be missed (torch.profiler warns likewise)");
+	if (!st->object || !strchr(st->object, '/'))
+		return 0;
+	found = step_spec__find(st, st->object, &sites);
+	if (found > 0)
+		return 0;
+	if (found < 0) {
+		p_err("--step: cannot read %s: %s; check the path", st->object, strerror(-found));
+		return found;
+	}
+	step_spec__suggest(st, st->object, close, sizeof(close));
+	p_err("--step: %s not found in %s%s%s; check the name (nm -D %s%s)", step_spec__str(st),
+	      st->object, close[0] ? "; close matches: " : "", close, st->object,
+	      st->kind == STEP_USDT ? ", readelf -n for USDT probes" : "");
+	return -ENOENT;
 }
 
 static int preflight(struct session *s)
@@ -638,15 +638,13 @@ static int preflight(struct session *s)
 		p_err("--cupti: the CUPTI agent is not part of this build yet; record without --cupti");
 		return -ENOTSUP;
 	}
-	if (s->o.step || s->o.schedule) {
-		p_err("--step/--schedule: not part of this build yet; record without them");
-		return -ENOTSUP;
-	}
-	err = check_privileges();
+	err = preflight_privileges();
 	if (!err)
-		err = check_btf();
+		err = preflight_btf();
 	if (!err)
-		err = choose_run_dir(s);
+		err = preflight_output(s->o.output, &s->env.run_base);
+	if (!err && s->o.has_step)
+		err = preflight_step(s);
 	return err;
 }
 
@@ -704,6 +702,23 @@ static int exit_code(struct session *s, int err)
 	return 0;
 }
 
+static void setup_env(struct session *s)
+{
+	s->env.out = s->o.output;
+	s->env.host = s->host;
+	s->env.steps = s->o.has_step;
+	s->env.grace_ns = GRACE_NS;
+	if (s->o.has_schedule) {
+		s->env.sched = s->o.sched;
+	} else {
+		/* No schedule: one active window from the start to the end. */
+		memset(&s->env.sched, 0, sizeof(s->env.sched));
+		s->env.sched.active = UINT32_MAX;
+	}
+	s->env.mono_to_real = clock_mono_to_real_offset();
+	s->status_tty = isatty(STDERR_FILENO);
+}
+
 int record_main(int argc, char **argv)
 {
 	struct session s = { .epfd = -1, .sigfd = -1 };
@@ -711,16 +726,20 @@ int record_main(int argc, char **argv)
 	int err;
 
 	err = record_opts__parse(&s.o, argc, argv);
-	if (err)
+	if (err) {
+		record_opts__free(&s.o);
 		return err > 0 ? 0 : 2;
+	}
 	log_level = s.o.quiet ? LOG_WARN : s.o.verbose ? LOG_DEBUG : LOG_INFO;
 	log_setup_libbpf();
 	gethostname(s.host, sizeof(s.host) - 1);
+	setup_env(&s);
 	err = preflight(&s);
 	if (err)
 		goto out;
 	s.syms = symbols__new();
-	if (!s.syms) {
+	s.prober = prober__new();
+	if (!s.syms || !s.prober) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -729,7 +748,7 @@ int record_main(int argc, char **argv)
 		err = setup_loop(&s, &orig);
 	if (err)
 		goto out;
-	s.mono_to_real = clock_mono_to_real_offset();
+	s.env.counters = &s.skel->bss->counters;
 	s.start_mono = clock_mono_ns();
 	if (s.o.duration > 0)
 		s.deadline = s.start_mono + (uint64_t)(s.o.duration * 1e9);
@@ -739,8 +758,8 @@ int record_main(int argc, char **argv)
 	err = run_loop(&s);
 	end_command(&s);
 	ring_buffer__consume(s.rb);
-	if (!err)
-		err = finish_traces(&s);
+	prober__drain(s.prober);
+	err = finish(&s) ?: err;
 out:
 	err = exit_code(&s, err);
 	session_free(&s);

@@ -15,10 +15,12 @@
 #include <bpf/libbpf.h>
 #include "attach.h"
 #include "cuprobe.h"
+#include "schedule.h"
 #include "launch.skel.h"
 #include "launch.h"
 #include "log.h"
 #include "procmaps.h"
+#include "step.h"
 #include "symbols.h"
 #include "target.h"
 
@@ -29,9 +31,10 @@
 struct examined {
 	uint64_t dev, ino;
 	char *path;		/* set when examined before exec, by path */
+	char *open_path;	/* the path probes attach through */
 	bool runtime;		/* holds runtime launch APIs: its code is a runtime range */
+	uint64_t api_off[API__COUNT];	/* file offsets of launch APIs, 0 when absent */
 	struct uprobe_link *entry, *ret;
-	char *name;
 };
 
 static void read_identity_env(struct target *t)
@@ -104,16 +107,18 @@ static struct examined *find_examined(struct target *t, uint64_t dev, uint64_t i
 static struct examined *add_examined(struct target *t, uint64_t dev, uint64_t ino, const char *path)
 {
 	struct examined *v = realloc(t->objs, (t->nobjs + 1) * sizeof(*v)), *e;
-	const char *base = strrchr(path, '/');
 
 	if (!v)
 		return NULL;
 	t->objs = v;
-	e = &v[t->nobjs++];
+	e = &v[t->nobjs];
 	memset(e, 0, sizeof(*e));
 	e->dev = dev;
 	e->ino = ino;
-	e->name = strdup(base ? base + 1 : path);
+	e->open_path = strdup(path);
+	if (!e->open_path)
+		return NULL;
+	t->nobjs++;
 	return e;
 }
 
@@ -129,20 +134,19 @@ static int attach_libmap(struct target *t, const struct probe_ctx *ctx, const ch
 	return 0;
 }
 
-static int attach_launch(struct target *t, const struct probe_ctx *ctx, struct examined *e,
-			 const char *path, const uint64_t *offs)
+static int attach_launch(struct target *t, const struct probe_ctx *ctx, struct examined *e)
 {
 	uint64_t o[API__COUNT], cookies[API__COUNT];
-	struct uprobe_spec s = { .path = path, .pid = t->pid, .offsets = o, .cookies = cookies };
+	struct uprobe_spec s = { .path = e->open_path, .pid = t->pid, .offsets = o, .cookies = cookies };
 	int err;
 
+	if (e->entry)
+		return 0;
 	for (int api = 0; api < API__COUNT; api++) {
-		if (!offs[api])
+		if (!e->api_off[api])
 			continue;
-		o[s.n] = offs[api];
+		o[s.n] = e->api_off[api];
 		cookies[s.n++] = api;
-		if (!launch_api_is_driver(api))
-			e->runtime = true;
 	}
 	if (!s.n)
 		return 0;
@@ -151,21 +155,70 @@ static int attach_launch(struct target *t, const struct probe_ctx *ctx, struct e
 		s.retprobe = true;
 		err = attach_uprobes(ctx->skel->progs.launch_return, ctx->multi, &s, &e->ret);
 	}
-	if (err)
+	if (err) {
+		uprobe_link__destroy(e->entry);
+		e->entry = NULL;
 		return err;
-	t->has_launch_apis = true;
-	p_dbg("pid %d: %zu launch probes on %s", t->pid, s.n, path);
+	}
+	p_dbg("pid %d: %zu launch probes on %s", t->pid, s.n, e->open_path);
 	return 0;
 }
 
-/* Examines one object file for t: launch APIs and the dynamic linker's hook. */
+static void detach_launch(struct examined *e)
+{
+	uprobe_link__destroy(e->entry);
+	uprobe_link__destroy(e->ret);
+	e->entry = e->ret = NULL;
+}
+
+int target__set_probes(struct target *t, const struct probe_ctx *ctx, bool on)
+{
+	int err = 0;
+
+	t->probes_on = on;
+	for (size_t i = 0; i < t->nobjs; i++) {
+		if (!on) {
+			detach_launch(&t->objs[i]);
+			continue;
+		}
+		err = attach_launch(t, ctx, &t->objs[i]);
+		if (err)
+			break;
+	}
+	return err;
+}
+
+static int attach_step(struct target *t, const struct probe_ctx *ctx, const char *path)
+{
+	struct step_sites sites;
+	struct uprobe_spec s = { .path = path, .pid = t->pid, .offsets = sites.offsets };
+	int found, err;
+
+	if (!ctx->step || t->step || !step_spec__wants_object(ctx->step, path))
+		return 0;
+	found = step_spec__find(ctx->step, path, &sites);
+	if (found <= 0)
+		return found;
+	s.n = sites.n;
+	s.ref_ctr_offsets = sites.ref_ctr;
+	/* The step probe is rare and holds semaphores: one perf-event link per site is fine. */
+	err = attach_uprobes(ctx->skel->progs.step_hit, false, &s, &t->step);
+	if (err)
+		return err;
+	t->step_object = strdup(path);
+	p_dbg("pid %d: step probe %s in %s (%zu sites)", t->pid, step_spec__str(ctx->step), path,
+	      sites.n);
+	return 0;
+}
+
+/* Examines one object file for t: launch APIs, the dynamic linker's hook, the step probe. */
 static int examine(struct target *t, const struct probe_ctx *ctx, const char *path, uint64_t dev,
 		   uint64_t ino)
 {
 	const char *names[NSYMS];
 	uint64_t offs[NSYMS] = {};
 	struct examined *e;
-	int n, err;
+	int n, err = 0;
 
 	e = add_examined(t, dev, ino, path);
 	if (!e)
@@ -173,11 +226,21 @@ static int examine(struct target *t, const struct probe_ctx *ctx, const char *pa
 	launch_api_names(names);
 	names[SYM_DL_DEBUG_STATE] = "_dl_debug_state";
 	n = elf_func_offsets(path, names, NSYMS, offs);
-	if (n <= 0)
-		return 0; /* not an ELF file, or nothing of ours in it */
-	err = attach_launch(t, ctx, e, path, offs);
+	if (n < 0)
+		return 0; /* not an ELF file */
+	for (int api = 0; api < API__COUNT; api++) {
+		e->api_off[api] = offs[api];
+		if (offs[api]) {
+			t->has_launch_apis = true;
+			e->runtime |= !launch_api_is_driver(api);
+		}
+	}
+	if (t->probes_on)
+		err = attach_launch(t, ctx, e);
 	if (!err && offs[SYM_DL_DEBUG_STATE])
 		err = attach_libmap(t, ctx, path, offs[SYM_DL_DEBUG_STATE]);
+	if (!err)
+		err = attach_step(t, ctx, path);
 	return err;
 }
 
@@ -290,7 +353,6 @@ int target__scan(struct target *t, const struct probe_ctx *ctx)
 	err = procmaps__read(t->pid, &m);
 	if (err)
 		return err;
-	symbols__refresh(ctx->syms, t->pid);
 	for (size_t i = 0; i < m.n && !err; i++) {
 		const struct map_entry *me = &m.v[i];
 
@@ -309,24 +371,32 @@ int target__scan(struct target *t, const struct probe_ctx *ctx)
 	return err;
 }
 
+void target__suggest_step(struct target *t, const struct probe_ctx *ctx, char *buf, size_t len)
+{
+	for (size_t i = 0; i < t->nobjs; i++)
+		if (step_spec__wants_object(ctx->step, t->objs[i].open_path))
+			step_spec__suggest(ctx->step, t->objs[i].open_path, buf, len);
+}
+
 void target__detach(struct target *t)
 {
-	for (size_t i = 0; i < t->nobjs; i++) {
-		uprobe_link__destroy(t->objs[i].entry);
-		uprobe_link__destroy(t->objs[i].ret);
-		t->objs[i].entry = t->objs[i].ret = NULL;
-	}
+	for (size_t i = 0; i < t->nobjs; i++)
+		detach_launch(&t->objs[i]);
 	bpf_link__destroy(t->libmap);
 	t->libmap = NULL;
+	uprobe_link__destroy(t->step);
+	t->step = NULL;
 }
 
 void target__free(struct target *t)
 {
 	target__detach(t);
 	for (size_t i = 0; i < t->nobjs; i++) {
-		free(t->objs[i].name);
+		free(t->objs[i].open_path);
 		free(t->objs[i].path);
 	}
+	free(t->step_object);
+	t->step_object = NULL;
 	free(t->objs);
 	t->objs = NULL;
 	t->nobjs = 0;

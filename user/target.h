@@ -12,12 +12,13 @@
 #include <sys/types.h>
 
 struct launch_bpf;
-struct symbols;
 struct examined;
+struct step_spec;
+struct uprobe_link;
 
 struct probe_ctx {
 	struct launch_bpf *skel;
-	struct symbols *syms;
+	const struct step_spec *step;	/* NULL without --step */
 	bool multi;	/* uprobe_multi links */
 	bool latency;	/* return probes too */
 };
@@ -30,11 +31,14 @@ struct target {
 	bool child;		/* started by cuprobe: reap it */
 	bool exited;
 	int status;		/* wait status when child */
-	bool has_launch_apis;	/* some mapped object has launch probes */
+	bool has_launch_apis;	/* some mapped object has launch APIs */
 	bool told_waiting;
+	bool probes_on;		/* launch probes attached (the schedule wants them) */
 	struct examined *objs;	/* every object looked at, probed or not */
 	size_t nobjs;
 	struct bpf_link *libmap;
+	struct uprobe_link *step;	/* the step probe, once found */
+	char *step_object;	/* where it was found */
 };
 
 /* Fills t for pid: opens a pidfd, reads comm and rank. 0 or -errno (-ESRCH: no such process). */
@@ -45,8 +49,15 @@ int target__init(struct target *t, pid_t pid, bool child);
  * missed. 0 or -errno.
  */
 int target__prepare_exec(struct target *t, const struct probe_ctx *ctx, const char *exe);
-/* Looks at objects mapped since the last scan and probes those with launch APIs. */
+/*
+ * Looks at objects mapped since the last scan: launch APIs (probed when
+ * probes are on), the dynamic linker's hook and the step probe.
+ */
 int target__scan(struct target *t, const struct probe_ctx *ctx);
+/* Attaches (on) or detaches (off) the launch probes of every object found so far. */
+int target__set_probes(struct target *t, const struct probe_ctx *ctx, bool on);
+/* Appends to buf up to three names close to the step spec, from objects looked at. */
+void target__suggest_step(struct target *t, const struct probe_ctx *ctx, char *buf, size_t len);
 /* Re-reads comm, rank and world size (after exec). */
 void target__refresh_identity(struct target *t);
 void target__detach(struct target *t);

@@ -22,19 +22,41 @@ struct trace {
 	char buf[1 << 20];
 };
 
-void json_write_str(FILE *f, const char *s)
+/* Length of the well-formed UTF-8 sequence at s, or 0. */
+static int utf8_len(const unsigned char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = *s;
+	int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
 
-		if (c == '"' || c == '\\') {
+	if (s[0] >= 0xf5)
+		return 0;
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+void json_write_str(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	fputc('"', f);
+	while (*s) {
+		int n;
+
+		if (*s == '"' || *s == '\\') {
 			fputc('\\', f);
-			fputc(c, f);
-		} else if (c < 0x20) {
-			fprintf(f, "\\u%04x", c);
+			fputc(*s++, f);
+		} else if (*s < 0x20) {
+			fprintf(f, "\\u%04x", *s++);
+		} else if (*s < 0x80) {
+			fputc(*s++, f);
+		} else if ((n = utf8_len(s))) {
+			fwrite(s, 1, n, f);
+			s += n;
 		} else {
-			fputc(c, f);
+			/* A name cut inside a character (comm is 15 bytes): keep the JSON valid. */
+			fputs("\\ufffd", f);
+			s++;
 		}
 	}
 	fputc('"', f);
@@ -75,9 +97,11 @@ struct trace *trace__open(const char *dir, const struct trace_meta *m)
 	if (!t->host || !t->command)
 		goto fail;
 	if (asprintf(&t->path, "%s/%s_%d.%" PRIu64 ".pt.trace.json", dir, m->host, (int)m->pid,
-		     now) < 0 ||
+		     now) < 0)
+		t->path = NULL;
+	if (!t->path ||
 	    asprintf(&t->tmp, "%s.tmp", t->path) < 0) {
-		t->path = t->tmp = NULL;
+		t->tmp = NULL;
 		goto fail;
 	}
 	t->f = fopen(t->tmp, "wxe");
@@ -143,6 +167,19 @@ void trace__launch(struct trace *t, const struct launch_event *e, const char *ke
 		e->step);
 }
 
+void trace__step(struct trace *t, pid_t tid, uint64_t step, uint64_t start_mono, uint64_t end_mono,
+		 bool partial)
+{
+	begin_event(t);
+	fprintf(t->f, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%" PRIu64
+		      "\", \"pid\": %d, \"tid\": %d, \"ts\": ", step, (int)t->m.pid, (int)tid);
+	write_ts(t, start_mono);
+	fputs(", \"dur\": ", t->f);
+	write_us(t->f, (int64_t)(end_mono - start_mono));
+	fprintf(t->f, ", \"args\": {\"step\": %" PRIu64 "%s}}", step,
+		partial ? ", \"partial\": true" : "");
+}
+
 static void write_meta(struct trace *t, const char *name, pid_t tid, const char *key,
 		       const char *sval, long long ival)
 {
@@ -178,9 +215,12 @@ static void write_trailer(struct trace *t, const struct trace_summary *s)
 	fprintf(t->f,
 		", \"cycle\": %u, \"partial\": %s, \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64
 		", \"duration_ns\": %" PRIu64 ", \"launches\": %" PRIu64 ", \"unnamed_kernels\": %" PRIu64
-		", \"probe_hits\": %" PRIu64 ", \"drops\": %" PRIu64 "}\n}\n",
+		", \"late_launches\": %" PRIu64 ", \"probe_hits\": %" PRIu64 ", \"drops\": %" PRIu64,
 		t->m.cycle, s->partial ? "true" : "false", t->m.start_mono + off, s->end_mono + off,
-		s->end_mono - t->m.start_mono, s->launches, s->unnamed, s->probe_hits, s->drops);
+		s->end_mono - t->m.start_mono, s->launches, s->unnamed, s->late, s->probe_hits, s->drops);
+	if (s->first_step >= 0)
+		fprintf(t->f, ", \"steps\": [%" PRId64 ", %" PRId64 "]", s->first_step, s->last_step);
+	fputs("}\n}\n", t->f);
 }
 
 int trace__close(struct trace *t, const struct trace_summary *s)

@@ -31,7 +31,10 @@ struct trace_summary {
 	uint64_t probe_hits;	/* session-wide */
 	uint64_t drops;		/* session-wide */
 	uint64_t unnamed;	/* kernels named only by object+offset */
-	bool partial;
+	uint64_t late;		/* launches that arrived after their cycle was written */
+	int64_t first_step;	/* -1 without --step */
+	int64_t last_step;
+	bool partial;		/* stopped during an active step */
 };
 
 /* Opens DIR/<host>_<pid>.<epoch_ns>.pt.trace.json.tmp. NULL and errno on failure. */
@@ -39,6 +42,9 @@ struct trace *trace__open(const char *dir, const struct trace_meta *m);
 void trace__launch(struct trace *t, const struct launch_event *e, const char *kernel,
 		   uint64_t correlation);
 void trace__thread(struct trace *t, pid_t tid, const char *name);
+/* A ProfilerStep#<step> span, as torch.profiler writes one per step. */
+void trace__step(struct trace *t, pid_t tid, uint64_t step, uint64_t start_mono, uint64_t end_mono,
+		 bool partial);
 /* Writes the trailer, syncs, renames into place; the final path stays readable via trace__path. */
 int trace__close(struct trace *t, const struct trace_summary *s);
 /* Removes the temporary file (nothing was recorded worth keeping). */

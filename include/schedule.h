@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * torch.profiler.schedule, defined once for the BPF step probe and the
+ * loader. Semantics are torch's exactly (torch/profiler/profiler.py,
+ * schedule()): steps count from 0; repeat == 0 repeats until the end.
+ */
+#ifndef SCHEDULE_H
+#define SCHEDULE_H
+
+#include "cuprobe.h"
+#ifndef __VMLINUX_H__
+#include <stdbool.h>
+#endif
+
+struct schedule {
+	__u32 skip_first;
+	__u32 skip_first_wait;	/* 1: skip only the first wait phase */
+	__u32 wait;
+	__u32 warmup;
+	__u32 active;		/* > 0 */
+	__u32 repeat;		/* 0: forever */
+};
+
+/* The step counted from the start of the first cycle's wait, or -1 before it. */
+static inline long long schedule_pos(const struct schedule *s, __u64 step)
+{
+	if (step < s->skip_first)
+		return -1;
+	step -= s->skip_first;
+	if (s->skip_first_wait)
+		step += s->wait;
+	return (long long)step;
+}
+
+static inline __u32 schedule_action(const struct schedule *s, __u64 step)
+{
+	long long pos = schedule_pos(s, step);
+	__u64 n = (__u64)s->wait + s->warmup + s->active, m;
+
+	if (pos < 0 || n == 0)
+		return PHASE_NONE;
+	/* torch: repeat > 0 and step / n >= repeat, in true division. */
+	if (s->repeat > 0 && (__u64)pos >= (__u64)s->repeat * n)
+		return PHASE_NONE;
+	m = (__u64)pos % n;
+	if (m < s->wait)
+		return PHASE_NONE;
+	if (m < (__u64)s->wait + s->warmup)
+		return PHASE_WARMUP;
+	return m < n - 1 ? PHASE_RECORD : PHASE_RECORD_AND_SAVE;
+}
+
+/* Launches of this phase are recorded. */
+static inline bool phase_records(__u32 phase)
+{
+	return phase == PHASE_RECORD || phase == PHASE_RECORD_AND_SAVE;
+}
+
+/* The cycle a step belongs to (meaningful for WARMUP and RECORD steps). */
+static inline __u32 schedule_cycle(const struct schedule *s, __u64 step)
+{
+	long long pos = schedule_pos(s, step);
+	__u64 n = (__u64)s->wait + s->warmup + s->active;
+
+	return pos < 0 || n == 0 ? 0 : (__u32)((__u64)pos / n);
+}
+
+#endif /* SCHEDULE_H */

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cycle.h"
+#include "log.h"
+#include "target.h"
+#include "trace.h"
+
+/* A finished cycle waiting for its grace, and the next one already running. */
+#define MAX_OPEN 4
+
+struct open_cycle {
+	uint32_t k;
+	struct trace *t;	/* made at its first event: a failed start leaves nothing */
+	uint64_t start_mono;
+	uint64_t launches, unnamed;
+	int64_t first_step, last_step;
+	uint64_t end_mono;	/* when its last active step ended; 0 while it runs */
+};
+
+struct thread_name {
+	pid_t tid;
+	char name[16];
+};
+
+struct proc_cycles {
+	const struct cycle_env *env;
+	const struct target *t;
+	uint64_t step;
+	uint32_t phase;
+	uint64_t step_start;
+	pid_t step_tid;		/* the thread whose hit began the step */
+	struct open_cycle oc[MAX_OPEN];
+	size_t noc;
+	uint64_t late;		/* not yet written in a trace: goes into the next */
+	uint64_t launches;
+	uint64_t written;
+	struct thread_name *threads;
+	size_t nthreads, cap;
+};
+
+static uint32_t cycle_of(const struct proc_cycles *pc, uint64_t step)
+{
+	return schedule_cycle(&pc->env->sched, step);
+}
+
+static struct open_cycle *find_open(struct proc_cycles *pc, uint32_t k)
+{
+	for (size_t i = 0; i < pc->noc; i++)
+		if (pc->oc[i].k == k)
+			return &pc->oc[i];
+	return NULL;
+}
+
+static int open_cycle(struct proc_cycles *pc, uint32_t k, uint64_t start_mono)
+{
+	struct open_cycle *oc;
+
+	if (find_open(pc, k))
+		return 0;
+	if (pc->noc == MAX_OPEN)
+		return -EBUSY;
+	oc = &pc->oc[pc->noc++];
+	memset(oc, 0, sizeof(*oc));
+	oc->k = k;
+	oc->start_mono = start_mono;
+	oc->first_step = oc->last_step = pc->env->steps ? (int64_t)pc->step : -1;
+	return 0;
+}
+
+/* The cycle's trace file, made when first needed. */
+static struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
+{
+	const struct cycle_env *env = pc->env;
+	struct trace_meta m = {
+		.pid = pc->t->pid,
+		.host = env->host,
+		.command = pc->t->comm,
+		.rank = pc->t->rank,
+		.world_size = pc->t->world_size,
+		.cycle = oc->k,
+		.mono_to_real = env->mono_to_real,
+		.start_mono = oc->start_mono,
+	};
+	char dir[4096];
+
+	if (oc->t)
+		return oc->t;
+	snprintf(dir, sizeof(dir), "%s/run_%ld", env->out, env->run_base + (long)oc->k);
+	/* Another process of this session may have made it already. */
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		p_err("cannot create %s: %s", dir, strerror(errno));
+		return NULL;
+	}
+	oc->t = trace__open(dir, &m);
+	if (!oc->t)
+		p_err("cannot create a trace in %s: %s", dir, strerror(errno));
+	return oc->t;
+}
+
+struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct target *t,
+				     uint64_t start_mono)
+{
+	struct proc_cycles *pc = calloc(1, sizeof(*pc));
+
+	if (!pc)
+		return NULL;
+	pc->env = env;
+	pc->t = t;
+	/* Step 0 starts at attach. */
+	pc->phase = schedule_action(&env->sched, 0);
+	pc->step_start = start_mono;
+	pc->step_tid = t->pid;
+	if (phase_records(pc->phase) && open_cycle(pc, cycle_of(pc, 0), start_mono)) {
+		free(pc);
+		return NULL;
+	}
+	return pc;
+}
+
+int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, const char *kernel,
+			bool unnamed, uint64_t correlation)
+{
+	struct open_cycle *oc;
+
+	if (!phase_records(e->phase))
+		return 0;
+	oc = find_open(pc, cycle_of(pc, e->step));
+	if (!oc) {
+		/* Its cycle was written already: say so in the next one. */
+		pc->late++;
+		return 0;
+	}
+	if (!cycle_trace(pc, oc))
+		return -EIO;
+	trace__launch(oc->t, e, kernel, correlation);
+	oc->launches++;
+	oc->unnamed += unnamed;
+	pc->launches++;
+	return 0;
+}
+
+void proc_cycles__thread(struct proc_cycles *pc, const struct thread_event *e)
+{
+	struct thread_name *tn;
+
+	for (size_t i = pc->nthreads; i > 0; i--)
+		if (pc->threads[i - 1].tid == (pid_t)e->tid)
+			return;
+	if (pc->nthreads == pc->cap) {
+		size_t cap = pc->cap ? pc->cap * 2 : 16;
+		struct thread_name *v = realloc(pc->threads, cap * sizeof(*v));
+
+		if (!v)
+			return; /* the thread only misses its name */
+		pc->threads = v;
+		pc->cap = cap;
+	}
+	tn = &pc->threads[pc->nthreads++];
+	tn->tid = e->tid;
+	memcpy(tn->name, e->comm, sizeof(tn->name));
+	tn->name[sizeof(tn->name) - 1] = '\0';
+}
+
+static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool partial)
+{
+	struct open_cycle *oc = &pc->oc[i];
+	const struct cuprobe_counters *c = pc->env->counters;
+	struct trace_summary sum = {
+		.end_mono = end_mono,
+		.launches = oc->launches,
+		.unnamed = oc->unnamed,
+		.late = pc->late,
+		.probe_hits = c ? c->hits : 0,
+		.drops = c ? c->drops : 0,
+		.first_step = oc->first_step,
+		.last_step = oc->last_step,
+		.partial = partial,
+	};
+	int err = -EIO;
+
+	if (!cycle_trace(pc, oc))
+		goto out;
+	for (size_t k = 0; k < pc->nthreads; k++)
+		trace__thread(oc->t, pc->threads[k].tid, pc->threads[k].name);
+	err = trace__close(oc->t, &sum);
+	if (err)
+		p_err("cannot write %s: %s", trace__path(oc->t), strerror(-err));
+	else
+		p_info("pid %d (%s): cycle %u%s: %lu launches -> %s", pc->t->pid, pc->t->comm, oc->k,
+		       partial ? " (partial)" : "", (unsigned long)oc->launches, trace__path(oc->t));
+	pc->late = 0;
+	pc->written += !err;
+out:
+	trace__free(oc->t);
+	pc->oc[i] = pc->oc[--pc->noc];
+	return err;
+}
+
+int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e)
+{
+	struct open_cycle *oc;
+
+	if (e->step <= pc->step)
+		return 0; /* not a later boundary */
+	if (phase_records(pc->phase) && (oc = find_open(pc, cycle_of(pc, pc->step))) &&
+	    cycle_trace(pc, oc)) {
+		trace__step(oc->t, e->tid, pc->step, pc->step_start, e->ts_ns, false);
+		oc->last_step = pc->step;
+		if (pc->phase == PHASE_RECORD_AND_SAVE)
+			oc->end_mono = e->ts_ns;
+	}
+	pc->step = e->step;
+	pc->phase = e->phase;
+	pc->step_start = e->ts_ns;
+	pc->step_tid = e->tid;
+	if (phase_records(e->phase))
+		return open_cycle(pc, cycle_of(pc, e->step), e->ts_ns);
+	return 0;
+}
+
+int proc_cycles__flush(struct proc_cycles *pc, uint64_t now)
+{
+	int ret = 0;
+
+	for (size_t i = pc->noc; i > 0; i--) {
+		struct open_cycle *oc = &pc->oc[i - 1];
+
+		if (oc->end_mono && (now == UINT64_MAX || now >= oc->end_mono + pc->env->grace_ns))
+			ret = write_cycle(pc, i - 1, oc->end_mono, false) ?: ret;
+	}
+	return ret;
+}
+
+int proc_cycles__stop(struct proc_cycles *pc, uint64_t now)
+{
+	int ret = proc_cycles__flush(pc, UINT64_MAX);
+
+	while (pc->noc) {
+		struct open_cycle *oc = &pc->oc[pc->noc - 1];
+		bool partial = pc->env->steps;
+
+		/* The step that was running when the recording stopped. */
+		if (partial && phase_records(pc->phase) && oc->k == cycle_of(pc, pc->step) &&
+		    cycle_trace(pc, oc)) {
+			trace__step(oc->t, pc->step_tid, pc->step, pc->step_start, now, true);
+			oc->last_step = pc->step;
+		}
+		ret = write_cycle(pc, pc->noc - 1, now, partial) ?: ret;
+	}
+	return ret;
+}
+
+void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st)
+{
+	st->step = pc->step;
+	st->phase = pc->phase;
+	st->cycle = cycle_of(pc, pc->step);
+	st->launches = pc->launches;
+	st->written = pc->written;
+}
+
+void proc_cycles__free(struct proc_cycles *pc)
+{
+	if (!pc)
+		return;
+	for (size_t i = 0; i < pc->noc; i++)
+		trace__free(pc->oc[i].t);
+	free(pc->threads);
+	free(pc);
+}

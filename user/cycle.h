@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The loader's mirror of one process's schedule: which step and phase it is
+ * in, which cycles have a trace open, and when each is written. A cycle's
+ * trace opens when its first active step begins and is written when its
+ * last active step ends (after a short grace for launches still in flight);
+ * a stop during an active step writes the partial cycle.
+ */
+#ifndef CYCLE_H
+#define CYCLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cuprobe.h"
+#include "schedule.h"
+
+struct target;
+struct proc_cycles;
+
+struct cycle_env {
+	const char *out;		/* -o folder */
+	long run_base;			/* cycle k goes to OUT/run_<run_base + k> */
+	const char *host;
+	int64_t mono_to_real;
+	struct schedule sched;		/* with no --schedule: one endless active window */
+	bool steps;			/* --step given: steps are spans, stops are partial */
+	uint64_t grace_ns;		/* a finished cycle waits this long for stragglers */
+	const struct cuprobe_counters *counters; /* session-wide, for summaries */
+};
+
+struct cycle_status {
+	uint64_t step;
+	uint32_t phase;
+	uint32_t cycle;
+	uint64_t launches;	/* in this process, all cycles */
+	uint64_t written;	/* cycles written */
+};
+
+/* t's comm, rank and world size are read when a trace opens. */
+struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct target *t,
+				     uint64_t start_mono);
+/* Frees; what is still open is dropped (proc_cycles__stop writes it). */
+void proc_cycles__free(struct proc_cycles *pc);
+
+int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, const char *kernel,
+			bool unnamed, uint64_t correlation);
+void proc_cycles__thread(struct proc_cycles *pc, const struct thread_event *e);
+/* A step boundary: spans, cycle ends and starts. Returns -errno when a trace cannot be made. */
+int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e);
+/* Writes finished cycles whose grace has passed (all of them when now is UINT64_MAX). */
+int proc_cycles__flush(struct proc_cycles *pc, uint64_t now);
+/* The recording stops: every open cycle is written, the running one marked partial. */
+int proc_cycles__stop(struct proc_cycles *pc, uint64_t now);
+void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st);
+
+/* The phase wants launch probes attached: warmup absorbs the attach. */
+static inline bool phase_probes(uint32_t phase)
+{
+	return phase == PHASE_WARMUP || phase_records(phase);
+}
+
+#endif /* CYCLE_H */

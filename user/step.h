@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * --step: where a step ends. A function symbol (anywhere, or in one object)
+ * or a USDT probe; its k-th counted hit in a process ends that process's
+ * step k-1.
+ */
+#ifndef STEP_H
+#define STEP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum step_kind { STEP_SYMBOL, STEP_OBJECT_SYMBOL, STEP_USDT };
+
+struct step_spec {
+	enum step_kind kind;
+	char *object;	/* a path (has a '/') or a library name; NULL for STEP_SYMBOL */
+	char *symbol;	/* function, or USDT probe name */
+	char *provider;	/* USDT */
+};
+
+/* SYMBOL | OBJECT:SYMBOL | usdt:OBJECT:PROVIDER:NAME. 0, or -EINVAL with err set. */
+int step_spec__parse(const char *spec, struct step_spec *s, char *err, size_t errlen);
+void step_spec__free(struct step_spec *s);
+/* Whether the object at path may hold the step probe. */
+bool step_spec__wants_object(const struct step_spec *s, const char *path);
+/* "cuprobe_step", "libtrain.so:step", "usdt:libtrain.so:train:step": for messages. */
+const char *step_spec__str(const struct step_spec *s);
+
+#define STEP_MAX_SITES 16
+
+/* Where to attach in one object: offsets, and USDT semaphores' offsets (0: none). */
+struct step_sites {
+	uint64_t offsets[STEP_MAX_SITES];
+	uint64_t ref_ctr[STEP_MAX_SITES];
+	size_t n;
+};
+
+/* Finds the step probe in the ELF at path. Returns 1 when found, 0 when not, or -errno. */
+int step_spec__find(const struct step_spec *s, const char *path, struct step_sites *out);
+/*
+ * Up to n names in the ELF at path that are closest to the wanted one
+ * (function symbols, or USDT probes), appended to a comma-separated list.
+ */
+void step_spec__suggest(const struct step_spec *s, const char *path, char *buf, size_t len);
+
+#endif /* STEP_H */
