@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include "cycle.h"
 #include "log.h"
+#include "schedule_parse.h"
 #include "target.h"
 #include "trace.h"
 
@@ -33,6 +34,7 @@ struct proc_cycles {
 	uint32_t phase;
 	uint64_t step_start;
 	pid_t step_tid;		/* the thread whose hit began the step */
+	uint64_t step_hits;	/* launch probe hits when the step began */
 	struct open_cycle oc[MAX_OPEN];
 	size_t noc;
 	uint64_t late;		/* not yet written in a trace: goes into the next */
@@ -204,11 +206,16 @@ int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e)
 {
 	struct open_cycle *oc;
 
+	uint64_t hits;
+
 	if (e->step <= pc->step)
 		return 0; /* not a later boundary */
+	hits = e->launch_hits - pc->step_hits;
+	p_dbg("pid %d: step %lu (%s) ended: %lu launch probe hits", pc->t->pid,
+	      (unsigned long)pc->step, schedule_phase_name(pc->phase), (unsigned long)hits);
 	if (phase_records(pc->phase) && (oc = find_open(pc, cycle_of(pc, pc->step))) &&
 	    cycle_trace(pc, oc)) {
-		trace__step(oc->t, e->tid, pc->step, pc->step_start, e->ts_ns, false);
+		trace__step(oc->t, e->tid, pc->step, pc->step_start, e->ts_ns, (int64_t)hits, false);
 		oc->last_step = pc->step;
 		if (pc->phase == PHASE_RECORD_AND_SAVE)
 			oc->end_mono = e->ts_ns;
@@ -217,6 +224,7 @@ int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e)
 	pc->phase = e->phase;
 	pc->step_start = e->ts_ns;
 	pc->step_tid = e->tid;
+	pc->step_hits = e->launch_hits;
 	if (phase_records(e->phase))
 		return open_cycle(pc, cycle_of(pc, e->step), e->ts_ns);
 	return 0;
@@ -246,7 +254,7 @@ int proc_cycles__stop(struct proc_cycles *pc, uint64_t now)
 		/* The step that was running when the recording stopped. */
 		if (partial && phase_records(pc->phase) && oc->k == cycle_of(pc, pc->step) &&
 		    cycle_trace(pc, oc)) {
-			trace__step(oc->t, pc->step_tid, pc->step, pc->step_start, now, true);
+			trace__step(oc->t, pc->step_tid, pc->step, pc->step_start, now, -1, true);
 			oc->last_step = pc->step;
 		}
 		ret = write_cycle(pc, pc->noc - 1, now, partial) ?: ret;

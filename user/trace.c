@@ -168,7 +168,7 @@ void trace__launch(struct trace *t, const struct launch_event *e, const char *ke
 }
 
 void trace__step(struct trace *t, pid_t tid, uint64_t step, uint64_t start_mono, uint64_t end_mono,
-		 bool partial)
+		 int64_t probe_hits, bool partial)
 {
 	begin_event(t);
 	fprintf(t->f, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%" PRIu64
@@ -176,8 +176,10 @@ void trace__step(struct trace *t, pid_t tid, uint64_t step, uint64_t start_mono,
 	write_ts(t, start_mono);
 	fputs(", \"dur\": ", t->f);
 	write_us(t->f, (int64_t)(end_mono - start_mono));
-	fprintf(t->f, ", \"args\": {\"step\": %" PRIu64 "%s}}", step,
-		partial ? ", \"partial\": true" : "");
+	fprintf(t->f, ", \"args\": {\"step\": %" PRIu64, step);
+	if (probe_hits >= 0)
+		fprintf(t->f, ", \"probe_hits\": %" PRId64, probe_hits);
+	fputs(partial ? ", \"partial\": true}}" : "}}", t->f);
 }
 
 static void write_meta(struct trace *t, const char *name, pid_t tid, const char *key,

@@ -42,9 +42,12 @@ struct trace *trace__open(const char *dir, const struct trace_meta *m);
 void trace__launch(struct trace *t, const struct launch_event *e, const char *kernel,
 		   uint64_t correlation);
 void trace__thread(struct trace *t, pid_t tid, const char *name);
-/* A ProfilerStep#<step> span, as torch.profiler writes one per step. */
+/*
+ * A ProfilerStep#<step> span, as torch.profiler writes one per step, with
+ * the launch probe hits counted in it (-1 when not known).
+ */
 void trace__step(struct trace *t, pid_t tid, uint64_t step, uint64_t start_mono, uint64_t end_mono,
-		 bool partial);
+		 int64_t probe_hits, bool partial);
 /* Writes the trailer, syncs, renames into place; the final path stays readable via trace__path. */
 int trace__close(struct trace *t, const struct trace_summary *s);
 /* Removes the temporary file (nothing was recorded worth keeping). */

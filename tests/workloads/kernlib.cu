@@ -58,6 +58,14 @@ static void iteration(float *dev, const float *host, int n, unsigned long long *
 	count(cudaGetLastError(), failed);
 }
 
+// The library's own step boundary, for `--step libkernlib.so:kernlib_step`: a
+// step symbol in a library the process loads late. A callee-saved clobber
+// gives it a leading push (see cuprobe_step in workload.h).
+extern "C" __attribute__((noinline, used, visibility("default"))) void kernlib_step(void)
+{
+	asm volatile("" ::: "memory", "rbx");
+}
+
 // Runs ITERS iterations of one copy and two launches, calling STEP (when not
 // NULL) after each. Returns the number of calls made; *FAILED counts those
 // that returned an error.
@@ -76,6 +84,7 @@ kernlib_run(int iters, int sleep_ms, void (*step)(void), unsigned long long *fai
 	for (int i = 0; i < iters; i++) {
 		iteration(dev, host.data(), n, failed);
 		if (step) {
+			kernlib_step();
 			step();
 			gt::step();
 		}

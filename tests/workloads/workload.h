@@ -46,9 +46,22 @@ struct options {
 #define STEP_CLOBBER "x19"
 #endif
 
+/*
+ * The same boundary as a USDT probe with a semaphore, for
+ * `--step usdt:EXE:cuprobe_wl:step`: the site costs a test of the semaphore
+ * until a tracer attaches, which raises it.
+ */
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+extern "C" {
+__attribute__((used, section(".probes"))) unsigned short cuprobe_wl_step_semaphore;
+}
+
 extern "C" __attribute__((noinline, used)) void cuprobe_step(void)
 {
 	asm volatile("" ::: "memory", STEP_CLOBBER);
+	if (cuprobe_wl_step_semaphore)
+		STAP_PROBE(cuprobe_wl, step);
 }
 
 static void usage_exit(const char *prog, const char *what)

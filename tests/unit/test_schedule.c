@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The schedule (include/schedule.h, the one definition the BPF step probe and
+ * the loader share) against torch.profiler.schedule's algorithm as
+ * REFERENCE.md gives it, written again here the way torch writes it: signed
+ * steps and true (floating-point) division.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+#include "schedule.h"
+#include "schedule_parse.h"
+#include "step.h"
+
+static int torch_action(int skip_first, int skip_first_wait, int wait, int warmup, int active,
+			int repeat, int step)
+{
+	int num_steps, mod_step;
+
+	if (step < skip_first)
+		return PHASE_NONE;
+	step -= skip_first;
+	if (skip_first_wait != 0)
+		step += wait;
+	num_steps = wait + warmup + active;
+	if (repeat > 0 && (double)step / num_steps >= repeat)
+		return PHASE_NONE;
+	mod_step = step % num_steps;
+	if (mod_step < wait)
+		return PHASE_NONE;
+	if (mod_step < wait + warmup)
+		return PHASE_WARMUP;
+	return mod_step < num_steps - 1 ? PHASE_RECORD : PHASE_RECORD_AND_SAVE;
+}
+
+static void test_action_matches_torch_table(void **state)
+{
+	static const int skips[] = { 0, 1, 3 }, waits[] = { 0, 1, 2, 5 }, warmups[] = { 0, 1, 3 },
+			 actives[] = { 1, 2, 4 }, repeats[] = { 0, 1, 2, 3 };
+	int compared = 0;
+
+	(void)state;
+	for (size_t a = 0; a < 3; a++)
+	for (int sfw = 0; sfw <= 1; sfw++)
+	for (size_t b = 0; b < 4; b++)
+	for (size_t c = 0; c < 3; c++)
+	for (size_t d = 0; d < 3; d++)
+	for (size_t e = 0; e < 4; e++) {
+		struct schedule s = {
+			.skip_first = skips[a], .skip_first_wait = sfw, .wait = waits[b],
+			.warmup = warmups[c], .active = actives[d], .repeat = repeats[e],
+		};
+
+		for (int step = 0; step <= 60; step++) {
+			int want = torch_action(skips[a], sfw, waits[b], warmups[c], actives[d],
+						repeats[e], step);
+
+			if ((int)schedule_action(&s, step) != want)
+				fail_msg("skip_first=%d skip_first_wait=%d wait=%d warmup=%d "
+					 "active=%d repeat=%d step %d: got %u, torch %d",
+					 skips[a], sfw, waits[b], warmups[c], actives[d], repeats[e],
+					 step, schedule_action(&s, step), want);
+			compared++;
+		}
+	}
+	assert_int_equal(compared, 3 * 2 * 4 * 3 * 3 * 4 * 61);
+}
+
+/* REFERENCE.md's example, spelled out. */
+static void test_reference_example(void **state)
+{
+	struct schedule s = { .wait = 1, .warmup = 1, .active = 2, .repeat = 2 };
+	static const unsigned int want[] = {
+		PHASE_NONE, PHASE_WARMUP, PHASE_RECORD, PHASE_RECORD_AND_SAVE,
+		PHASE_NONE, PHASE_WARMUP, PHASE_RECORD, PHASE_RECORD_AND_SAVE,
+		PHASE_NONE, PHASE_NONE, PHASE_NONE,
+	};
+
+	(void)state;
+	for (unsigned int step = 0; step < sizeof(want) / sizeof(want[0]); step++)
+		assert_int_equal(schedule_action(&s, step), want[step]);
+	assert_int_equal(schedule_cycle(&s, 2), 0);
+	assert_int_equal(schedule_cycle(&s, 3), 0);
+	assert_int_equal(schedule_cycle(&s, 6), 1);
+	assert_int_equal(schedule_cycle(&s, 7), 1);
+}
+
+/* Each recorded step's cycle is the count of RECORD_AND_SAVE steps before it. */
+static void test_cycle_counts_saves(void **state)
+{
+	struct schedule s = { .skip_first = 2, .skip_first_wait = 1, .wait = 3, .warmup = 1,
+			      .active = 2, .repeat = 0 };
+	unsigned int saves = 0;
+
+	(void)state;
+	for (unsigned int step = 0; step < 200; step++) {
+		unsigned int a = schedule_action(&s, step);
+
+		if (phase_records(a))
+			assert_int_equal(schedule_cycle(&s, step), saves);
+		saves += a == PHASE_RECORD_AND_SAVE;
+	}
+	assert_true(saves > 20);
+}
+
+/* Without --schedule the loader uses one endless window: every step records, in cycle 0. */
+static void test_no_schedule_records_everything(void **state)
+{
+	struct schedule s = { .active = UINT32_MAX };
+
+	(void)state;
+	for (unsigned int step = 0; step < 100000; step += 997) {
+		assert_int_equal(schedule_action(&s, step), PHASE_RECORD);
+		assert_int_equal(schedule_cycle(&s, step), 0);
+	}
+}
+
+static void test_parse_full_and_defaults(void **state)
+{
+	struct schedule s;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(schedule_parse("skip_first=10,skip_first_wait=1,wait=5,warmup=1,"
+					 "active=3,repeat=2", &s, err, sizeof(err)), 0);
+	assert_int_equal(s.skip_first, 10);
+	assert_int_equal(s.skip_first_wait, 1);
+	assert_int_equal(s.wait, 5);
+	assert_int_equal(s.warmup, 1);
+	assert_int_equal(s.active, 3);
+	assert_int_equal(s.repeat, 2);
+	assert_int_equal(schedule_parse("active=2,warmup=0,wait=0", &s, err, sizeof(err)), 0);
+	assert_int_equal(s.repeat, 0);
+	assert_int_equal(s.skip_first, 0);
+	assert_int_equal(s.active, 2);
+}
+
+static void expect_parse_error(const char *spec, const char *words)
+{
+	struct schedule s;
+	char err[256] = "";
+
+	assert_int_equal(schedule_parse(spec, &s, err, sizeof(err)), -EINVAL);
+	if (!strstr(err, words))
+		fail_msg("'%s': expected '%s' in '%s'", spec, words, err);
+}
+
+static void test_parse_errors(void **state)
+{
+	(void)state;
+	expect_parse_error("wait=1,warmup=1,active=0", "active must be > 0");
+	expect_parse_error("wait=1,warmup=1", "required");
+	expect_parse_error("active=3", "required");
+	expect_parse_error("wait=1,warmup=1,active=2,bogus=3", "unknown key 'bogus'");
+	expect_parse_error("wait=1,warmup=-1,active=2", "whole number");
+	expect_parse_error("wait=1,warmup=x,active=2", "whole number");
+	expect_parse_error("wait,warmup=1,active=2", "not KEY=N");
+	expect_parse_error("wait=1,warmup=1,active=2,skip_first_wait=2", "skip_first_wait is 0 or 1");
+}
+
+static void test_phase_names(void **state)
+{
+	(void)state;
+	assert_string_equal(schedule_phase_name(PHASE_NONE), "NONE");
+	assert_string_equal(schedule_phase_name(PHASE_WARMUP), "WARMUP");
+	assert_string_equal(schedule_phase_name(PHASE_RECORD), "RECORD");
+	assert_string_equal(schedule_phase_name(PHASE_RECORD_AND_SAVE), "RECORD_AND_SAVE");
+}
+
+static void test_step_spec_forms(void **state)
+{
+	struct step_spec s;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(step_spec__parse("train_step", &s, err, sizeof(err)), 0);
+	assert_int_equal(s.kind, STEP_SYMBOL);
+	assert_null(s.object);
+	assert_string_equal(s.symbol, "train_step");
+	assert_true(step_spec__wants_object(&s, "/any/lib.so"));
+	step_spec__free(&s);
+
+	assert_int_equal(step_spec__parse("libcudart:cudaDeviceSynchronize", &s, err, sizeof(err)), 0);
+	assert_int_equal(s.kind, STEP_OBJECT_SYMBOL);
+	assert_string_equal(s.object, "libcudart");
+	assert_string_equal(s.symbol, "cudaDeviceSynchronize");
+	assert_true(step_spec__wants_object(&s, "/usr/local/cuda/lib64/libcudart.so.13"));
+	assert_false(step_spec__wants_object(&s, "/usr/lib/libcudart_static_x.so"));
+	assert_false(step_spec__wants_object(&s, "/usr/lib/libcuda.so.1"));
+	assert_string_equal(step_spec__str(&s), "libcudart:cudaDeviceSynchronize");
+	step_spec__free(&s);
+
+	assert_int_equal(step_spec__parse("usdt:/opt/train:train:step", &s, err, sizeof(err)), 0);
+	assert_int_equal(s.kind, STEP_USDT);
+	assert_string_equal(s.object, "/opt/train");
+	assert_string_equal(s.provider, "train");
+	assert_string_equal(s.symbol, "step");
+	assert_string_equal(step_spec__str(&s), "usdt:/opt/train:train:step");
+	step_spec__free(&s);
+}
+
+static void test_step_spec_errors(void **state)
+{
+	static const char *const bad[] = { "", ":sym", "lib:", "a:b:c", "usdt:obj:prov",
+					   "usdt::p:n", "usdt:o::n", "usdt:o:p:", "usdt:o:p:n:x" };
+	struct step_spec s;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (step_spec__parse(bad[i], &s, err, sizeof(err)) != -EINVAL)
+			fail_msg("'%s' was accepted", bad[i]);
+	}
+}
+
+/* The step symbol and close matches, in the real libcudart. */
+static void test_step_find_and_suggest(void **state)
+{
+	const char *cudart = "/usr/local/cuda/lib64/libcudart.so.13";
+	struct step_sites sites;
+	struct step_spec s;
+	char err[256], close[512] = "";
+
+	(void)state;
+	assert_int_equal(step_spec__parse("libcudart:cudaDeviceSynchronize", &s, err, sizeof(err)), 0);
+	assert_int_equal(step_spec__find(&s, cudart, &sites), 1);
+	assert_int_equal(sites.n, 1);
+	assert_true(sites.offsets[0] > 0);
+	step_spec__free(&s);
+
+	assert_int_equal(step_spec__parse("libcudart:cudaDeviceSynchronise", &s, err, sizeof(err)), 0);
+	assert_int_equal(step_spec__find(&s, cudart, &sites), 0);
+	step_spec__suggest(&s, cudart, close, sizeof(close));
+	if (!strstr(close, "cudaDeviceSynchronize"))
+		fail_msg("no close match in '%s'", close);
+	step_spec__free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_action_matches_torch_table),
+		cmocka_unit_test(test_reference_example),
+		cmocka_unit_test(test_cycle_counts_saves),
+		cmocka_unit_test(test_no_schedule_records_everything),
+		cmocka_unit_test(test_parse_full_and_defaults),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_phase_names),
+		cmocka_unit_test(test_step_spec_forms),
+		cmocka_unit_test(test_step_spec_errors),
+		cmocka_unit_test(test_step_find_and_suggest),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
