@@ -2,8 +2,11 @@
 """Checks cuprobe traces for the end-to-end tests.
 
   check.py valid FILE...              Kineto fields and types are as REFERENCE.md says
-  check.py match --gt GT FILE...      launches equal the workload's ground truth, exactly
+  check.py match --gt GT FILE...      launches equal the workload's ground truth, exactly,
+                                      each in the step the workload made it in
             [--steps 2,3]             ... counting only ground-truth calls of these steps
+            [--step-div N]            ... where cuprobe counts one step per N workload steps
+            [--any-step]              ... ignoring steps (no --step, or attached late)
   check.py field FILE KEY             prints cuprobe.KEY of a trace
 Exit status 0 when the check holds; otherwise what differs is printed.
 """
@@ -77,18 +80,20 @@ def gt_key(c):
             0, "", 0)
 
 
-def check_match(paths, gt_path, steps):
+def check_match(paths, gt_path, steps, step_div, any_step):
     got = collections.Counter()
     for p in paths:
         _, t = load(p)
         for e in t["traceEvents"]:
             if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver"):
-                got[launch_key(e)] += 1
+                step = None if any_step else e["args"]["step"]
+                got[launch_key(e) + (step,)] += 1
     _, gt = load(gt_path)
     want = collections.Counter()
     for c in gt["calls"]:
         if steps is None or c.get("step") in steps:
-            want[gt_key(c)] += c["count"]
+            step = None if any_step else c["step"] // step_div
+            want[gt_key(c) + (step,)] += c["count"]
     if got == want:
         print(f"{sum(got.values())} launches match")
         return True
@@ -106,6 +111,8 @@ def main():
     m = sub.add_parser("match")
     m.add_argument("--gt", required=True)
     m.add_argument("--steps")
+    m.add_argument("--step-div", type=int, default=1)
+    m.add_argument("--any-step", action="store_true")
     m.add_argument("files", nargs="+")
     f = sub.add_parser("field")
     f.add_argument("file")
@@ -115,7 +122,7 @@ def main():
         return 0 if check_valid(a.files) else 1
     if a.cmd == "match":
         steps = None if a.steps is None else {int(s) for s in a.steps.split(",") if s}
-        return 0 if check_match(a.files, a.gt, steps) else 1
+        return 0 if check_match(a.files, a.gt, steps, a.step_div, a.any_step) else 1
     _, t = load(a.file)
     print(json.dumps(t["cuprobe"][a.key]))
     return 0

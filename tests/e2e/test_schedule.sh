@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# --step and --schedule on real workloads: each cycle holds exactly the
+# launches of its active steps, one folder per cycle, ProfilerStep spans for
+# active steps only; stops in warmup write nothing, stops in active write a
+# partial cycle; probes are detached while waiting.
+source "$(dirname "$0")/lib.sh"
+
+# Steps of basic --steps are 50 ms: far longer than attaching a probe, so
+# warmup (one step) always absorbs it.
+STEPARGS=(--steps --threads 2 --sleep-ms 50)
+
+# spans FILE: the ProfilerStep numbers in a trace, space-separated.
+spans() {
+	python3 -c "
+import json,sys
+t=json.load(open(sys.argv[1]))
+print(' '.join(str(e['args']['step']) for e in sorted(t['traceEvents'], key=lambda e: e.get('ts',0))
+               if e.get('cat')=='user_annotation'))" "$1"
+}
+
+# schedule NAME SCHEDULE ITERS "CYCLE:STEPS ..." [EXTRA cuprobe args]
+schedule() {
+	local name=$1 sched=$2 iters=$3 want=$4 out=$TMP/$1 k steps f
+	shift 4
+	if ! CUPROBE_GT=$TMP/$name.gt.json "$CUPROBE" record -q -o "$out" --step cuprobe_step \
+		--schedule "$sched" "$@" -- "$W/basic" "${STEPARGS[@]}" --iters "$iters" \
+		>"$TMP/$name.log" 2>&1; then
+		not_ok "$name: record" "$(tail -3 "$TMP/$name.log" | tr '\n' ' ')"
+		return
+	fi
+	local n=0
+	for cs in $want; do
+		k=${cs%%:*}
+		steps=${cs#*:}
+		f=$(trace_in "$out/run_$k")
+		expect "$name: cycle $k holds exactly the launches of steps $steps" \
+			$CHECK match --gt "$TMP/$name.gt.json" --steps "$steps" "$f"
+		[ "$(spans "$f")" = "${steps//,/ }" ] && ok "$name: cycle $k has spans for steps $steps only" ||
+			not_ok "$name: cycle $k has spans for steps $steps only" "got $(spans "$f")"
+		n=$((n + 1))
+	done
+	local got
+	got=$(ls -d "$out"/run_* 2>/dev/null | wc -l)
+	[ "$got" = "$n" ] && ok "$name: $n cycle folders" || not_ok "$name: $n cycle folders" "got $got"
+}
+
+schedule reference "wait=1,warmup=1,active=2,repeat=2" 10 "0:2,3 1:6,7"
+schedule skip_first "skip_first=2,wait=1,warmup=1,active=1,repeat=2" 10 "0:4 1:7"
+schedule skip_first_wait "skip_first=1,skip_first_wait=1,wait=3,warmup=1,active=2,repeat=2" 12 "0:2,3 1:8,9"
+schedule no_wait "wait=0,warmup=1,active=2,repeat=3" 11 "0:1,2 1:4,5 2:7,8"
+
+# --step-every 2 counts every second hit: cuprobe's step k is the workload's steps 2k, 2k+1.
+CUPROBE_GT=$TMP/every.gt.json "$CUPROBE" record -q -o "$TMP/every" --step cuprobe_step \
+	--step-every 2 --schedule wait=1,warmup=1,active=1,repeat=2 \
+	-- "$W/basic" "${STEPARGS[@]}" --iters 14 >/dev/null 2>&1
+expect "--step-every 2: cycle 0 is workload steps 4,5" $CHECK match --gt "$TMP/every.gt.json" \
+	--steps 4,5 --step-div 2 "$(trace_in "$TMP/every/run_0")"
+expect "--step-every 2: cycle 1 is workload steps 10,11" $CHECK match --gt "$TMP/every.gt.json" \
+	--steps 10,11 --step-div 2 "$(trace_in "$TMP/every/run_1")"
+[ "$(spans "$(trace_in "$TMP/every/run_1")")" = 5 ] && ok "--step-every 2: cycle 1 is step 5" ||
+	not_ok "--step-every 2: cycle 1 is step 5" "got $(spans "$(trace_in "$TMP/every/run_1")")"
+
+# A stop during warmup writes nothing; a stop during active writes the partial cycle.
+CUPROBE_GT=$TMP/warm.gt.json "$CUPROBE" record -q -o "$TMP/warm" --step cuprobe_step \
+	--schedule wait=2,warmup=5,active=2 -- "$W/basic" "${STEPARGS[@]}" --iters 4 >/dev/null 2>&1
+[ ! -e "$TMP/warm/run_0" ] && ok "stop in warmup: no cycle written" ||
+	not_ok "stop in warmup: no cycle written" "$(ls -R "$TMP/warm")"
+
+CUPROBE_GT=$TMP/part.gt.json "$CUPROBE" record -q -o "$TMP/part" --step cuprobe_step \
+	--schedule wait=1,warmup=1,active=10 -- "$W/basic" "${STEPARGS[@]}" --iters 5 >/dev/null 2>&1
+f=$(trace_in "$TMP/part/run_0")
+expect "stop in active: the partial cycle holds steps 2-4" \
+	$CHECK match --gt "$TMP/part.gt.json" --steps 2,3,4 "$f"
+[ "$($CHECK field "$f" partial)" = true ] && ok "stop in active: marked partial" ||
+	not_ok "stop in active: marked partial" "partial is $($CHECK field "$f" partial)"
+[ "$(spans "$f")" = "2 3 4 5" ] && ok "stop in active: spans 2-4 and the cut step 5" ||
+	not_ok "stop in active: spans 2-4 and the cut step 5" "got $(spans "$f")"
+
+# The step symbol of a library that the process dlopens later.
+CUPROBE_GT=$TMP/lib.gt.json "$CUPROBE" record -q -o "$TMP/lib" --step libkernlib.so:kernlib_step \
+	--schedule wait=1,warmup=1,active=2,repeat=1 -- "$W/dlopen_main" --steps --iters 6 \
+	--sleep-ms 50 >"$TMP/lib.log" 2>&1
+expect "step symbol in a dlopen'd library" $CHECK match --gt "$TMP/lib.gt.json" --steps 2,3 \
+	"$(trace_in "$TMP/lib/run_0")"
+
+# A USDT step probe with a semaphore gives the same cycles as the symbol.
+CUPROBE_GT=$TMP/usdt.gt.json "$CUPROBE" record -q -o "$TMP/usdt" \
+	--step "usdt:$W/basic:cuprobe_wl:step" --schedule wait=1,warmup=1,active=2,repeat=1 \
+	-- "$W/basic" "${STEPARGS[@]}" --iters 6 >"$TMP/usdt.log" 2>&1
+expect "USDT step probe" $CHECK match --gt "$TMP/usdt.gt.json" --steps 2,3 \
+	"$(trace_in "$TMP/usdt/run_0")"
+
+# Two processes: cycle k of each in run_k, one file per process.
+CUPROBE_GT=$TMP/a.gt.json "$W/basic" "${STEPARGS[@]}" --iters 8 --wait-file "$TMP/go" 2>/dev/null &
+a=$!
+CUPROBE_GT=$TMP/b.gt.json "$W/static" --steps --sleep-ms 50 --iters 8 --wait-file "$TMP/go" 2>/dev/null &
+b=$!
+"$CUPROBE" record -o "$TMP/two" -p "$a,$b" --step cuprobe_step \
+	--schedule wait=1,warmup=1,active=2,repeat=2 >"$TMP/two.log" 2>&1 &
+rec=$!
+for _ in $(seq 200); do grep -q "recording pid $b" "$TMP/two.log" && break; sleep 0.05; done
+touch "$TMP/go"
+wait $a $b $rec
+for k in 0 1; do
+	steps=$([ $k = 0 ] && echo 2,3 || echo 6,7)
+	expect "two processes: cycle $k of the first" $CHECK match --gt "$TMP/a.gt.json" --steps $steps \
+		"$(ls "$TMP"/two/run_$k/*_$a.*.json)"
+	expect "two processes: cycle $k of the second" $CHECK match --gt "$TMP/b.gt.json" --steps $steps \
+		"$(ls "$TMP"/two/run_$k/*_$b.*.json)"
+done
+
+# While waiting, no launch probe is attached: the probe hit counter stands still.
+"$CUPROBE" record -v -o "$TMP/hits" --step cuprobe_step --schedule wait=2,warmup=1,active=1,repeat=2 \
+	-- "$W/basic" "${STEPARGS[@]}" --iters 11 2>&1 | grep 'launch probe hits' > "$TMP/hits.log"
+hits() { sed -n "s/.*step $1 (\([A-Z_]*\)) ended: \([0-9]*\) launch.*/\2/p" "$TMP/hits.log"; }
+# Steps 0,1 wait; 2 warmup; 3 active; 4,5 wait (4 may see hits while detaching); 6 warmup; 7 active.
+for s in 0 1 5; do
+	[ "$(hits $s)" = 0 ] && ok "step $s (wait): no launch probe hit" ||
+		not_ok "step $s (wait): no launch probe hit" "$(hits $s) hits"
+done
+[ "$(hits 3)" = 18 ] && ok "step 3 (active): a hit per launch" || not_ok "step 3 (active): a hit per launch" "$(hits 3) hits"
+
+# Bad step specs and schedules are refused before anything runs.
+expect_fail "--schedule without --step" "needs --step" "$CUPROBE" record --schedule wait=1,warmup=1,active=1 -- true
+expect_fail "active=0" "active must be > 0" "$CUPROBE" record --step f --schedule wait=1,warmup=1,active=0 -- true
+expect_fail "unknown schedule key" "unknown key 'wiat'" "$CUPROBE" record --step f --schedule wiat=1,warmup=1,active=1 -- true
+expect_fail "malformed step" "not usdt:OBJECT:PROVIDER:NAME" "$CUPROBE" record --step usdt:x:y -- true
+expect_fail "unknown symbol in a named object, with close matches" \
+	"cuprobe_stpe not found in .*basic; close matches: cuprobe_step" \
+	"$CUPROBE" record -o "$TMP/bad" --step "$W/basic:cuprobe_stpe" -- "$W/basic"
+expect_fail "unknown USDT probe, with close matches" "close matches: cuprobe_wl:step" \
+	"$CUPROBE" record -o "$TMP/bad" --step "usdt:$W/basic:cuprobe_wl:stop" -- "$W/basic"
+expect_fail "step symbol never found" "step probe no_such_step was never found" \
+	"$CUPROBE" record -o "$TMP/bad" --step no_such_step -- "$W/basic" --iters 2
+expect_fail "warmup=0 is warned about" "warmup=0" \
+	sh -c "'$CUPROBE' record -o '$TMP/w0' --step cuprobe_step --schedule wait=0,warmup=0,active=1 -- true; exit 1"
+done_testing
