@@ -109,6 +109,25 @@ for k in 0 1; do
 		"$(ls "$TMP"/two/run_$k/*_$b.*.json)"
 done
 
+# Attached to a running process, step 0 starts at the attach: cuprobe's steps 2 and 3
+# are whole iterations, 9 launches per thread each.
+"$W/basic" "${STEPARGS[@]}" --iters 30 --ready-file "$TMP/ready" 2>/dev/null &
+wl=$!
+wait_for "$TMP/ready"
+sleep 0.3
+"$CUPROBE" record -o "$TMP/late" -p $wl --step cuprobe_step \
+	--schedule wait=1,warmup=1,active=2,repeat=1 >"$TMP/late.log" 2>&1
+wait $wl
+f=$(trace_in "$TMP/late/run_0")
+per_step=$(python3 -c "
+import collections,json,sys
+t=json.load(open(sys.argv[1]))
+c=collections.Counter(e['args']['step'] for e in t['traceEvents'] if e.get('cat')=='cuda_runtime')
+print(' '.join(f'{k}:{c[k]}' for k in sorted(c)))" "$f")
+[ "$per_step" = "2:18 3:18" ] && ok "-p: steps count from the attach" ||
+	not_ok "-p: steps count from the attach" "launches per step: $per_step"
+expect "-p: status line per phase change" grep -q "step 2 RECORD, cycle 0/1" "$TMP/late.log"
+
 # While waiting, no launch probe is attached: the probe hit counter stands still.
 "$CUPROBE" record -v -o "$TMP/hits" --step cuprobe_step --schedule wait=2,warmup=1,active=1,repeat=2 \
 	-- "$W/basic" "${STEPARGS[@]}" --iters 11 2>&1 | grep 'launch probe hits' > "$TMP/hits.log"
