@@ -18,6 +18,7 @@ struct open_cycle {
 	struct trace *t;	/* made at its first event: a failed start leaves nothing */
 	uint64_t start_mono;
 	uint64_t launches, unnamed;
+	uint64_t hits;		/* launch probe hits in its recorded steps */
 	int64_t first_step, last_step;
 	uint64_t end_mono;	/* when its last active step ended; 0 while it runs */
 };
@@ -176,7 +177,8 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 		.launches = oc->launches,
 		.unnamed = oc->unnamed,
 		.late = pc->late,
-		.probe_hits = c ? c->hits : 0,
+		.probe_hits = oc->hits,
+		.probe_ns = pc->env->probe_ns,
 		.drops = c ? c->drops : 0,
 		.first_step = oc->first_step,
 		.last_step = oc->last_step,
@@ -202,24 +204,39 @@ out:
 	return err;
 }
 
-int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e)
+/* Ends the running step at end: its span and hits go to its cycle, if it records. */
+static void end_step(struct proc_cycles *pc, pid_t tid, uint64_t end, uint64_t hits, bool partial)
 {
 	struct open_cycle *oc;
+	struct trace_step st = {
+		.tid = tid,
+		.step = pc->step,
+		.start_mono = pc->step_start,
+		.end_mono = end,
+		.probe_hits = hits == UINT64_MAX ? -1 : (int64_t)(hits - pc->step_hits),
+		.probe_ns = pc->env->probe_ns,
+		.partial = partial,
+	};
 
-	uint64_t hits;
+	p_dbg("pid %d: step %lu (%s) ended: %ld launch probe hits", pc->t->pid,
+	      (unsigned long)pc->step, schedule_phase_name(pc->phase), (long)st.probe_hits);
+	if (!phase_records(pc->phase) || !(oc = find_open(pc, cycle_of(pc, pc->step))))
+		return;
+	if (st.probe_hits > 0)
+		oc->hits += st.probe_hits;
+	if (!pc->env->steps || !cycle_trace(pc, oc))
+		return;
+	trace__step(oc->t, &st);
+	oc->last_step = pc->step;
+	if (pc->phase == PHASE_RECORD_AND_SAVE && !partial)
+		oc->end_mono = end;
+}
 
+int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e)
+{
 	if (e->step <= pc->step)
 		return 0; /* not a later boundary */
-	hits = e->launch_hits - pc->step_hits;
-	p_dbg("pid %d: step %lu (%s) ended: %lu launch probe hits", pc->t->pid,
-	      (unsigned long)pc->step, schedule_phase_name(pc->phase), (unsigned long)hits);
-	if (phase_records(pc->phase) && (oc = find_open(pc, cycle_of(pc, pc->step))) &&
-	    cycle_trace(pc, oc)) {
-		trace__step(oc->t, e->tid, pc->step, pc->step_start, e->ts_ns, (int64_t)hits, false);
-		oc->last_step = pc->step;
-		if (pc->phase == PHASE_RECORD_AND_SAVE)
-			oc->end_mono = e->ts_ns;
-	}
+	end_step(pc, e->tid, e->ts_ns, e->launch_hits, false);
 	pc->step = e->step;
 	pc->phase = e->phase;
 	pc->step_start = e->ts_ns;
@@ -243,22 +260,15 @@ int proc_cycles__flush(struct proc_cycles *pc, uint64_t now)
 	return ret;
 }
 
-int proc_cycles__stop(struct proc_cycles *pc, uint64_t now)
+int proc_cycles__stop(struct proc_cycles *pc, uint64_t now, uint64_t hits)
 {
-	int ret = proc_cycles__flush(pc, UINT64_MAX);
+	int ret;
 
-	while (pc->noc) {
-		struct open_cycle *oc = &pc->oc[pc->noc - 1];
-		bool partial = pc->env->steps;
-
-		/* The step that was running when the recording stopped. */
-		if (partial && phase_records(pc->phase) && oc->k == cycle_of(pc, pc->step) &&
-		    cycle_trace(pc, oc)) {
-			trace__step(oc->t, pc->step_tid, pc->step, pc->step_start, now, -1, true);
-			oc->last_step = pc->step;
-		}
-		ret = write_cycle(pc, pc->noc - 1, now, partial) ?: ret;
-	}
+	/* The step that was running when the recording stopped. */
+	end_step(pc, pc->step_tid, now, hits, true);
+	ret = proc_cycles__flush(pc, UINT64_MAX);
+	while (pc->noc)
+		ret = write_cycle(pc, pc->noc - 1, now, pc->env->steps) ?: ret;
 	return ret;
 }
 

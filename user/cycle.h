@@ -26,6 +26,7 @@ struct cycle_env {
 	struct schedule sched;		/* with no --schedule: one endless active window */
 	bool steps;			/* --step given: steps are spans, stops are partial */
 	uint64_t grace_ns;		/* a finished cycle waits this long for stragglers */
+	double probe_ns;		/* measured cost of one launch probe hit, < 0: unknown */
 	const struct cuprobe_counters *counters; /* session-wide, for summaries */
 };
 
@@ -50,8 +51,11 @@ void proc_cycles__thread(struct proc_cycles *pc, const struct thread_event *e);
 int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e);
 /* Writes finished cycles whose grace has passed (all of them when now is UINT64_MAX). */
 int proc_cycles__flush(struct proc_cycles *pc, uint64_t now);
-/* The recording stops: every open cycle is written, the running one marked partial. */
-int proc_cycles__stop(struct proc_cycles *pc, uint64_t now);
+/*
+ * The recording stops: every open cycle is written, the running one marked
+ * partial. hits: the process's launch probe hits so far (UINT64_MAX: unknown).
+ */
+int proc_cycles__stop(struct proc_cycles *pc, uint64_t now, uint64_t hits);
 void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st);
 
 /* The phase wants launch probes attached: warmup absorbs the attach. */

@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
+#include "calibrate.h"
 #include "clock.h"
 #include "cuprobe.h"
 #include "schedule.h"
@@ -327,12 +328,11 @@ static int setup_target(struct session *s, size_t i)
 	__u32 key = t->pid;
 	int err;
 
-	if (s->o.has_step) {
-		err = bpf_map__update_elem(s->skel->maps.proc_state, &key, sizeof(key), &ps,
-					   sizeof(ps), BPF_ANY);
-		if (err)
-			return err;
-	}
+	/* Without --step the state stays RECORD at step 0; it still counts the hits. */
+	err = bpf_map__update_elem(s->skel->maps.proc_state, &key, sizeof(key), &ps, sizeof(ps),
+				   BPF_ANY);
+	if (err)
+		return err;
 	s->cycles[i] = proc_cycles__new(&s->env, t, clock_mono_ns());
 	if (!s->cycles[i])
 		return -errno ?: -ENOMEM;
@@ -556,6 +556,19 @@ static int run_loop(struct session *s)
 	return 0;
 }
 
+/* The launch probe hits of a target so far, from its schedule state. */
+static uint64_t target_hits(struct session *s, size_t i)
+{
+	struct {
+		__u64 hits, state, launch_hits;
+	} ps;
+	__u32 key = s->targets[i].pid;
+
+	if (bpf_map__lookup_elem(s->skel->maps.proc_state, &key, sizeof(key), &ps, sizeof(ps), 0))
+		return UINT64_MAX;
+	return ps.launch_hits;
+}
+
 static int finish(struct session *s)
 {
 	const struct cuprobe_counters *c = &s->skel->bss->counters;
@@ -567,7 +580,7 @@ static int finish(struct session *s)
 		log_status_line = false;
 	}
 	for (size_t i = 0; i < s->ntargets; i++) {
-		if (proc_cycles__stop(s->cycles[i], now))
+		if (proc_cycles__stop(s->cycles[i], now, target_hits(s, i)))
 			ret = -EIO;
 		if (s->o.has_step && !s->targets[i].step) {
 			tell_step_missing(s, &s->targets[i], true);
@@ -702,6 +715,25 @@ static int exit_code(struct session *s, int err)
 	return 0;
 }
 
+/* What a launch probe hit costs here, measured before any target is probed. */
+static void calibrate(struct session *s)
+{
+	struct launch_bpf *skel = s->skel;
+	int err;
+
+	err = calibrate_probe(skel->progs.launch_entry, s->o.latency ? skel->progs.launch_return : NULL,
+			      s->ctx.multi, &s->env.probe_ns);
+	if (err) {
+		s->env.probe_ns = -1;
+		p_warn("cannot measure the probe's cost here (%s): traces give probe hits only",
+		       strerror(-err));
+	} else {
+		p_dbg("one launch probe hit costs %.0f ns here", s->env.probe_ns);
+	}
+	/* The calibration's own hits are not the targets'. */
+	skel->bss->counters.hits = 0;
+}
+
 static void setup_env(struct session *s)
 {
 	s->env.out = s->o.output;
@@ -744,6 +776,8 @@ int record_main(int argc, char **argv)
 		goto out;
 	}
 	err = load_bpf(&s);
+	if (!err)
+		calibrate(&s);
 	if (!err)
 		err = setup_loop(&s, &orig);
 	if (err)

@@ -167,19 +167,30 @@ void trace__launch(struct trace *t, const struct launch_event *e, const char *ke
 		e->step);
 }
 
-void trace__step(struct trace *t, pid_t tid, uint64_t step, uint64_t start_mono, uint64_t end_mono,
-		 int64_t probe_hits, bool partial)
+/* Hits, their estimated cost, and that cost's share of the span they fell in. */
+static void write_overhead(FILE *f, int64_t hits, double probe_ns, uint64_t span_ns)
+{
+	if (hits < 0)
+		return;
+	fprintf(f, ", \"probe_hits\": %" PRId64, hits);
+	if (probe_ns < 0)
+		return;
+	fprintf(f, ", \"probe_cost_ns\": %.0f", hits * probe_ns);
+	if (span_ns)
+		fprintf(f, ", \"probe_cost_share\": %.6f", hits * probe_ns / span_ns);
+}
+
+void trace__step(struct trace *t, const struct trace_step *st)
 {
 	begin_event(t);
 	fprintf(t->f, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%" PRIu64
-		      "\", \"pid\": %d, \"tid\": %d, \"ts\": ", step, (int)t->m.pid, (int)tid);
-	write_ts(t, start_mono);
+		      "\", \"pid\": %d, \"tid\": %d, \"ts\": ", st->step, (int)t->m.pid, (int)st->tid);
+	write_ts(t, st->start_mono);
 	fputs(", \"dur\": ", t->f);
-	write_us(t->f, (int64_t)(end_mono - start_mono));
-	fprintf(t->f, ", \"args\": {\"step\": %" PRIu64, step);
-	if (probe_hits >= 0)
-		fprintf(t->f, ", \"probe_hits\": %" PRId64, probe_hits);
-	fputs(partial ? ", \"partial\": true}}" : "}}", t->f);
+	write_us(t->f, (int64_t)(st->end_mono - st->start_mono));
+	fprintf(t->f, ", \"args\": {\"step\": %" PRIu64, st->step);
+	write_overhead(t->f, st->probe_hits, st->probe_ns, st->end_mono - st->start_mono);
+	fputs(st->partial ? ", \"partial\": true}}" : "}}", t->f);
 }
 
 static void write_meta(struct trace *t, const char *name, pid_t tid, const char *key,
@@ -217,11 +228,14 @@ static void write_trailer(struct trace *t, const struct trace_summary *s)
 	fprintf(t->f,
 		", \"cycle\": %u, \"partial\": %s, \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64
 		", \"duration_ns\": %" PRIu64 ", \"launches\": %" PRIu64 ", \"unnamed_kernels\": %" PRIu64
-		", \"late_launches\": %" PRIu64 ", \"probe_hits\": %" PRIu64 ", \"drops\": %" PRIu64,
+		", \"late_launches\": %" PRIu64 ", \"drops\": %" PRIu64,
 		t->m.cycle, s->partial ? "true" : "false", t->m.start_mono + off, s->end_mono + off,
-		s->end_mono - t->m.start_mono, s->launches, s->unnamed, s->late, s->probe_hits, s->drops);
+		s->end_mono - t->m.start_mono, s->launches, s->unnamed, s->late, s->drops);
 	if (s->first_step >= 0)
 		fprintf(t->f, ", \"steps\": [%" PRId64 ", %" PRId64 "]", s->first_step, s->last_step);
+	if (s->probe_ns >= 0)
+		fprintf(t->f, ", \"probe_ns_per_hit\": %.1f", s->probe_ns);
+	write_overhead(t->f, (int64_t)s->probe_hits, s->probe_ns, s->end_mono - t->m.start_mono);
 	fputs("}\n}\n", t->f);
 }
 

@@ -28,7 +28,8 @@ struct trace_meta {
 struct trace_summary {
 	uint64_t end_mono;
 	uint64_t launches;
-	uint64_t probe_hits;	/* session-wide */
+	uint64_t probe_hits;	/* launch probe hits of this process in the cycle */
+	double probe_ns;	/* measured cost of one hit, < 0 when unknown */
 	uint64_t drops;		/* session-wide */
 	uint64_t unnamed;	/* kernels named only by object+offset */
 	uint64_t late;		/* launches that arrived after their cycle was written */
@@ -42,12 +43,18 @@ struct trace *trace__open(const char *dir, const struct trace_meta *m);
 void trace__launch(struct trace *t, const struct launch_event *e, const char *kernel,
 		   uint64_t correlation);
 void trace__thread(struct trace *t, pid_t tid, const char *name);
-/*
- * A ProfilerStep#<step> span, as torch.profiler writes one per step, with
- * the launch probe hits counted in it (-1 when not known).
- */
-void trace__step(struct trace *t, pid_t tid, uint64_t step, uint64_t start_mono, uint64_t end_mono,
-		 int64_t probe_hits, bool partial);
+/* A step of the cycle: its bounds, and what the probes cost in it. */
+struct trace_step {
+	pid_t tid;		/* the thread whose hit began it */
+	uint64_t step;
+	uint64_t start_mono, end_mono;
+	int64_t probe_hits;	/* -1 when not known */
+	double probe_ns;	/* cost of one hit, < 0 when unknown */
+	bool partial;		/* cut short by the end of the recording */
+};
+
+/* A ProfilerStep#<step> span, as torch.profiler writes one per step. */
+void trace__step(struct trace *t, const struct trace_step *st);
 /* Writes the trailer, syncs, renames into place; the final path stays readable via trace__path. */
 int trace__close(struct trace *t, const struct trace_summary *s);
 /* Removes the temporary file (nothing was recorded worth keeping). */
