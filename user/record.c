@@ -146,6 +146,12 @@ static void job_scan(void *ctx, long i)
 		p_warn("pid %d: cannot read its new libraries: %s", t->pid, strerror(-err));
 	if (!had && t->has_launch_apis && t->told_waiting)
 		p_info("pid %d (%s): CUDA library loaded, probes attached", t->pid, t->comm);
+	/* More than the executable and the dynamic linker: the startup libraries are in. */
+	if (!t->has_launch_apis && !t->told_waiting && t->nobjs > 2) {
+		t->told_waiting = true;
+		p_info("pid %d (%s) has no CUDA library mapped yet: watching for one to be loaded",
+		       t->pid, t->comm);
+	}
 	if (!had_step && t->step)
 		p_info("pid %d: step probe found in %s", t->pid, t->step_object);
 	/* The library-map probe stopped the process so that no launch is missed. */

@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 capture() { # NAME WORKLOAD ARGS...
 	local name=$1 wl=$2 out=$TMP/$1
 	shift 2
-	if ! CUPROBE_GT=$TMP/$name.gt.json "$CUPROBE" record -q -o "$out" -- "$W/$wl" "$@" \
+	if ! CUPROBE_GT=$TMP/$name.gt.json "$CUPROBE" record -o "$out" -- "$W/$wl" "$@" \
 		>"$TMP/$name.log" 2>&1; then
 		not_ok "$name: record" "$(tail -3 "$TMP/$name.log" | tr '\n' ' ')"
 		return
@@ -29,6 +29,8 @@ f=$(trace_in "$TMP/shared/run_0")
 expect "templated kernel in a namespace is named" grep -q '"kernel": "void ns::scale<float>(float\*, int)"' "$f"
 f=$(trace_in "$TMP/dlopen/run_0")
 expect "kernel of a dlopen'd library is named" grep -q '"kernel": "void kl::' "$f"
+expect "a command with no CUDA library yet is watched, and says so" \
+	grep -q "no CUDA library mapped yet: watching" "$TMP/dlopen.log"
 
 # Several threads, each with its own tid and thread_name metadata.
 f=$(trace_in "$TMP/shared/run_0")
