@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * cuprobe report: counts the launch events of Kineto trace files per kernel,
- * per API and per thread, and prints them as text, JSON or CSV.
+ * per API and per thread, times the steps of traces recorded with --step,
+ * lists each trace's cycle, and prints it all as text, JSON or CSV.
  *
  * Files are read one at a time: each is loaded whole, folded into hash tables
  * and freed, so memory follows the largest file and the work is linear in the
@@ -24,6 +25,8 @@
 #include "report.h"
 
 #define TRACE_SUFFIX ".pt.trace.json"
+/* The name of a step's span, as torch.profiler and cuprobe record write it. */
+#define STEP_PREFIX "ProfilerStep#"
 #define REPORT_SCHEMA_VERSION 1
 /* Longest name the text format prints whole; longer ones lose their middle. */
 #define TEXT_NAME_MAX 80
@@ -159,6 +162,17 @@ static int tally_add(struct tally *t, const char *key, int64_t a, int64_t b)
 	return 0;
 }
 
+/* The count of a key, without adding it. */
+static uint64_t tally_count(const struct tally *t, const char *key, int64_t a, int64_t b)
+{
+	const struct tally_entry *e;
+
+	if (!t->cap)
+		return 0;
+	e = tally_slot(t->slots, t->cap, key_hash(key, a, b), key, a, b);
+	return e->used ? e->count : 0;
+}
+
 static void tally_free(struct tally *t)
 {
 	for (size_t i = 0; i < t->cap; i++) {
@@ -168,6 +182,58 @@ static void tally_free(struct tally *t)
 	free(t->slots);
 	memset(t, 0, sizeof(*t));
 }
+
+/* A growing array of fixed-size rows (steps, cycles). */
+struct row_vec {
+	void *v;
+	size_t n, cap;
+};
+
+/* A new zeroed row at the end; NULL when out of memory. */
+static void *row_vec_push(struct row_vec *rv, size_t size)
+{
+	char *row;
+
+	if (rv->n == rv->cap) {
+		size_t ncap = rv->cap ? rv->cap * 2 : 16;
+		void *v = realloc(rv->v, ncap * size);
+
+		if (!v)
+			return NULL;
+		rv->v = v;
+		rv->cap = ncap;
+	}
+	row = (char *)rv->v + rv->n++ * size;
+	memset(row, 0, size);
+	return row;
+}
+
+/* One step of one process: a ProfilerStep span, and the launches made in it. */
+struct step_row {
+	int64_t pid, step;
+	uint64_t wall_ns;
+	uint64_t launches;
+	bool partial; /* cut short by the end of the recording */
+};
+
+/* Step wall time over the complete steps of one process. */
+struct step_stat {
+	int64_t pid;
+	uint64_t steps;
+	double mean_ns;
+	uint64_t p50_ns, p99_ns, max_ns;
+};
+
+/* One trace written by cuprobe record: one process in one cycle. */
+struct cycle_row {
+	int64_t cycle, pid;
+	char *command; /* NULL when the trace has none */
+	int64_t first_step, last_step;
+	bool has_steps; /* recorded with --step */
+	bool partial;
+	uint64_t launches, duration_ns, late_launches;
+	size_t seq; /* order read: keeps rows of equal (cycle, pid) apart */
+};
 
 /*
  * The sections of the report. Adding one takes an id here, a line in
@@ -204,6 +270,11 @@ struct report {
 	uint64_t launches;
 	uint64_t wall_ns;
 	uint64_t drops;
+	uint64_t late_launches;
+	struct tally step_launches; /* launches per (pid, args.step) */
+	struct row_vec steps;	    /* struct step_row, sorted and merged by report_finish */
+	struct row_vec stats;	    /* struct step_stat, made by report_finish */
+	struct row_vec cycles;	    /* struct cycle_row */
 	char *scratch; /* kernel keys composed from several fields */
 	size_t scratch_cap;
 };
@@ -221,6 +292,12 @@ static void report_free(struct report *r)
 		tally_free(&r->sections[i]);
 	tally_free(&r->pids);
 	tally_free(&r->files);
+	tally_free(&r->step_launches);
+	for (size_t i = 0; i < r->cycles.n; i++)
+		free(((struct cycle_row *)r->cycles.v)[i].command);
+	free(r->cycles.v);
+	free(r->steps.v);
+	free(r->stats.v);
 	free(r->scratch);
 }
 
@@ -282,13 +359,19 @@ static const char *launch_key(struct report *r, const char *api, const json_t *a
 static int consume_launch(struct report *r, const json_t *ev)
 {
 	const char *api = str_member(ev, "name");
+	const json_t *args = json_object_get(ev, "args");
+	const json_t *step = json_object_get(args, "step");
 	int64_t pid = int_member(ev, "pid");
 	const char *key;
 	int err;
 
 	if (!api)
 		api = "?";
-	key = launch_key(r, api, json_object_get(ev, "args"));
+	/* Counted whether or not the step has a span: only spans make rows. */
+	if (json_is_integer(step) &&
+	    tally_add(&r->step_launches, NULL, pid, json_integer_value(step)))
+		return -ENOMEM;
+	key = launch_key(r, api, args);
 	if (!key)
 		return -ENOMEM;
 	err = tally_add(&r->sections[SEC_KERNEL], key, 0, 0);
@@ -317,6 +400,56 @@ static int consume_metadata(struct report *r, const json_t *ev)
 	/* The first name wins, so a thread renamed between cycles keeps one row. */
 	if (!e->label && !(e->label = strdup(name)))
 		return -ENOMEM;
+	return 0;
+}
+
+/* Trace times are microseconds with three decimals: round to whole nanoseconds. */
+static uint64_t us_to_ns(double us)
+{
+	double ns = us * 1000.0;
+
+	if (!(ns > 0))
+		return 0;
+	/* Garbage times must not overflow the conversion. */
+	return ns < 1e18 ? (uint64_t)llround(ns) : (uint64_t)1e18;
+}
+
+/* args.step, else the number in the name (torch.profiler's spans have no args.step). */
+static bool step_number(const char *name, const json_t *args, int64_t *step)
+{
+	const json_t *arg = json_object_get(args, "step");
+	const char *digits = name + strlen(STEP_PREFIX);
+	char *end;
+
+	if (json_is_integer(arg)) {
+		*step = json_integer_value(arg);
+		return true;
+	}
+	if (*digits < '0' || *digits > '9')
+		return false;
+	errno = 0;
+	*step = strtoll(digits, &end, 10);
+	return !*end && !errno;
+}
+
+static int consume_step(struct report *r, const json_t *ev)
+{
+	const char *name = str_member(ev, "name");
+	const json_t *args = json_object_get(ev, "args");
+	const json_t *dur = json_object_get(ev, "dur");
+	struct step_row *s;
+	int64_t step;
+
+	if (!name || strncmp(name, STEP_PREFIX, strlen(STEP_PREFIX)) ||
+	    !step_number(name, args, &step))
+		return 0;
+	s = row_vec_push(&r->steps, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->pid = int_member(ev, "pid");
+	s->step = step;
+	s->wall_ns = json_is_number(dur) ? us_to_ns(json_number_value(dur)) : 0;
+	s->partial = json_is_true(json_object_get(args, "partial"));
 	return 0;
 }
 
@@ -357,9 +490,13 @@ static int consume_event(struct report *r, const json_t *ev, struct span *span)
 	if (strcmp(ph, "X"))
 		return 0;
 	cat = str_member(ev, "cat");
-	if (cat && (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver")))
+	if (!cat)
+		return 0;
+	if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver"))
 		return consume_launch(r, ev);
-	/* GPU work and step annotations feed no section yet. */
+	if (!strcmp(cat, "user_annotation"))
+		return consume_step(r, ev);
+	/* GPU work feeds no section. */
 	return 0;
 }
 
@@ -367,29 +504,58 @@ static int consume_event(struct report *r, const json_t *ev, struct span *span)
 static uint64_t file_wall_ns(const json_t *meta, const struct span *s)
 {
 	const json_t *dur = json_object_get(meta, "duration_ns");
-	double ns;
 
 	if (json_is_integer(dur) && json_integer_value(dur) >= 0)
 		return (uint64_t)json_integer_value(dur);
-	if (!s->any)
-		return 0;
-	ns = (s->last_us - s->first_us) * 1000.0;
-	/* Garbage timestamps must not overflow the conversion. */
-	return ns < 1e18 ? (uint64_t)llround(ns) : (uint64_t)1e18;
+	return s->any ? us_to_ns(s->last_us - s->first_us) : 0;
 }
 
-static int consume_meta(struct report *r, const json_t *meta, const struct span *span)
+/* A count in the cuprobe object; 0 when absent or negative. */
+static uint64_t meta_count(const json_t *meta, const char *key)
 {
-	const json_t *drops = json_object_get(meta, "drops");
-	const json_t *pid = json_object_get(meta, "pid");
+	const json_t *v = json_object_get(meta, key);
 
-	r->wall_ns += file_wall_ns(meta, span);
-	if (json_is_integer(drops) && json_integer_value(drops) > 0)
-		r->drops += (uint64_t)json_integer_value(drops);
+	return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v)
+							       : 0;
+}
+
+/* The cycle row of a trace cuprobe wrote; launches are the ones counted in it. */
+static int add_cycle(struct report *r, const json_t *meta, uint64_t launches, uint64_t wall_ns)
+{
+	const json_t *steps = json_object_get(meta, "steps");
+	const json_t *first = json_array_get(steps, 0), *last = json_array_get(steps, 1);
+	const char *command = str_member(meta, "command");
+	struct cycle_row *c = row_vec_push(&r->cycles, sizeof(*c));
+
+	if (!c || (command && !(c->command = strdup(command))))
+		return -ENOMEM;
+	c->cycle = int_member(meta, "cycle");
+	c->pid = int_member(meta, "pid");
+	c->has_steps = json_is_integer(first) && json_is_integer(last);
+	c->first_step = json_integer_value(first);
+	c->last_step = json_integer_value(last);
+	c->partial = json_is_true(json_object_get(meta, "partial"));
+	c->launches = launches;
+	c->duration_ns = wall_ns;
+	c->late_launches = meta_count(meta, "late_launches");
+	c->seq = r->cycles.n - 1;
+	return 0;
+}
+
+static int consume_meta(struct report *r, const json_t *meta, const struct span *span,
+			uint64_t launches)
+{
+	const json_t *pid = json_object_get(meta, "pid");
+	uint64_t wall_ns = file_wall_ns(meta, span);
+
+	r->wall_ns += wall_ns;
+	r->drops += meta_count(meta, "drops");
+	r->late_launches += meta_count(meta, "late_launches");
 	/* A process that made no launch in the window still took part. */
 	if (json_is_integer(pid) && !tally_get(&r->pids, NULL, json_integer_value(pid), 0))
 		return -ENOMEM;
-	return 0;
+	/* torch.profiler's traces have no cuprobe object, and no cycle. */
+	return json_is_object(meta) ? add_cycle(r, meta, launches, wall_ns) : 0;
 }
 
 static bool has_suffix(const char *s, const char *suffix)
@@ -430,6 +596,7 @@ static int seen_before(struct report *r, const char *path, bool *seen)
 
 static int report_add_file(struct report *r, const char *path)
 {
+	uint64_t launches_before = r->launches;
 	struct span span = {};
 	json_error_t jerr;
 	json_t *root, *events, *ev;
@@ -457,7 +624,8 @@ static int report_add_file(struct report *r, const char *path)
 			break;
 	}
 	if (!err)
-		err = consume_meta(r, json_object_get(root, "cuprobe"), &span);
+		err = consume_meta(r, json_object_get(root, "cuprobe"), &span,
+				   r->launches - launches_before);
 	json_decref(root);
 	r->trace_files++;
 out:
@@ -625,18 +793,153 @@ static int section_sort(const struct tally *t, const struct section_desc *d,
 	return 0;
 }
 
+static int cmp_i64(int64_t x, int64_t y)
+{
+	return (x > y) - (x < y);
+}
+
+static int cmp_step(const void *pa, const void *pb)
+{
+	const struct step_row *x = pa, *y = pb;
+
+	return x->pid != y->pid ? cmp_i64(x->pid, y->pid) : cmp_i64(x->step, y->step);
+}
+
+static int cmp_cycle(const void *pa, const void *pb)
+{
+	const struct cycle_row *x = pa, *y = pb;
+
+	if (x->cycle != y->cycle)
+		return cmp_i64(x->cycle, y->cycle);
+	if (x->pid != y->pid)
+		return cmp_i64(x->pid, y->pid);
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/*
+ * Sorts the steps by pid and step and gives each its launches. A step met
+ * twice (one pid in two recordings) is one row whose times add up, as its
+ * launches do.
+ */
+static void merge_steps(struct report *r)
+{
+	struct step_row *s = r->steps.v;
+	size_t n = 0;
+
+	if (!r->steps.n)
+		return;
+	qsort(s, r->steps.n, sizeof(*s), cmp_step);
+	for (size_t i = 0; i < r->steps.n; i++) {
+		if (n && !cmp_step(&s[n - 1], &s[i])) {
+			s[n - 1].wall_ns += s[i].wall_ns;
+			s[n - 1].partial |= s[i].partial;
+			continue;
+		}
+		s[n++] = s[i];
+	}
+	r->steps.n = n;
+	for (size_t i = 0; i < n; i++)
+		s[i].launches = tally_count(&r->step_launches, NULL, s[i].pid, s[i].step);
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t x = *(const uint64_t *)pa, y = *(const uint64_t *)pb;
+
+	return (x > y) - (x < y);
+}
+
+/* The nearest-rank percentile: the smallest value with pct% of them at or below it. */
+static uint64_t nearest_rank(const uint64_t *sorted, size_t n, unsigned int pct)
+{
+	size_t rank = (pct * n + 99) / 100;
+
+	return sorted[rank ? rank - 1 : 0];
+}
+
+/* Adds the stats of one process's complete steps (none: no row); tmp holds n values. */
+static int add_step_stat(struct report *r, const struct step_row *s, size_t n, uint64_t *tmp)
+{
+	struct step_stat *st;
+	double sum = 0;
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!s[i].partial)
+			tmp[m++] = s[i].wall_ns;
+	}
+	if (!m)
+		return 0;
+	st = row_vec_push(&r->stats, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	qsort(tmp, m, sizeof(*tmp), cmp_u64);
+	for (size_t i = 0; i < m; i++)
+		sum += (double)tmp[i];
+	st->pid = s[0].pid;
+	st->steps = m;
+	st->mean_ns = sum / (double)m;
+	st->p50_ns = nearest_rank(tmp, m, 50);
+	st->p99_ns = nearest_rank(tmp, m, 99);
+	st->max_ns = tmp[m - 1];
+	return 0;
+}
+
+/* A partial step was cut short by the recording, not by the program: it is left out. */
+static int step_stats(struct report *r)
+{
+	const struct step_row *s = r->steps.v;
+	uint64_t *tmp;
+	size_t i, j;
+	int err = 0;
+
+	if (!r->steps.n)
+		return 0;
+	tmp = malloc(r->steps.n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	/* The steps are sorted by pid: [i, j) are one process's. */
+	for (i = 0; !err && i < r->steps.n; i = j) {
+		for (j = i + 1; j < r->steps.n && s[j].pid == s[i].pid; j++)
+			;
+		err = add_step_stat(r, s + i, j - i, tmp);
+	}
+	free(tmp);
+	return err;
+}
+
+/* Puts steps and cycles in report order and computes the step stats. */
+static int report_finish(struct report *r)
+{
+	int err;
+
+	merge_steps(r);
+	if (r->cycles.n)
+		qsort(r->cycles.v, r->cycles.n, sizeof(struct cycle_row), cmp_cycle);
+	err = step_stats(r);
+	if (err)
+		report_err("out of memory computing step times: report on fewer traces at a time");
+	return err;
+}
+
 static double share_pct(const struct report *r, uint64_t count)
 {
 	return r->launches ? 100.0 * (double)count / (double)r->launches : 0.0;
 }
 
+/* count per second of ns; false when the time is unknown (zero). */
+static bool rate_per_s(uint64_t count, uint64_t ns, double *rate)
+{
+	if (!ns)
+		return false;
+	*rate = (double)count * 1e9 / (double)ns;
+	return true;
+}
+
 /* Events per second of wall time; false when the wall time is unknown (zero). */
 static bool per_second(const struct report *r, uint64_t count, double *rate)
 {
-	if (!r->wall_ns)
-		return false;
-	*rate = (double)count * 1e9 / (double)r->wall_ns;
-	return true;
+	return rate_per_s(count, r->wall_ns, rate);
 }
 
 static const char *row_name(const struct section_desc *d, const struct tally_entry *e)
@@ -644,26 +947,27 @@ static const char *row_name(const struct section_desc *d, const struct tally_ent
 	return d->by_thread ? e->label : e->key;
 }
 
-/* Text format. Numbers are right-aligned; the name comes last so that it needs no width. */
-enum { TCOL_PID, TCOL_TID, TCOL_COUNT, TCOL_SHARE, TCOL_RATE, TCOL__COUNT };
+/*
+ * Text format: tables whose numbers are right-aligned, and whose name column,
+ * when there is one, comes last so that it needs no width.
+ */
+#define TEXT_COLS 8
 
-struct text_cells {
-	char c[TCOL__COUNT][48];
+struct text_row {
+	char c[TEXT_COLS][48];
+	const char *name; /* NULL prints "-" */
 };
 
-static void text_cells(const struct report *r, const struct tally_entry *e, struct text_cells *t)
-{
-	double rate;
+struct text_table {
+	const char *title;
+	const char *heads[TEXT_COLS]; /* right-aligned columns, up to the first NULL */
+	const char *name_head;	      /* NULL: no name column */
+	size_t nrows;
+	const void *ctx;
+	void (*fill)(const struct report *r, const void *ctx, size_t i, struct text_row *row);
+};
 
-	snprintf(t->c[TCOL_PID], sizeof(t->c[0]), "%" PRId64, e->a);
-	snprintf(t->c[TCOL_TID], sizeof(t->c[0]), "%" PRId64, e->b);
-	snprintf(t->c[TCOL_COUNT], sizeof(t->c[0]), "%" PRIu64, e->count);
-	snprintf(t->c[TCOL_SHARE], sizeof(t->c[0]), "%.2f%%", share_pct(r, e->count));
-	if (per_second(r, e->count, &rate))
-		snprintf(t->c[TCOL_RATE], sizeof(t->c[0]), "%.1f", rate);
-	else
-		snprintf(t->c[TCOL_RATE], sizeof(t->c[0]), "-");
-}
+#define CELL(row, col, ...) snprintf((row)->c[col], sizeof((row)->c[col]), __VA_ARGS__)
 
 static bool utf8_continuation(char c)
 {
@@ -691,35 +995,162 @@ static void text_name(FILE *f, const char *name)
 	fprintf(f, "%.*s...%s\n", (int)head, name, name + tail);
 }
 
+static int text_widths(const struct report *r, const struct text_table *t, int *width)
+{
+	struct text_row row;
+	int ncols = 0;
+
+	while (ncols < TEXT_COLS && t->heads[ncols]) {
+		width[ncols] = (int)strlen(t->heads[ncols]);
+		ncols++;
+	}
+	for (size_t i = 0; i < t->nrows; i++) {
+		t->fill(r, t->ctx, i, &row);
+		for (int c = 0; c < ncols; c++)
+			if ((int)strlen(row.c[c]) > width[c])
+				width[c] = (int)strlen(row.c[c]);
+	}
+	return ncols;
+}
+
+static void text_table(FILE *f, const struct report *r, const struct text_table *t)
+{
+	int width[TEXT_COLS], ncols = text_widths(r, t, width);
+	struct text_row row;
+
+	fprintf(f, "\n%s\n", t->title);
+	for (int c = 0; c < ncols; c++)
+		fprintf(f, "  %*s", width[c], t->heads[c]);
+	if (t->name_head)
+		fprintf(f, "  %s", t->name_head);
+	fputc('\n', f);
+	for (size_t i = 0; i < t->nrows; i++) {
+		t->fill(r, t->ctx, i, &row);
+		for (int c = 0; c < ncols; c++)
+			fprintf(f, "  %*s", width[c], row.c[c]);
+		if (!t->name_head) {
+			fputc('\n', f);
+			continue;
+		}
+		fputs("  ", f);
+		text_name(f, row.name ? row.name : "-");
+	}
+}
+
+static void fill_section(const struct report *r, const void *ctx, size_t i, struct text_row *row)
+{
+	const struct section_rows *s = ctx;
+	const struct tally_entry *e = s->rows[i];
+	double rate;
+	int c = 0;
+
+	if (s->desc->by_thread) {
+		CELL(row, c++, "%" PRId64, e->a);
+		CELL(row, c++, "%" PRId64, e->b);
+	}
+	CELL(row, c++, "%" PRIu64, e->count);
+	CELL(row, c++, "%.2f%%", share_pct(r, e->count));
+	if (per_second(r, e->count, &rate))
+		CELL(row, c, "%.1f", rate);
+	else
+		CELL(row, c, "-");
+	row->name = row_name(s->desc, e);
+}
+
 static void text_section(FILE *f, const struct report *r, const struct section_rows *s)
 {
 	const struct section_desc *d = s->desc;
-	const char *heads[TCOL__COUNT] = { "PID", "TID", d->count_head, "SHARE", d->rate_head };
-	int first = d->by_thread ? TCOL_PID : TCOL_COUNT;
-	int width[TCOL__COUNT];
-	struct text_cells t;
-	const char *name;
+	struct text_table t = { .title = d->title, .name_head = d->name_head, .nrows = s->n,
+				.ctx = s, .fill = fill_section };
+	int c = 0;
 
-	for (int c = first; c < TCOL__COUNT; c++)
-		width[c] = (int)strlen(heads[c]);
-	for (size_t i = 0; i < s->n; i++) {
-		text_cells(r, s->rows[i], &t);
-		for (int c = first; c < TCOL__COUNT; c++)
-			if ((int)strlen(t.c[c]) > width[c])
-				width[c] = (int)strlen(t.c[c]);
+	if (d->by_thread) {
+		t.heads[c++] = "PID";
+		t.heads[c++] = "TID";
 	}
-	fprintf(f, "\n%s\n", d->title);
-	for (int c = first; c < TCOL__COUNT; c++)
-		fprintf(f, "  %*s", width[c], heads[c]);
-	fprintf(f, "  %s\n", d->name_head);
-	for (size_t i = 0; i < s->n; i++) {
-		text_cells(r, s->rows[i], &t);
-		for (int c = first; c < TCOL__COUNT; c++)
-			fprintf(f, "  %*s", width[c], t.c[c]);
-		name = row_name(d, s->rows[i]);
-		fputs("  ", f);
-		text_name(f, name ? name : "-");
-	}
+	t.heads[c++] = d->count_head;
+	t.heads[c++] = "SHARE";
+	t.heads[c] = d->rate_head;
+	text_table(f, r, &t);
+}
+
+static void fill_step(const struct report *r, const void *ctx, size_t i, struct text_row *row)
+{
+	const struct step_row *s = (const struct step_row *)r->steps.v + i;
+
+	(void)ctx;
+	CELL(row, 0, "%" PRId64, s->pid);
+	CELL(row, 1, "%" PRId64, s->step);
+	CELL(row, 2, "%.3f", (double)s->wall_ns / 1e6);
+	CELL(row, 3, "%" PRIu64, s->launches);
+	if (s->wall_ns)
+		CELL(row, 4, "%.3f", (double)s->launches * 1e6 / (double)s->wall_ns);
+	else
+		CELL(row, 4, "-");
+	CELL(row, 5, "%s", s->partial ? "yes" : "no");
+}
+
+static void fill_step_stat(const struct report *r, const void *ctx, size_t i,
+			   struct text_row *row)
+{
+	const struct step_stat *st = (const struct step_stat *)r->stats.v + i;
+
+	(void)ctx;
+	CELL(row, 0, "%" PRId64, st->pid);
+	CELL(row, 1, "%" PRIu64, st->steps);
+	CELL(row, 2, "%.3f", st->mean_ns / 1e6);
+	CELL(row, 3, "%.3f", (double)st->p50_ns / 1e6);
+	CELL(row, 4, "%.3f", (double)st->p99_ns / 1e6);
+	CELL(row, 5, "%.3f", (double)st->max_ns / 1e6);
+}
+
+static void fill_cycle(const struct report *r, const void *ctx, size_t i, struct text_row *row)
+{
+	const struct cycle_row *c = (const struct cycle_row *)r->cycles.v + i;
+
+	(void)ctx;
+	CELL(row, 0, "%" PRId64, c->cycle);
+	CELL(row, 1, "%" PRId64, c->pid);
+	if (c->has_steps)
+		CELL(row, 2, "%" PRId64 "-%" PRId64, c->first_step, c->last_step);
+	else
+		CELL(row, 2, "-");
+	CELL(row, 3, "%" PRIu64, c->launches);
+	CELL(row, 4, "%.3f", (double)c->duration_ns / 1e9);
+	CELL(row, 5, "%" PRIu64, c->late_launches);
+	CELL(row, 6, "%s", c->partial ? "yes" : "no");
+	row->name = c->command;
+}
+
+/* Steps and their stats only for traces that have steps; cycles for cuprobe's traces. */
+static void text_steps_and_cycles(FILE *f, const struct report *r)
+{
+	const struct text_table steps = {
+		.title = "Steps",
+		.heads = { "PID", "STEP", "WALL MS", "LAUNCHES", "LAUNCHES/MS", "PARTIAL" },
+		.nrows = r->steps.n,
+		.fill = fill_step,
+	};
+	const struct text_table stats = {
+		.title = "Step wall time (complete steps)",
+		.heads = { "PID", "STEPS", "MEAN MS", "P50 MS", "P99 MS", "MAX MS" },
+		.nrows = r->stats.n,
+		.fill = fill_step_stat,
+	};
+	const struct text_table cycles = {
+		.title = "Cycles",
+		.heads = { "CYCLE", "PID", "STEPS", "LAUNCHES", "WALL S", "LATE", "PARTIAL" },
+		.name_head = "COMMAND",
+		.nrows = r->cycles.n,
+		.fill = fill_cycle,
+	};
+
+	if (r->steps.n)
+		text_table(f, r, &steps);
+	if (r->stats.n)
+		text_table(f, r, &stats);
+	if (r->cycles.n)
+		text_table(f, r, &cycles);
 }
 
 static int write_text(FILE *f, const struct report *r, const struct section_rows *secs)
@@ -735,8 +1166,11 @@ static int write_text(FILE *f, const struct report *r, const struct section_rows
 		fprintf(f, " (%.1f launches/s)", rate);
 	fprintf(f, "\nDrops      %" PRIu64 "%s\n", r->drops,
 		r->drops ? " (the counts below miss at least this many)" : "");
+	fprintf(f, "Late       %" PRIu64 "%s\n", r->late_launches,
+		r->late_launches ? " (arrived after their cycle was written: in no trace)" : "");
 	for (int i = 0; i < SEC__COUNT; i++)
 		text_section(f, r, &secs[i]);
+	text_steps_and_cycles(f, r);
 	return 0;
 }
 
@@ -761,17 +1195,82 @@ static json_t *json_row(const struct report *r, const struct section_desc *d,
 			 json_rate(r, e->count));
 }
 
+/* Appends item to arr (taking it); on failure frees both and returns NULL. */
+static json_t *json_push(json_t *arr, json_t *item)
+{
+	if (!arr) {
+		json_decref(item);
+		return NULL;
+	}
+	if (json_array_append_new(arr, item)) {
+		json_decref(arr);
+		return NULL;
+	}
+	return arr;
+}
+
 static json_t *json_section(const struct report *r, const struct section_rows *s)
 {
 	json_t *arr = json_array();
 
-	for (size_t i = 0; arr && i < s->n; i++) {
-		if (json_array_append_new(arr, json_row(r, s->desc, s->rows[i]))) {
-			json_decref(arr);
-			arr = NULL;
-		}
-	}
+	for (size_t i = 0; arr && i < s->n; i++)
+		arr = json_push(arr, json_row(r, s->desc, s->rows[i]));
 	return arr;
+}
+
+static json_t *json_step(const struct step_row *s)
+{
+	json_t *rate = s->wall_ns ? json_real((double)s->launches * 1e6 / (double)s->wall_ns)
+				  : json_null();
+
+	return json_pack("{s:I, s:I, s:I, s:I, s:o, s:b}", "pid", (json_int_t)s->pid, "step",
+			 (json_int_t)s->step, "wall_ns", (json_int_t)s->wall_ns, "launches",
+			 (json_int_t)s->launches, "launches_per_ms", rate, "partial", s->partial);
+}
+
+static json_t *json_step_stat(const struct step_stat *st)
+{
+	return json_pack("{s:I, s:I, s:f, s:I, s:I, s:I}", "pid", (json_int_t)st->pid, "steps",
+			 (json_int_t)st->steps, "mean_ns", st->mean_ns, "p50_ns",
+			 (json_int_t)st->p50_ns, "p99_ns", (json_int_t)st->p99_ns, "max_ns",
+			 (json_int_t)st->max_ns);
+}
+
+static json_t *json_step_bound(const struct cycle_row *c, int64_t step)
+{
+	return c->has_steps ? json_integer(step) : json_null();
+}
+
+static json_t *json_cycle(const struct cycle_row *c)
+{
+	return json_pack("{s:I, s:I, s:s?, s:o, s:o, s:I, s:I, s:b, s:I}", "cycle",
+			 (json_int_t)c->cycle, "pid", (json_int_t)c->pid, "command", c->command,
+			 "first_step", json_step_bound(c, c->first_step), "last_step",
+			 json_step_bound(c, c->last_step), "launches", (json_int_t)c->launches,
+			 "duration_ns", (json_int_t)c->duration_ns, "partial", c->partial,
+			 "late_launches", (json_int_t)c->late_launches);
+}
+
+/* Sets the steps, step_stats and cycles arrays; false when out of memory. */
+static bool json_steps_and_cycles(json_t *root, const struct report *r)
+{
+	const struct step_row *steps = r->steps.v;
+	const struct step_stat *stats = r->stats.v;
+	const struct cycle_row *cycles = r->cycles.v;
+	json_t *a = json_array(), *b = json_array(), *c = json_array();
+	int err;
+
+	for (size_t i = 0; i < r->steps.n; i++)
+		a = json_push(a, json_step(&steps[i]));
+	for (size_t i = 0; i < r->stats.n; i++)
+		b = json_push(b, json_step_stat(&stats[i]));
+	for (size_t i = 0; i < r->cycles.n; i++)
+		c = json_push(c, json_cycle(&cycles[i]));
+	/* Each call takes its array, also when it fails: all three run so that none leaks. */
+	err = json_object_set_new(root, "steps", a);
+	err |= json_object_set_new(root, "step_stats", b);
+	err |= json_object_set_new(root, "cycles", c);
+	return !err;
 }
 
 static int write_json(FILE *f, const struct report *r, const struct section_rows *secs)
@@ -779,16 +1278,21 @@ static int write_json(FILE *f, const struct report *r, const struct section_rows
 	json_t *root;
 	int err = 0;
 
-	root = json_pack("{s:i, s:I, s:I, s:I, s:I, s:o, s:I}", "schema_version",
+	root = json_pack("{s:i, s:I, s:I, s:I, s:I, s:o, s:I, s:I}", "schema_version",
 			 REPORT_SCHEMA_VERSION, "trace_files", (json_int_t)r->trace_files,
 			 "processes", (json_int_t)r->pids.n, "launches", (json_int_t)r->launches,
 			 "wall_ns", (json_int_t)r->wall_ns, "launches_per_s",
-			 json_rate(r, r->launches), "drops", (json_int_t)r->drops);
+			 json_rate(r, r->launches), "drops", (json_int_t)r->drops,
+			 "late_launches", (json_int_t)r->late_launches);
 	for (int i = 0; root && i < SEC__COUNT; i++) {
 		if (json_object_set_new(root, secs[i].desc->json_key, json_section(r, &secs[i]))) {
 			json_decref(root);
 			root = NULL;
 		}
+	}
+	if (root && !json_steps_and_cycles(root, r)) {
+		json_decref(root);
+		root = NULL;
 	}
 	if (!root)
 		return -ENOMEM;
@@ -798,7 +1302,16 @@ static int write_json(FILE *f, const struct report *r, const struct section_rows
 	return err;
 }
 
-/* CSV format (RFC 4180): one table, the `section` column says which. */
+/*
+ * CSV format (RFC 4180): one table, the `section` column says which. Steps
+ * and cycles fill the columns after per_s; other rows leave them empty.
+ */
+#define CSV_HEAD                                                                               \
+	"section,name,pid,tid,count,share_pct,per_s,"                                          \
+	"step,cycle,first_step,last_step,wall_ns,partial,late_launches\n"
+/* The step .. late_launches columns of a kernel, API or thread row. */
+#define CSV_NO_STEP ",,,,,,,"
+
 static void csv_field(FILE *f, const char *s)
 {
 	if (!s[strcspn(s, ",\"\r\n")]) {
@@ -829,15 +1342,52 @@ static void csv_row(FILE *f, const struct report *r, const struct section_desc *
 	fprintf(f, ",%" PRIu64 ",%.3f,", e->count, share_pct(r, e->count));
 	if (per_second(r, e->count, &rate))
 		fprintf(f, "%.3f", rate);
-	fputc('\n', f);
+	fputs(CSV_NO_STEP "\n", f);
+}
+
+/* count, share_pct and per_s: per second of the row's own wall time. */
+static void csv_counts(FILE *f, const struct report *r, uint64_t count, uint64_t ns)
+{
+	double rate;
+
+	fprintf(f, ",%" PRIu64 ",%.3f,", count, share_pct(r, count));
+	if (rate_per_s(count, ns, &rate))
+		fprintf(f, "%.3f", rate);
+}
+
+static void csv_step(FILE *f, const struct report *r, const struct step_row *s)
+{
+	fprintf(f, "step,,%" PRId64 ",", s->pid);
+	csv_counts(f, r, s->launches, s->wall_ns);
+	fprintf(f, ",%" PRId64 ",,,,%" PRIu64 ",%s,\n", s->step, s->wall_ns,
+		s->partial ? "true" : "false");
+}
+
+static void csv_cycle(FILE *f, const struct report *r, const struct cycle_row *c)
+{
+	fputs("cycle,", f);
+	csv_field(f, c->command ? c->command : "");
+	fprintf(f, ",%" PRId64 ",", c->pid);
+	csv_counts(f, r, c->launches, c->duration_ns);
+	fprintf(f, ",,%" PRId64 ",", c->cycle);
+	if (c->has_steps)
+		fprintf(f, "%" PRId64 ",%" PRId64, c->first_step, c->last_step);
+	else
+		fputc(',', f);
+	fprintf(f, ",%" PRIu64 ",%s,%" PRIu64 "\n", c->duration_ns, c->partial ? "true" : "false",
+		c->late_launches);
 }
 
 static int write_csv(FILE *f, const struct report *r, const struct section_rows *secs)
 {
-	fputs("section,name,pid,tid,count,share_pct,per_s\n", f);
+	fputs(CSV_HEAD, f);
 	for (int i = 0; i < SEC__COUNT; i++)
 		for (size_t j = 0; j < secs[i].n; j++)
 			csv_row(f, r, secs[i].desc, secs[i].rows[j]);
+	for (size_t i = 0; i < r->steps.n; i++)
+		csv_step(f, r, (const struct step_row *)r->steps.v + i);
+	for (size_t i = 0; i < r->cycles.n; i++)
+		csv_cycle(f, r, (const struct cycle_row *)r->cycles.v + i);
 	return 0;
 }
 
@@ -904,6 +1454,16 @@ out:
 	return err;
 }
 
+static void warn_late(const struct report *r)
+{
+	if (!r->late_launches)
+		return;
+	report_err("warning: %" PRIu64 " launches arrived after their cycle was written, so they "
+		   "are in no trace and the counts are low by that many: the Cycles table shows "
+		   "which traces noted them (each in the next file its process wrote)",
+		   r->late_launches);
+}
+
 static void warn_drops(const struct report *r)
 {
 	if (!r->drops)
@@ -920,6 +1480,8 @@ static const char usage_text[] =
 	"Counts launches per kernel, per API and per thread over trace files.\n"
 	"PATH is a *.pt.trace.json file, or a folder searched at any depth for\n"
 	"them (the output of cuprobe record); the counts of all of them add up.\n"
+	"Traces recorded with --step also give each step's wall time and launches,\n"
+	"and every trace of cuprobe record gives a row per process and cycle.\n"
 	"\n"
 	"Options:\n"
 	"      --format FORMAT  text (the default), json or csv\n"
@@ -1036,10 +1598,13 @@ int report_main(int argc, char **argv)
 	if (err)
 		return err > 0 ? 0 : 2;
 	err = read_traces(&opts, &r);
+	if (!err)
+		err = report_finish(&r);
 	for (int i = 0; !err && i < SEC__COUNT; i++)
 		err = section_sort(&r.sections[i], &section_descs[i], &secs[i]);
 	if (!err) {
 		warn_drops(&r);
+		warn_late(&r);
 		err = write_output(&opts, &r, secs);
 	}
 	for (int i = 0; i < SEC__COUNT; i++)

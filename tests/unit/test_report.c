@@ -52,6 +52,25 @@
 	"'cuprobe':{'version':'0.1.0','pid':" #pid ",'command':'train','cycle':0,"              \
 	"'partial':false,'duration_ns':" #duration_ns ",'launches':0,'drops':" #drops "}}"
 
+/* A launch made in a step, as cuprobe record writes it with --step. */
+#define STEP_KERNEL(pid, tid, ts, name, step)                                                  \
+	LAUNCH("cudaLaunchKernel", "cuda_runtime", pid, tid, ts,                               \
+	       "{'cbid':211,'correlation':1,'kernel':'" name "','grid':[4,1,1],"                \
+	       "'block':[128,1,1],'shared memory':0,'stream handle':'0x0','step':" #step "}")
+
+/* A step's span; more is "" or ",'partial':true". */
+#define STEP_SPAN(pid, tid, step, ts, dur, more)                                               \
+	"{'ph':'X','cat':'user_annotation','name':'ProfilerStep#" #step "','pid':" #pid        \
+	",'tid':" #tid ",'ts':" ts ",'dur':" dur ",'args':{'step':" #step more "}},"
+
+/* The end of a trace recorded with --step: partial is true or false. */
+#define STEPS_TAIL(pid, cycle, partial, duration_ns, late, first, last)                        \
+	PROCESS_NAME_END(pid) ",'traceName':'host.pt.trace.json',"                             \
+	"'cuprobe':{'version':'0.1.0','pid':" #pid ",'command':'train','cycle':" #cycle         \
+	",'partial':" #partial ",'start_ns':1,'end_ns':2,'duration_ns':" #duration_ns          \
+	",'launches':0,'unnamed_kernels':0,'late_launches':" #late ",'probe_hits':9,"          \
+	"'drops':0,'steps':[" #first "," #last "]}}"
+
 /*
  * Ten launches of process 4242: thread 4243 ("worker") makes eight, thread
  * 4244 two. The trace also holds events that must not count: GPU work, a
@@ -476,6 +495,10 @@ static void test_many_kernels(void **state)
 	json_decref(root);
 }
 
+#define CSV_HEAD                                                                               \
+	"section,name,pid,tid,count,share_pct,per_s,"                                          \
+	"step,cycle,first_step,last_step,wall_ns,partial,late_launches\n"
+
 static void test_csv_quoting(void **state)
 {
 	struct fixture *fx = *state;
@@ -495,12 +518,395 @@ static void test_csv_quoting(void **state)
 	run_free(&r);
 	csv = slurp(out);
 	assert_non_null(csv);
-	assert_string_equal(csv, "section,name,pid,tid,count,share_pct,per_s\n"
-				 "kernel,plain_kernel,,,1,50.000,0.500\n"
-				 "kernel,\"void f<\"\"q\"\", 2>(int, char)\",,,1,50.000,0.500\n"
-				 "api,cudaLaunchKernel,,,2,100.000,1.000\n"
-				 "thread,\"main, 2\",7,8,2,100.000,1.000\n");
+	assert_string_equal(csv, CSV_HEAD
+				 "kernel,plain_kernel,,,1,50.000,0.500,,,,,,,\n"
+				 "kernel,\"void f<\"\"q\"\", 2>(int, char)\",,,1,50.000,0.500,,,,,,,\n"
+				 "api,cudaLaunchKernel,,,2,100.000,1.000,,,,,,,\n"
+				 "thread,\"main, 2\",7,8,2,100.000,1.000,,,,,,,\n"
+				 "cycle,train,7,,2,100.000,1.000,,0,,,2000000000,false,0\n");
 	free(csv);
+}
+
+/*
+ * A recording with --step of two processes over two cycles, laid out as
+ * cuprobe record writes it. File names put pid 200 before pid 100, and the
+ * first file holds step 3 before step 2, so that only sorting gives the
+ * report's order. Cycle 1 was cut short: its last steps are partial, and
+ * three launches came after their cycle was written.
+ */
+static void write_step_recording(const char *dir)
+{
+	write_trace(dir, "rec/run_0/b_100.9.pt.trace.json",
+		    TRACE_HEAD THREAD_NAME(100, 101, "main")
+		    STEP_SPAN(100, 101, 3, "1234.567", "2000.000", "")
+		    STEP_SPAN(100, 101, 2, "0.000", "1234.567", "")
+		    STEP_KERNEL(100, 101, "1.0", "k1", 2) STEP_KERNEL(100, 101, "2.0", "k1", 2)
+		    STEP_KERNEL(100, 101, "3.0", "k1", 2) STEP_KERNEL(100, 102, "1300.0", "k2", 3)
+		    STEPS_TAIL(100, 0, false, 5000000, 0, 2, 3));
+	write_trace(dir, "rec/run_0/a_200.8.pt.trace.json",
+		    TRACE_HEAD STEP_SPAN(200, 201, 2, "0.000", "500.500", "")
+		    STEP_SPAN(200, 201, 3, "500.500", "1500.000", "")
+		    STEP_KERNEL(200, 201, "1.0", "k1", 2) STEP_KERNEL(200, 201, "600.0", "k1", 3)
+		    STEP_KERNEL(200, 201, "601.0", "k1", 3)
+		    STEPS_TAIL(200, 0, false, 4000000, 0, 2, 3));
+	/* Step 5 has no span (its cycle was not saved): its launch counts in no step. */
+	write_trace(dir, "rec/run_1/b_100.9.pt.trace.json",
+		    TRACE_HEAD STEP_SPAN(100, 101, 6, "0.000", "3000.001", "")
+		    STEP_SPAN(100, 101, 7, "3000.001", "100.000", ",'partial':true")
+		    STEP_KERNEL(100, 101, "1.0", "k1", 6) STEP_KERNEL(100, 101, "2.0", "k1", 6)
+		    STEP_KERNEL(100, 101, "3001.0", "k2", 7) STEP_KERNEL(100, 101, "0.5", "k2", 5)
+		    STEPS_TAIL(100, 1, true, 6000000, 2, 6, 7));
+	write_trace(dir, "rec/run_1/a_200.8.pt.trace.json",
+		    TRACE_HEAD STEP_SPAN(200, 201, 6, "0.000", "0.999", "")
+		    STEP_SPAN(200, 201, 7, "0.999", "0.000", ",'partial':true")
+		    STEP_KERNEL(200, 201, "0.5", "k1", 6)
+		    STEPS_TAIL(200, 1, true, 3000000, 1, 6, 7));
+}
+
+static bool bool_at(const json_t *obj, const char *key)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (!json_is_boolean(v))
+		fail_msg("%s is not a boolean", key);
+	return json_is_true(v);
+}
+
+/* rate < 0: launches_per_ms must be null. */
+static void check_step(const json_t *root, size_t i, json_int_t pid, json_int_t step,
+		       json_int_t wall_ns, json_int_t launches, bool partial, double rate)
+{
+	const json_t *row = json_array_get(json_object_get(root, "steps"), i);
+
+	if (!row)
+		fail_msg("no step row %zu", i);
+	assert_int_equal(json_object_size(row), 6);
+	assert_int_equal(int_at(row, "pid"), pid);
+	assert_int_equal(int_at(row, "step"), step);
+	assert_int_equal(int_at(row, "wall_ns"), wall_ns);
+	assert_int_equal(int_at(row, "launches"), launches);
+	assert_int_equal(bool_at(row, "partial"), partial);
+	check_rate(row, "launches_per_ms", rate);
+}
+
+static void check_stat(const json_t *root, size_t i, json_int_t pid, json_int_t steps,
+		       double mean_ns, json_int_t p50_ns, json_int_t p99_ns, json_int_t max_ns)
+{
+	const json_t *row = json_array_get(json_object_get(root, "step_stats"), i);
+
+	if (!row)
+		fail_msg("no step_stats row %zu", i);
+	assert_int_equal(json_object_size(row), 6);
+	assert_int_equal(int_at(row, "pid"), pid);
+	assert_int_equal(int_at(row, "steps"), steps);
+	assert_float_equal(real_at(row, "mean_ns"), mean_ns, 1e-6);
+	assert_int_equal(int_at(row, "p50_ns"), p50_ns);
+	assert_int_equal(int_at(row, "p99_ns"), p99_ns);
+	assert_int_equal(int_at(row, "max_ns"), max_ns);
+}
+
+struct cycle_want {
+	json_int_t cycle, pid;
+	json_int_t first_step, last_step; /* -1: null */
+	json_int_t launches, duration_ns;
+	bool partial;
+	json_int_t late_launches;
+};
+
+static void check_step_bound(const json_t *row, const char *key, json_int_t want)
+{
+	if (want < 0)
+		assert_true(json_is_null(json_object_get(row, key)));
+	else
+		assert_int_equal(int_at(row, key), want);
+}
+
+static void check_cycle(const json_t *root, size_t i, struct cycle_want w)
+{
+	const json_t *row = json_array_get(json_object_get(root, "cycles"), i);
+
+	if (!row)
+		fail_msg("no cycle row %zu", i);
+	assert_int_equal(json_object_size(row), 9);
+	assert_int_equal(int_at(row, "cycle"), w.cycle);
+	assert_int_equal(int_at(row, "pid"), w.pid);
+	assert_string_equal(json_string_value(json_object_get(row, "command")), "train");
+	check_step_bound(row, "first_step", w.first_step);
+	check_step_bound(row, "last_step", w.last_step);
+	assert_int_equal(int_at(row, "launches"), w.launches);
+	assert_int_equal(int_at(row, "duration_ns"), w.duration_ns);
+	assert_int_equal(bool_at(row, "partial"), w.partial);
+	assert_int_equal(int_at(row, "late_launches"), w.late_launches);
+}
+
+static void test_steps_and_cycles_json(void **state)
+{
+	struct fixture *fx = *state;
+	char run0[PATH_MAX], run1[PATH_MAX];
+	json_t *root;
+
+	write_step_recording(fx->dir);
+	join(run0, fx->dir, "rec/run_0");
+	join(run1, fx->dir, "rec/run_1");
+	/* Cycle 1 is read first: the cycles come out sorted all the same. */
+	root = report_json(fx->dir, (const char *[]){ run1, run0, NULL });
+
+	assert_int_equal(int_at(root, "schema_version"), 1);
+	assert_int_equal(int_at(root, "trace_files"), 4);
+	assert_int_equal(int_at(root, "processes"), 2);
+	assert_int_equal(int_at(root, "launches"), 12);
+	assert_int_equal(int_at(root, "wall_ns"), 18000000);
+	assert_int_equal(int_at(root, "drops"), 0);
+	assert_int_equal(int_at(root, "late_launches"), 3);
+	check_row(root, "kernels", 0, "k1", "launches", 9, 75, 9 * 1e9 / 18e6);
+
+	/* dur 1234.567 µs is 1234567 ns exactly. */
+	assert_int_equal(section_len(root, "steps"), 8);
+	check_step(root, 0, 100, 2, 1234567, 3, false, 3 / 1.234567);
+	check_step(root, 1, 100, 3, 2000000, 1, false, 0.5);
+	check_step(root, 2, 100, 6, 3000001, 2, false, 2 / 3.000001);
+	check_step(root, 3, 100, 7, 100000, 1, true, 10.0);
+	check_step(root, 4, 200, 2, 500500, 1, false, 1 / 0.5005);
+	check_step(root, 5, 200, 3, 1500000, 2, false, 2 / 1.5);
+	check_step(root, 6, 200, 6, 999, 1, false, 1 / 0.000999);
+	check_step(root, 7, 200, 7, 0, 0, true, -1);
+
+	/* Partial steps are left out: three complete steps each. */
+	assert_int_equal(section_len(root, "step_stats"), 2);
+	check_stat(root, 0, 100, 3, (1234567 + 2000000 + 3000001) / 3.0, 2000000, 3000001,
+		   3000001);
+	check_stat(root, 1, 200, 3, (999 + 500500 + 1500000) / 3.0, 500500, 1500000, 1500000);
+
+	assert_int_equal(section_len(root, "cycles"), 4);
+	check_cycle(root, 0, (struct cycle_want){ 0, 100, 2, 3, 4, 5000000, false, 0 });
+	check_cycle(root, 1, (struct cycle_want){ 0, 200, 2, 3, 3, 4000000, false, 0 });
+	check_cycle(root, 2, (struct cycle_want){ 1, 100, 6, 7, 4, 6000000, true, 2 });
+	check_cycle(root, 3, (struct cycle_want){ 1, 200, 6, 7, 1, 3000000, true, 1 });
+	json_decref(root);
+}
+
+/* Nearest rank on known lists: the smallest value with p% of the values at or below it. */
+static void test_step_percentiles(void **state)
+{
+	enum { NSTEPS = 200 };
+	struct fixture *fx = *state;
+	char trace[PATH_MAX];
+	size_t len = 0;
+	char *text = NULL;
+	json_t *root;
+	FILE *f;
+
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	fputs(TRACE_HEAD, f);
+	/* Pid 1: walls 1..200 µs in a shuffled order, and a long partial step. */
+	for (int i = 0; i < NSTEPS; i++)
+		fprintf(f, STEP_SPAN(1, 1, %d, "0.0", "%d.000", ""), i, (i * 37) % NSTEPS + 1, i);
+	fputs(STEP_SPAN(1, 1, 200, "0.0", "99999.000", ",'partial':true"), f);
+	/* Pid 2: an odd count, rank 1.5 rounds up to 2. */
+	fputs(STEP_SPAN(2, 2, 0, "0.0", "30.000", "") STEP_SPAN(2, 2, 1, "0.0", "10.000", "")
+		      STEP_SPAN(2, 2, 2, "0.0", "20.000", ""), f);
+	/* Pid 3: only a partial step, so a step row and no stats. */
+	fputs(STEP_SPAN(3, 3, 0, "0.0", "1.005", ",'partial':true"), f);
+	fputs(KINETO_TAIL(1), f);
+	assert_int_equal(fclose(f), 0);
+	write_trace(fx->dir, "p.pt.trace.json", text);
+	free(text);
+	join(trace, fx->dir, "p.pt.trace.json");
+	root = report_json(fx->dir, (const char *[]){ trace, NULL });
+
+	assert_int_equal(section_len(root, "steps"), NSTEPS + 1 + 3 + 1);
+	check_step(root, NSTEPS, 1, 200, 99999000, 0, true, 0);
+	/* 1.005 * 1000 is 1004.9999999999999 in a double: rounded, not truncated. */
+	check_step(root, NSTEPS + 4, 3, 0, 1005, 0, true, 0);
+	assert_int_equal(section_len(root, "step_stats"), 2);
+	check_stat(root, 0, 1, NSTEPS, 100500, 100000, 198000, 200000);
+	check_stat(root, 1, 2, 3, 20000, 20000, 30000, 30000);
+	/* torch.profiler's traces have no cuprobe object, so no cycle. */
+	assert_int_equal(section_len(root, "cycles"), 0);
+	json_decref(root);
+}
+
+static void test_steps_and_cycles_text(void **state)
+{
+	struct fixture *fx = *state;
+	char rec[PATH_MAX];
+	struct run r;
+
+	write_step_recording(fx->dir);
+	join(rec, fx->dir, "rec");
+	r = run_report(fx->dir, (const char *[]){ rec, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.err, "cuprobe report: warning: 3 launches arrived after their cycle "
+				   "was written, so they are in no trace and the counts are low by "
+				   "that many: the Cycles table shows which traces noted them (each "
+				   "in the next file its process wrote)\n");
+	assert_non_null(strstr(r.out, "\nDrops      0\nLate       3 (arrived after their cycle "
+				      "was written: in no trace)\n\nKernels\n"));
+	assert_non_null(strstr(r.out, "\nSteps\n"
+				      "  PID  STEP  WALL MS  LAUNCHES  LAUNCHES/MS  PARTIAL\n"
+				      "  100     2    1.235         3        2.430       no\n"
+				      "  100     3    2.000         1        0.500       no\n"
+				      "  100     6    3.000         2        0.667       no\n"
+				      "  100     7    0.100         1       10.000      yes\n"
+				      "  200     2    0.500         1        1.998       no\n"
+				      "  200     3    1.500         2        1.333       no\n"
+				      "  200     6    0.001         1     1001.001       no\n"
+				      "  200     7    0.000         0            -      yes\n"
+				      "\nStep wall time (complete steps)\n"
+				      "  PID  STEPS  MEAN MS  P50 MS  P99 MS  MAX MS\n"
+				      "  100      3    2.078   2.000   3.000   3.000\n"
+				      "  200      3    0.667   0.500   1.500   1.500\n"
+				      "\nCycles\n"
+				      "  CYCLE  PID  STEPS  LAUNCHES  WALL S  LATE  PARTIAL  COMMAND\n"
+				      "      0  100    2-3         4   0.005     0       no  train\n"
+				      "      0  200    2-3         3   0.004     0       no  train\n"
+				      "      1  100    6-7         4   0.006     2      yes  train\n"
+				      "      1  200    6-7         1   0.003     1      yes  train\n"));
+	run_free(&r);
+}
+
+static void test_steps_and_cycles_csv(void **state)
+{
+	struct fixture *fx = *state;
+	char rec[PATH_MAX];
+	const char *rows;
+	struct run r;
+
+	write_step_recording(fx->dir);
+	join(rec, fx->dir, "rec");
+	r = run_report(fx->dir, (const char *[]){ "--format", "csv", rec, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "warning: 3 launches arrived after their cycle"));
+	assert_int_equal(strncmp(r.out, CSV_HEAD, strlen(CSV_HEAD)), 0);
+	/*
+	 * Shares are of all 12 launches; per_s is per second of the row's own wall
+	 * time, empty when it is 0.
+	 */
+	rows = strstr(r.out, "\nstep,");
+	assert_non_null(rows);
+	assert_string_equal(rows + 1, "step,,100,,3,25.000,2430.002,2,,,,1234567,false,\n"
+				      "step,,100,,1,8.333,500.000,3,,,,2000000,false,\n"
+				      "step,,100,,2,16.667,666.666,6,,,,3000001,false,\n"
+				      "step,,100,,1,8.333,10000.000,7,,,,100000,true,\n"
+				      "step,,200,,1,8.333,1998.002,2,,,,500500,false,\n"
+				      "step,,200,,2,16.667,1333.333,3,,,,1500000,false,\n"
+				      "step,,200,,1,8.333,1001001.001,6,,,,999,false,\n"
+				      "step,,200,,0,0.000,,7,,,,0,true,\n"
+				      "cycle,train,100,,4,33.333,800.000,,0,2,3,5000000,false,0\n"
+				      "cycle,train,200,,3,25.000,750.000,,0,2,3,4000000,false,0\n"
+				      "cycle,train,100,,4,33.333,666.667,,1,6,7,6000000,true,2\n"
+				      "cycle,train,200,,1,8.333,333.333,,1,6,7,3000000,true,1\n");
+	/* Kernel rows keep their columns and leave the new ones empty. */
+	assert_non_null(strstr(r.out, CSV_HEAD "kernel,k1,,,9,75.000,500.000,,,,,,,\n"));
+	run_free(&r);
+}
+
+/* The text report of test_folders_add_up's traces, before steps and cycles were added. */
+static const char stepless_sections[] =
+	"\nKernels\n"
+	"  LAUNCHES   SHARE  LAUNCHES/S  KERNEL\n"
+	"         3  75.00%         0.8  k1\n"
+	"         1  25.00%         0.2  k2\n"
+	"\nAPIs\n"
+	"  CALLS    SHARE  CALLS/S  API\n"
+	"      4  100.00%      1.0  cudaLaunchKernel\n"
+	"\nThreads\n"
+	"  PID  TID  LAUNCHES   SHARE  LAUNCHES/S  THREAD\n"
+	"  100  101         2  50.00%         0.5  -\n"
+	"  200  201         1  25.00%         0.2  loader\n"
+	"  200  202         1  25.00%         0.2  -\n";
+
+static void write_stepless_runs(const char *dir)
+{
+	write_trace(dir, "runs/run_0/host_100.1.pt.trace.json",
+		    TRACE_HEAD KERNEL(100, 101, "1.0", "k1") KERNEL(100, 101, "2.0", "k1")
+			    TRACE_TAIL(100, 1000000000, 3));
+	write_trace(dir, "runs/run_1/deep/host_200.2.pt.trace.json",
+		    TRACE_HEAD THREAD_NAME(200, 201, "loader") KERNEL(200, 201, "1.0", "k2")
+			    KERNEL(200, 202, "2.0", "k1") THREAD_NAME(200, 201, "renamed")
+				    TRACE_TAIL(200, 3000000000, 0));
+	write_trace(dir, "runs/run_1/host_300.4.pt.trace.json", TRACE_HEAD TRACE_TAIL(300, 0, 0));
+}
+
+/* Traces without steps: the sections read as before, no steps, a cycle row per file. */
+static void test_stepless_traces_unchanged(void **state)
+{
+	struct fixture *fx = *state;
+	char runs[PATH_MAX];
+	const char *kernels;
+	json_t *root;
+	struct run r;
+
+	write_stepless_runs(fx->dir);
+	join(runs, fx->dir, "runs");
+	r = run_report(fx->dir, (const char *[]){ runs, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(strncmp(r.out, "Traces     3 files, 3 processes\nLaunches   4\n"
+					"Wall time  4.000 s (1.0 launches/s)\n"
+					"Drops      3 (the counts below miss at least this many)\n"
+					"Late       0\n\nKernels\n",
+				 strlen("Traces     3 files, 3 processes\nLaunches   4\n"
+					"Wall time  4.000 s (1.0 launches/s)\n"
+					"Drops      3 (the counts below miss at least this many)\n"
+					"Late       0\n\nKernels\n")),
+			 0);
+	kernels = strstr(r.out, "\nKernels\n");
+	assert_non_null(kernels);
+	assert_int_equal(strncmp(kernels, stepless_sections, strlen(stepless_sections)), 0);
+	assert_string_equal(kernels + strlen(stepless_sections),
+			    "\nCycles\n"
+			    "  CYCLE  PID  STEPS  LAUNCHES  WALL S  LATE  PARTIAL  COMMAND\n"
+			    "      0  100      -         2   1.000     0       no  train\n"
+			    "      0  200      -         2   3.000     0       no  train\n"
+			    "      0  300      -         0   0.000     0       no  train\n");
+	/* No late launches: only the drops warning. */
+	assert_null(strstr(r.err, "arrived after"));
+	run_free(&r);
+
+	root = report_json(fx->dir, (const char *[]){ runs, NULL });
+	assert_int_equal(section_len(root, "steps"), 0);
+	assert_int_equal(section_len(root, "step_stats"), 0);
+	assert_int_equal(int_at(root, "late_launches"), 0);
+	assert_int_equal(section_len(root, "cycles"), 3);
+	check_cycle(root, 0, (struct cycle_want){ 0, 100, -1, -1, 2, 1000000000, false, 0 });
+	check_cycle(root, 2, (struct cycle_want){ 0, 300, -1, -1, 0, 0, false, 0 });
+	json_decref(root);
+}
+
+/* torch.profiler's spans have no args.step: the step comes from the name. */
+static void test_step_number_from_name(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX];
+	json_t *root;
+
+	write_trace(fx->dir, "t.pt.trace.json", main_trace);
+	join(trace, fx->dir, "t.pt.trace.json");
+	root = report_json(fx->dir, (const char *[]){ trace, NULL });
+	assert_int_equal(section_len(root, "steps"), 1);
+	check_step(root, 0, 4242, 0, 900000, 10, false, 10 / 0.9);
+	check_stat(root, 0, 4242, 1, 900000, 900000, 900000, 900000);
+	json_decref(root);
+}
+
+/* One pid's step in two files (two recordings): one row, times and launches added up. */
+static void test_step_seen_twice(void **state)
+{
+	struct fixture *fx = *state;
+	char dir[PATH_MAX];
+	json_t *root;
+
+	write_trace(fx->dir, "two/a.pt.trace.json", main_trace);
+	write_trace(fx->dir, "two/b.pt.trace.json",
+		    TRACE_HEAD STEP_SPAN(4242, 1, 0, "0.0", "100.000", ",'partial':true")
+		    STEP_KERNEL(4242, 1, "1.0", "k", 0) KINETO_TAIL(4242));
+	join(dir, fx->dir, "two");
+	root = report_json(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(section_len(root, "steps"), 1);
+	check_step(root, 0, 4242, 0, 1000000, 11, true, 11.0);
+	assert_int_equal(section_len(root, "step_stats"), 0);
+	json_decref(root);
 }
 
 #define LONG_NAME                                                                              \
@@ -727,6 +1133,13 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_zero_wall_time_has_no_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_kernels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_csv_quoting, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_steps_and_cycles_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_step_percentiles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_steps_and_cycles_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_steps_and_cycles_csv, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stepless_traces_unchanged, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_step_number_from_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_step_seen_twice, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_format, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_file_and_help, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
