@@ -18,8 +18,12 @@ VMLINUX_H ?= vmlinux/$(ARCH)/vmlinux.h
 CFLAGS   ?= -g -O2
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -MMD -MP
 CPPFLAGS += -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE
+# The host's system include folders, after ours: libbpf's usdt.bpf.h needs
+# <asm/errno.h> (libbpf-bootstrap's CLANG_BPF_SYS_INCLUDES).
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -MMD -MP \
-	      -I$(dir $(VMLINUX_H)) -Iinclude -Ibpf
+	      -I$(dir $(VMLINUX_H)) -Iinclude -Ibpf $(CLANG_BPF_SYS_INCLUDES)
 
 ifeq ($(STATIC),1)
 LDFLAGS += -static

@@ -30,6 +30,7 @@ struct {
 } events SEC(".maps");
 
 #include "schedule.bpf.h"
+#include "agent.bpf.h"
 
 /* Per process: code ranges of CUDA runtimes, so nested driver calls are skipped. */
 struct runtime_ranges {

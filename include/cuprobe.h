@@ -17,6 +17,7 @@ enum cuprobe_rec {
 	REC_LIBMAP = 2,	 /* the dynamic linker changed the map (struct libmap_event) */
 	REC_STEP = 3,	 /* a hit of the step probe (struct step_event) */
 	REC_THREAD = 4,	 /* first launch of a thread, with its name (struct thread_event) */
+	REC_AGENT = 5,	 /* a chunk of the agent's records (struct agent_chunk_event, agent.h) */
 };
 
 /*
@@ -108,6 +109,7 @@ struct cuprobe_counters {
 	__u64 nested;	   /* driver entries skipped as part of a runtime call */
 	__u64 drops;	   /* failed ring-buffer reserves */
 	__u64 lat_misses;  /* returns with no matching entry */
+	__u64 agent_bad;   /* agent chunks with a bad length or unreadable */
 };
 
 _Static_assert(sizeof(struct launch_event) == 104, "launch_event layout");

@@ -272,6 +272,10 @@ static int load_bpf(struct session *s)
 		bpf_program__set_autoload(skel->progs.launch_return, false);
 	if (!s->o.has_step)
 		bpf_program__set_autoload(skel->progs.step_hit, false);
+	if (!s->o.cupti) {
+		bpf_program__set_autoload(skel->progs.agent_records, false);
+		bpf_program__set_autoload(skel->progs.agent_enable, false);
+	}
 	err = launch_bpf__load(skel);
 	if (err) {
 		p_err("cannot load the BPF programs: %s; run with -v for the verifier's log",
@@ -653,7 +657,7 @@ static int preflight(struct session *s)
 {
 	int err;
 
-	if (s->o.cupti) {
+	if (!s->o.cupti) {
 		p_err("--cupti: the CUPTI agent is not part of this build yet; record without --cupti");
 		return -ENOTSUP;
 	}
