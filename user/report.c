@@ -2,7 +2,8 @@
 /*
  * cuprobe report: counts the launch events of Kineto trace files per kernel,
  * per API and per thread, times the steps of traces recorded with --step,
- * lists each trace's cycle, and prints it all as text, JSON or CSV.
+ * lists each trace's cycle with what cuprobe's probes cost in it, and prints
+ * it all as text, JSON or CSV.
  *
  * Files are read one at a time: each is loaded whole, folded into hash tables
  * and freed, so memory follows the largest file and the work is linear in the
@@ -208,11 +209,26 @@ static void *row_vec_push(struct row_vec *rv, size_t size)
 	return row;
 }
 
+/*
+ * What cuprobe itself cost in a step, a cycle or the whole report, from the
+ * keys cuprobe record writes. Any part may be unknown (older traces, partial
+ * steps, torch.profiler's traces): sums add only the parts that are known.
+ */
+struct overhead {
+	uint64_t hits;	       /* launch probe hits */
+	uint64_t cost_ns;      /* hits x the per-hit cost measured when recording */
+	uint64_t cost_wall_ns; /* wall time of the parts whose cost is known */
+	uint64_t cupti_ns;     /* CUPTI's own overhead */
+	double per_hit_min, per_hit_max; /* ns per hit, over the traces that measured it */
+	bool has_hits, has_cost, has_per_hit, has_cupti;
+};
+
 /* One step of one process: a ProfilerStep span, and the launches made in it. */
 struct step_row {
 	int64_t pid, step;
 	uint64_t wall_ns;
 	uint64_t launches;
+	struct overhead ovh;
 	bool partial; /* cut short by the end of the recording */
 };
 
@@ -232,6 +248,7 @@ struct cycle_row {
 	bool has_steps; /* recorded with --step */
 	bool partial;
 	uint64_t launches, duration_ns, late_launches;
+	struct overhead ovh;
 	size_t seq; /* order read: keeps rows of equal (cycle, pid) apart */
 };
 
@@ -271,6 +288,7 @@ struct report {
 	uint64_t wall_ns;
 	uint64_t drops;
 	uint64_t late_launches;
+	struct overhead ovh; /* over all cycles */
 	struct tally step_launches; /* launches per (pid, args.step) */
 	struct row_vec steps;	    /* struct step_row, sorted and merged by report_finish */
 	struct row_vec stats;	    /* struct step_stat, made by report_finish */
@@ -414,6 +432,76 @@ static uint64_t us_to_ns(double us)
 	return ns < 1e18 ? (uint64_t)llround(ns) : (uint64_t)1e18;
 }
 
+/* A count or a time in ns: a number at least 0, rounded; false when absent or garbage. */
+static bool count_member(const json_t *obj, const char *key, uint64_t *v)
+{
+	const json_t *j = json_object_get(obj, key);
+	double d;
+
+	if (json_is_integer(j) && json_integer_value(j) >= 0) {
+		*v = (uint64_t)json_integer_value(j);
+		return true;
+	}
+	d = json_is_real(j) ? json_real_value(j) : -1;
+	if (!(d >= 0 && d < 1e18))
+		return false;
+	*v = (uint64_t)llround(d);
+	return true;
+}
+
+/*
+ * The overhead keys of a cuprobe object or a step's args; wall_ns is the time
+ * they fell in. The share is computed here, from the cost and wall_ns, rather
+ * than read, so that it is exact and stays right when rows add up.
+ */
+static void overhead_read(const json_t *obj, uint64_t wall_ns, struct overhead *o)
+{
+	const json_t *per_hit = json_object_get(obj, "probe_ns_per_hit");
+
+	memset(o, 0, sizeof(*o));
+	o->has_hits = count_member(obj, "probe_hits", &o->hits);
+	o->has_cost = count_member(obj, "probe_cost_ns", &o->cost_ns);
+	o->cost_wall_ns = o->has_cost ? wall_ns : 0;
+	o->has_cupti = count_member(obj, "cupti_overhead_ns", &o->cupti_ns);
+	if (json_is_number(per_hit) && json_number_value(per_hit) >= 0) {
+		o->per_hit_min = o->per_hit_max = json_number_value(per_hit);
+		o->has_per_hit = true;
+	}
+}
+
+static void overhead_add(struct overhead *sum, const struct overhead *o)
+{
+	if (o->has_hits) {
+		sum->hits += o->hits;
+		sum->has_hits = true;
+	}
+	if (o->has_cost) {
+		sum->cost_ns += o->cost_ns;
+		sum->cost_wall_ns += o->cost_wall_ns;
+		sum->has_cost = true;
+	}
+	if (o->has_cupti) {
+		sum->cupti_ns += o->cupti_ns;
+		sum->has_cupti = true;
+	}
+	if (!o->has_per_hit)
+		return;
+	if (!sum->has_per_hit || o->per_hit_min < sum->per_hit_min)
+		sum->per_hit_min = o->per_hit_min;
+	if (!sum->has_per_hit || o->per_hit_max > sum->per_hit_max)
+		sum->per_hit_max = o->per_hit_max;
+	sum->has_per_hit = true;
+}
+
+/* The cost as a fraction of the wall time it fell in; false when either is unknown. */
+static bool overhead_share(const struct overhead *o, double *share)
+{
+	if (!o->has_cost || !o->cost_wall_ns)
+		return false;
+	*share = (double)o->cost_ns / (double)o->cost_wall_ns;
+	return true;
+}
+
 /* args.step, else the number in the name (torch.profiler's spans have no args.step). */
 static bool step_number(const char *name, const json_t *args, int64_t *step)
 {
@@ -449,6 +537,7 @@ static int consume_step(struct report *r, const json_t *ev)
 	s->pid = int_member(ev, "pid");
 	s->step = step;
 	s->wall_ns = json_is_number(dur) ? us_to_ns(json_number_value(dur)) : 0;
+	overhead_read(args, s->wall_ns, &s->ovh);
 	s->partial = json_is_true(json_object_get(args, "partial"));
 	return 0;
 }
@@ -538,6 +627,8 @@ static int add_cycle(struct report *r, const json_t *meta, uint64_t launches, ui
 	c->launches = launches;
 	c->duration_ns = wall_ns;
 	c->late_launches = meta_count(meta, "late_launches");
+	overhead_read(meta, wall_ns, &c->ovh);
+	overhead_add(&r->ovh, &c->ovh);
 	c->seq = r->cycles.n - 1;
 	return 0;
 }
@@ -833,6 +924,7 @@ static void merge_steps(struct report *r)
 		if (n && !cmp_step(&s[n - 1], &s[i])) {
 			s[n - 1].wall_ns += s[i].wall_ns;
 			s[n - 1].partial |= s[i].partial;
+			overhead_add(&s[n - 1].ovh, &s[i].ovh);
 			continue;
 		}
 		s[n++] = s[i];
@@ -1074,6 +1166,41 @@ static void text_section(FILE *f, const struct report *r, const struct section_r
 	text_table(f, r, &t);
 }
 
+/* Overhead cells: "-" for what the traces did not say. */
+static void cell_hits(struct text_row *row, int col, const struct overhead *o)
+{
+	if (o->has_hits)
+		CELL(row, col, "%" PRIu64, o->hits);
+	else
+		CELL(row, col, "-");
+}
+
+static void cell_cost_pct(struct text_row *row, int col, const struct overhead *o)
+{
+	double share;
+
+	if (overhead_share(o, &share))
+		CELL(row, col, "%.2f", share * 100);
+	else
+		CELL(row, col, "-");
+}
+
+/* Whole ns per hit, or "min-max" when the traces measured different costs. */
+static void per_hit_text(const struct overhead *o, char *buf, size_t size)
+{
+	char max[32];
+	int n;
+
+	if (!o->has_per_hit) {
+		snprintf(buf, size, "-");
+		return;
+	}
+	n = snprintf(buf, size, "%.0f", o->per_hit_min);
+	snprintf(max, sizeof(max), "%.0f", o->per_hit_max);
+	if (n > 0 && (size_t)n < size && strcmp(buf, max))
+		snprintf(buf + n, size - (size_t)n, "-%s", max);
+}
+
 static void fill_step(const struct report *r, const void *ctx, size_t i, struct text_row *row)
 {
 	const struct step_row *s = (const struct step_row *)r->steps.v + i;
@@ -1087,7 +1214,9 @@ static void fill_step(const struct report *r, const void *ctx, size_t i, struct 
 		CELL(row, 4, "%.3f", (double)s->launches * 1e6 / (double)s->wall_ns);
 	else
 		CELL(row, 4, "-");
-	CELL(row, 5, "%s", s->partial ? "yes" : "no");
+	cell_hits(row, 5, &s->ovh);
+	cell_cost_pct(row, 6, &s->ovh);
+	CELL(row, 7, "%s", s->partial ? "yes" : "no");
 }
 
 static void fill_step_stat(const struct report *r, const void *ctx, size_t i,
@@ -1122,12 +1251,43 @@ static void fill_cycle(const struct report *r, const void *ctx, size_t i, struct
 	row->name = c->command;
 }
 
+/* One row per cycle, then the total of them all. */
+static void fill_overhead(const struct report *r, const void *ctx, size_t i,
+			  struct text_row *row)
+{
+	const struct overhead *o = &r->ovh;
+
+	(void)ctx;
+	if (i < r->cycles.n) {
+		const struct cycle_row *c = (const struct cycle_row *)r->cycles.v + i;
+
+		CELL(row, 0, "%" PRId64, c->cycle);
+		CELL(row, 1, "%" PRId64, c->pid);
+		o = &c->ovh;
+	} else {
+		CELL(row, 0, "total");
+		CELL(row, 1, "-");
+	}
+	cell_hits(row, 2, o);
+	per_hit_text(o, row->c[3], sizeof(row->c[3]));
+	if (o->has_cost)
+		CELL(row, 4, "%.3f", (double)o->cost_ns / 1e6);
+	else
+		CELL(row, 4, "-");
+	cell_cost_pct(row, 5, o);
+	if (o->has_cupti)
+		CELL(row, 6, "%.3f", (double)o->cupti_ns / 1e6);
+	else
+		CELL(row, 6, "-");
+}
+
 /* Steps and their stats only for traces that have steps; cycles for cuprobe's traces. */
 static void text_steps_and_cycles(FILE *f, const struct report *r)
 {
 	const struct text_table steps = {
 		.title = "Steps",
-		.heads = { "PID", "STEP", "WALL MS", "LAUNCHES", "LAUNCHES/MS", "PARTIAL" },
+		.heads = { "PID", "STEP", "WALL MS", "LAUNCHES", "LAUNCHES/MS", "PROBE HITS",
+			   "COST %", "PARTIAL" },
 		.nrows = r->steps.n,
 		.fill = fill_step,
 	};
@@ -1144,13 +1304,60 @@ static void text_steps_and_cycles(FILE *f, const struct report *r)
 		.nrows = r->cycles.n,
 		.fill = fill_cycle,
 	};
+	const struct text_table overhead = {
+		.title = "Overhead",
+		.heads = { "CYCLE", "PID", "PROBE HITS", "NS/HIT", "COST MS", "COST %",
+			   "CUPTI MS" },
+		.nrows = r->cycles.n + 1,
+		.fill = fill_overhead,
+	};
 
 	if (r->steps.n)
 		text_table(f, r, &steps);
 	if (r->stats.n)
 		text_table(f, r, &stats);
-	if (r->cycles.n)
+	if (r->cycles.n) {
 		text_table(f, r, &cycles);
+		text_table(f, r, &overhead);
+	}
+}
+
+/* 1234567 as "1,234,567". */
+static void group_digits(uint64_t v, char *buf, size_t size)
+{
+	char digits[24];
+	size_t n = (size_t)snprintf(digits, sizeof(digits), "%" PRIu64, v), j = 0;
+
+	for (size_t i = 0; i < n && j + 2 < size; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = digits[i];
+	}
+	buf[j] = '\0';
+}
+
+/* "Overhead   0.16% of wall time (1,234 probe hits x 1340 ns)", "-" for unknowns. */
+static void text_overhead_line(FILE *f, const struct overhead *o)
+{
+	char hits[32], per_hit[64];
+	double share;
+
+	fputs("Overhead   ", f);
+	if (overhead_share(o, &share))
+		fprintf(f, "%.2f%% of wall time", share * 100);
+	else
+		fputc('-', f);
+	if (o->has_hits) {
+		group_digits(o->hits, hits, sizeof(hits));
+		per_hit_text(o, per_hit, sizeof(per_hit));
+		if (o->has_per_hit)
+			fprintf(f, " (%s probe hits x %s ns)", hits, per_hit);
+		else
+			fprintf(f, " (%s probe hits, cost per hit not measured)", hits);
+	}
+	if (o->has_cupti)
+		fprintf(f, ", CUPTI %.3f ms", (double)o->cupti_ns / 1e6);
+	fputc('\n', f);
 }
 
 static int write_text(FILE *f, const struct report *r, const struct section_rows *secs)
@@ -1168,6 +1375,7 @@ static int write_text(FILE *f, const struct report *r, const struct section_rows
 		r->drops ? " (the counts below miss at least this many)" : "");
 	fprintf(f, "Late       %" PRIu64 "%s\n", r->late_launches,
 		r->late_launches ? " (arrived after their cycle was written: in no trace)" : "");
+	text_overhead_line(f, &r->ovh);
 	for (int i = 0; i < SEC__COUNT; i++)
 		text_section(f, r, &secs[i]);
 	text_steps_and_cycles(f, r);
@@ -1218,14 +1426,72 @@ static json_t *json_section(const struct report *r, const struct section_rows *s
 	return arr;
 }
 
+/* Overhead values: null for what the traces did not say. */
+static json_t *json_count_or_null(bool known, uint64_t v)
+{
+	return known ? json_integer((json_int_t)v) : json_null();
+}
+
+static json_t *json_share(const struct overhead *o)
+{
+	double share;
+
+	return overhead_share(o, &share) ? json_real(share) : json_null();
+}
+
+static json_t *json_per_hit(const struct overhead *o, double ns)
+{
+	return o->has_per_hit ? json_real(ns) : json_null();
+}
+
+/*
+ * Adds probe_hits, probe_cost_ns and probe_cost_share to obj, and for a cycle
+ * also probe_ns_per_hit and cupti_overhead_ns. Takes obj; NULL on failure.
+ */
+static json_t *json_with_overhead(json_t *obj, const struct overhead *o, bool cycle)
+{
+	int err;
+
+	if (!obj)
+		return NULL;
+	err = json_object_set_new(obj, "probe_hits", json_count_or_null(o->has_hits, o->hits));
+	if (cycle)
+		err |= json_object_set_new(obj, "probe_ns_per_hit", json_per_hit(o, o->per_hit_min));
+	err |= json_object_set_new(obj, "probe_cost_ns",
+				   json_count_or_null(o->has_cost, o->cost_ns));
+	err |= json_object_set_new(obj, "probe_cost_share", json_share(o));
+	if (cycle)
+		err |= json_object_set_new(obj, "cupti_overhead_ns",
+					   json_count_or_null(o->has_cupti, o->cupti_ns));
+	if (err) {
+		json_decref(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* The report's overhead object: the sums over all cycles. */
+static json_t *json_overhead(const struct overhead *o)
+{
+	return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "probe_hits",
+			 json_count_or_null(o->has_hits, o->hits), "probe_cost_ns",
+			 json_count_or_null(o->has_cost, o->cost_ns), "share", json_share(o),
+			 "probe_ns_per_hit_min", json_per_hit(o, o->per_hit_min),
+			 "probe_ns_per_hit_max", json_per_hit(o, o->per_hit_max),
+			 "cupti_overhead_ns", json_count_or_null(o->has_cupti, o->cupti_ns));
+}
+
 static json_t *json_step(const struct step_row *s)
 {
 	json_t *rate = s->wall_ns ? json_real((double)s->launches * 1e6 / (double)s->wall_ns)
 				  : json_null();
 
-	return json_pack("{s:I, s:I, s:I, s:I, s:o, s:b}", "pid", (json_int_t)s->pid, "step",
-			 (json_int_t)s->step, "wall_ns", (json_int_t)s->wall_ns, "launches",
-			 (json_int_t)s->launches, "launches_per_ms", rate, "partial", s->partial);
+	return json_with_overhead(json_pack("{s:I, s:I, s:I, s:I, s:o, s:b}", "pid",
+					    (json_int_t)s->pid, "step", (json_int_t)s->step,
+					    "wall_ns", (json_int_t)s->wall_ns, "launches",
+					    (json_int_t)s->launches, "launches_per_ms", rate,
+					    "partial", s->partial),
+				  &s->ovh, false);
 }
 
 static json_t *json_step_stat(const struct step_stat *st)
@@ -1243,12 +1509,15 @@ static json_t *json_step_bound(const struct cycle_row *c, int64_t step)
 
 static json_t *json_cycle(const struct cycle_row *c)
 {
-	return json_pack("{s:I, s:I, s:s?, s:o, s:o, s:I, s:I, s:b, s:I}", "cycle",
-			 (json_int_t)c->cycle, "pid", (json_int_t)c->pid, "command", c->command,
-			 "first_step", json_step_bound(c, c->first_step), "last_step",
-			 json_step_bound(c, c->last_step), "launches", (json_int_t)c->launches,
-			 "duration_ns", (json_int_t)c->duration_ns, "partial", c->partial,
-			 "late_launches", (json_int_t)c->late_launches);
+	json_t *obj = json_pack("{s:I, s:I, s:s?, s:o, s:o, s:I, s:I, s:b, s:I}", "cycle",
+				(json_int_t)c->cycle, "pid", (json_int_t)c->pid, "command",
+				c->command, "first_step", json_step_bound(c, c->first_step),
+				"last_step", json_step_bound(c, c->last_step), "launches",
+				(json_int_t)c->launches, "duration_ns", (json_int_t)c->duration_ns,
+				"partial", c->partial, "late_launches",
+				(json_int_t)c->late_launches);
+
+	return json_with_overhead(obj, &c->ovh, true);
 }
 
 /* Sets the steps, step_stats and cycles arrays; false when out of memory. */
@@ -1278,12 +1547,13 @@ static int write_json(FILE *f, const struct report *r, const struct section_rows
 	json_t *root;
 	int err = 0;
 
-	root = json_pack("{s:i, s:I, s:I, s:I, s:I, s:o, s:I, s:I}", "schema_version",
+	root = json_pack("{s:i, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:o}", "schema_version",
 			 REPORT_SCHEMA_VERSION, "trace_files", (json_int_t)r->trace_files,
 			 "processes", (json_int_t)r->pids.n, "launches", (json_int_t)r->launches,
 			 "wall_ns", (json_int_t)r->wall_ns, "launches_per_s",
 			 json_rate(r, r->launches), "drops", (json_int_t)r->drops,
-			 "late_launches", (json_int_t)r->late_launches);
+			 "late_launches", (json_int_t)r->late_launches, "overhead",
+			 json_overhead(&r->ovh));
 	for (int i = 0; root && i < SEC__COUNT; i++) {
 		if (json_object_set_new(root, secs[i].desc->json_key, json_section(r, &secs[i]))) {
 			json_decref(root);
@@ -1308,9 +1578,10 @@ static int write_json(FILE *f, const struct report *r, const struct section_rows
  */
 #define CSV_HEAD                                                                               \
 	"section,name,pid,tid,count,share_pct,per_s,"                                          \
-	"step,cycle,first_step,last_step,wall_ns,partial,late_launches\n"
-/* The step .. late_launches columns of a kernel, API or thread row. */
-#define CSV_NO_STEP ",,,,,,,"
+	"step,cycle,first_step,last_step,wall_ns,partial,late_launches,"                       \
+	"probe_hits,probe_cost_ns,probe_cost_share,cupti_overhead_ns\n"
+/* The step .. cupti_overhead_ns columns of a kernel, API or thread row. */
+#define CSV_NO_STEP ",,,,,,,,,,,"
 
 static void csv_field(FILE *f, const char *s)
 {
@@ -1355,12 +1626,33 @@ static void csv_counts(FILE *f, const struct report *r, uint64_t count, uint64_t
 		fprintf(f, "%.3f", rate);
 }
 
+/* ",probe_hits,probe_cost_ns,probe_cost_share,cupti_overhead_ns", empty when unknown. */
+static void csv_overhead(FILE *f, const struct overhead *o)
+{
+	double share;
+
+	fputc(',', f);
+	if (o->has_hits)
+		fprintf(f, "%" PRIu64, o->hits);
+	fputc(',', f);
+	if (o->has_cost)
+		fprintf(f, "%" PRIu64, o->cost_ns);
+	fputc(',', f);
+	if (overhead_share(o, &share))
+		fprintf(f, "%.6f", share);
+	fputc(',', f);
+	if (o->has_cupti)
+		fprintf(f, "%" PRIu64, o->cupti_ns);
+	fputc('\n', f);
+}
+
 static void csv_step(FILE *f, const struct report *r, const struct step_row *s)
 {
 	fprintf(f, "step,,%" PRId64 ",", s->pid);
 	csv_counts(f, r, s->launches, s->wall_ns);
-	fprintf(f, ",%" PRId64 ",,,,%" PRIu64 ",%s,\n", s->step, s->wall_ns,
+	fprintf(f, ",%" PRId64 ",,,,%" PRIu64 ",%s,", s->step, s->wall_ns,
 		s->partial ? "true" : "false");
+	csv_overhead(f, &s->ovh);
 }
 
 static void csv_cycle(FILE *f, const struct report *r, const struct cycle_row *c)
@@ -1374,8 +1666,9 @@ static void csv_cycle(FILE *f, const struct report *r, const struct cycle_row *c
 		fprintf(f, "%" PRId64 ",%" PRId64, c->first_step, c->last_step);
 	else
 		fputc(',', f);
-	fprintf(f, ",%" PRIu64 ",%s,%" PRIu64 "\n", c->duration_ns, c->partial ? "true" : "false",
+	fprintf(f, ",%" PRIu64 ",%s,%" PRIu64, c->duration_ns, c->partial ? "true" : "false",
 		c->late_launches);
+	csv_overhead(f, &c->ovh);
 }
 
 static int write_csv(FILE *f, const struct report *r, const struct section_rows *secs)
@@ -1481,7 +1774,8 @@ static const char usage_text[] =
 	"PATH is a *.pt.trace.json file, or a folder searched at any depth for\n"
 	"them (the output of cuprobe record); the counts of all of them add up.\n"
 	"Traces recorded with --step also give each step's wall time and launches,\n"
-	"and every trace of cuprobe record gives a row per process and cycle.\n"
+	"and every trace of cuprobe record gives a row per process and cycle, with\n"
+	"an estimate of what cuprobe's probes cost it.\n"
 	"\n"
 	"Options:\n"
 	"      --format FORMAT  text (the default), json or csv\n"

@@ -497,7 +497,8 @@ static void test_many_kernels(void **state)
 
 #define CSV_HEAD                                                                               \
 	"section,name,pid,tid,count,share_pct,per_s,"                                          \
-	"step,cycle,first_step,last_step,wall_ns,partial,late_launches\n"
+	"step,cycle,first_step,last_step,wall_ns,partial,late_launches,"                       \
+	"probe_hits,probe_cost_ns,probe_cost_share,cupti_overhead_ns\n"
 
 static void test_csv_quoting(void **state)
 {
@@ -519,11 +520,11 @@ static void test_csv_quoting(void **state)
 	csv = slurp(out);
 	assert_non_null(csv);
 	assert_string_equal(csv, CSV_HEAD
-				 "kernel,plain_kernel,,,1,50.000,0.500,,,,,,,\n"
-				 "kernel,\"void f<\"\"q\"\", 2>(int, char)\",,,1,50.000,0.500,,,,,,,\n"
-				 "api,cudaLaunchKernel,,,2,100.000,1.000,,,,,,,\n"
-				 "thread,\"main, 2\",7,8,2,100.000,1.000,,,,,,,\n"
-				 "cycle,train,7,,2,100.000,1.000,,0,,,2000000000,false,0\n");
+				 "kernel,plain_kernel,,,1,50.000,0.500,,,,,,,,,,,\n"
+				 "kernel,\"void f<\"\"q\"\", 2>(int, char)\",,,1,50.000,0.500,,,,,,,,,,,\n"
+				 "api,cudaLaunchKernel,,,2,100.000,1.000,,,,,,,,,,,\n"
+				 "thread,\"main, 2\",7,8,2,100.000,1.000,,,,,,,,,,,\n"
+				 "cycle,train,7,,2,100.000,1.000,,0,,,2000000000,false,0,,,,\n");
 	free(csv);
 }
 
@@ -580,7 +581,7 @@ static void check_step(const json_t *root, size_t i, json_int_t pid, json_int_t 
 
 	if (!row)
 		fail_msg("no step row %zu", i);
-	assert_int_equal(json_object_size(row), 6);
+	assert_int_equal(json_object_size(row), 9);
 	assert_int_equal(int_at(row, "pid"), pid);
 	assert_int_equal(int_at(row, "step"), step);
 	assert_int_equal(int_at(row, "wall_ns"), wall_ns);
@@ -627,7 +628,7 @@ static void check_cycle(const json_t *root, size_t i, struct cycle_want w)
 
 	if (!row)
 		fail_msg("no cycle row %zu", i);
-	assert_int_equal(json_object_size(row), 9);
+	assert_int_equal(json_object_size(row), 14);
 	assert_int_equal(int_at(row, "cycle"), w.cycle);
 	assert_int_equal(int_at(row, "pid"), w.pid);
 	assert_string_equal(json_string_value(json_object_get(row, "command")), "train");
@@ -638,6 +639,81 @@ static void check_cycle(const json_t *root, size_t i, struct cycle_want w)
 	assert_int_equal(bool_at(row, "partial"), w.partial);
 	assert_int_equal(int_at(row, "late_launches"), w.late_launches);
 }
+
+/* want < 0: the key must be there and null. */
+static void check_int_or_null(const json_t *obj, const char *key, json_int_t want)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (want < 0) {
+		if (!json_is_null(v))
+			fail_msg("%s is not null", key);
+		return;
+	}
+	assert_int_equal(int_at(obj, key), want);
+}
+
+static void check_real_or_null(const json_t *obj, const char *key, double want)
+{
+	const json_t *v = json_object_get(obj, key);
+
+	if (want < 0) {
+		if (!json_is_null(v))
+			fail_msg("%s is not null", key);
+		return;
+	}
+	assert_float_equal(real_at(obj, key), want, 1e-12);
+}
+
+/* What cuprobe cost, as a row or the report's overhead object has it; -1: null. */
+struct overhead_want {
+	json_int_t hits, cost_ns;
+	double share;
+	double per_hit_min, per_hit_max; /* cycles: per_hit_min only */
+	json_int_t cupti_ns;
+};
+
+static void check_step_overhead(const json_t *root, size_t i, struct overhead_want w)
+{
+	const json_t *row = json_array_get(json_object_get(root, "steps"), i);
+
+	if (!row)
+		fail_msg("no step row %zu", i);
+	check_int_or_null(row, "probe_hits", w.hits);
+	check_int_or_null(row, "probe_cost_ns", w.cost_ns);
+	check_real_or_null(row, "probe_cost_share", w.share);
+}
+
+static void check_cycle_overhead(const json_t *root, size_t i, struct overhead_want w)
+{
+	const json_t *row = json_array_get(json_object_get(root, "cycles"), i);
+
+	if (!row)
+		fail_msg("no cycle row %zu", i);
+	check_int_or_null(row, "probe_hits", w.hits);
+	check_int_or_null(row, "probe_cost_ns", w.cost_ns);
+	check_real_or_null(row, "probe_cost_share", w.share);
+	check_real_or_null(row, "probe_ns_per_hit", w.per_hit_min);
+	check_int_or_null(row, "cupti_overhead_ns", w.cupti_ns);
+}
+
+static void check_overhead(const json_t *root, struct overhead_want w)
+{
+	const json_t *o = json_object_get(root, "overhead");
+
+	if (!json_is_object(o))
+		fail_msg("no overhead object");
+	assert_int_equal(json_object_size(o), 6);
+	check_int_or_null(o, "probe_hits", w.hits);
+	check_int_or_null(o, "probe_cost_ns", w.cost_ns);
+	check_real_or_null(o, "share", w.share);
+	check_real_or_null(o, "probe_ns_per_hit_min", w.per_hit_min);
+	check_real_or_null(o, "probe_ns_per_hit_max", w.per_hit_max);
+	check_int_or_null(o, "cupti_overhead_ns", w.cupti_ns);
+}
+
+/* Nothing known. */
+#define NO_OVERHEAD ((struct overhead_want){ -1, -1, -1, -1, -1, -1 })
 
 static void test_steps_and_cycles_json(void **state)
 {
@@ -682,6 +758,12 @@ static void test_steps_and_cycles_json(void **state)
 	check_cycle(root, 1, (struct cycle_want){ 0, 200, 2, 3, 3, 4000000, false, 0 });
 	check_cycle(root, 2, (struct cycle_want){ 1, 100, 6, 7, 4, 6000000, true, 2 });
 	check_cycle(root, 3, (struct cycle_want){ 1, 200, 6, 7, 1, 3000000, true, 1 });
+
+	/* Hits without a per-hit cost: the hits add up, the cost stays unknown. */
+	check_overhead(root, (struct overhead_want){ 36, -1, -1, -1, -1, -1 });
+	check_cycle_overhead(root, 0, (struct overhead_want){ 9, -1, -1, -1, -1, -1 });
+	for (size_t i = 0; i < 8; i++)
+		check_step_overhead(root, i, NO_OVERHEAD);
 	json_decref(root);
 }
 
@@ -741,18 +823,20 @@ static void test_steps_and_cycles_text(void **state)
 				   "was written, so they are in no trace and the counts are low by "
 				   "that many: the Cycles table shows which traces noted them (each "
 				   "in the next file its process wrote)\n");
+	/* The traces give probe hits (9 each) but no per-hit cost. */
 	assert_non_null(strstr(r.out, "\nDrops      0\nLate       3 (arrived after their cycle "
-				      "was written: in no trace)\n\nKernels\n"));
+				      "was written: in no trace)\nOverhead   - (36 probe hits, cost "
+				      "per hit not measured)\n\nKernels\n"));
 	assert_non_null(strstr(r.out, "\nSteps\n"
-				      "  PID  STEP  WALL MS  LAUNCHES  LAUNCHES/MS  PARTIAL\n"
-				      "  100     2    1.235         3        2.430       no\n"
-				      "  100     3    2.000         1        0.500       no\n"
-				      "  100     6    3.000         2        0.667       no\n"
-				      "  100     7    0.100         1       10.000      yes\n"
-				      "  200     2    0.500         1        1.998       no\n"
-				      "  200     3    1.500         2        1.333       no\n"
-				      "  200     6    0.001         1     1001.001       no\n"
-				      "  200     7    0.000         0            -      yes\n"
+				      "  PID  STEP  WALL MS  LAUNCHES  LAUNCHES/MS  PROBE HITS  COST %  PARTIAL\n"
+				      "  100     2    1.235         3        2.430           -       -       no\n"
+				      "  100     3    2.000         1        0.500           -       -       no\n"
+				      "  100     6    3.000         2        0.667           -       -       no\n"
+				      "  100     7    0.100         1       10.000           -       -      yes\n"
+				      "  200     2    0.500         1        1.998           -       -       no\n"
+				      "  200     3    1.500         2        1.333           -       -       no\n"
+				      "  200     6    0.001         1     1001.001           -       -       no\n"
+				      "  200     7    0.000         0            -           -       -      yes\n"
 				      "\nStep wall time (complete steps)\n"
 				      "  PID  STEPS  MEAN MS  P50 MS  P99 MS  MAX MS\n"
 				      "  100      3    2.078   2.000   3.000   3.000\n"
@@ -762,7 +846,14 @@ static void test_steps_and_cycles_text(void **state)
 				      "      0  100    2-3         4   0.005     0       no  train\n"
 				      "      0  200    2-3         3   0.004     0       no  train\n"
 				      "      1  100    6-7         4   0.006     2      yes  train\n"
-				      "      1  200    6-7         1   0.003     1      yes  train\n"));
+				      "      1  200    6-7         1   0.003     1      yes  train\n"
+				      "\nOverhead\n"
+				      "  CYCLE  PID  PROBE HITS  NS/HIT  COST MS  COST %  CUPTI MS\n"
+				      "      0  100           9       -        -       -         -\n"
+				      "      0  200           9       -        -       -         -\n"
+				      "      1  100           9       -        -       -         -\n"
+				      "      1  200           9       -        -       -         -\n"
+				      "  total    -          36       -        -       -         -\n"));
 	run_free(&r);
 }
 
@@ -785,20 +876,20 @@ static void test_steps_and_cycles_csv(void **state)
 	 */
 	rows = strstr(r.out, "\nstep,");
 	assert_non_null(rows);
-	assert_string_equal(rows + 1, "step,,100,,3,25.000,2430.002,2,,,,1234567,false,\n"
-				      "step,,100,,1,8.333,500.000,3,,,,2000000,false,\n"
-				      "step,,100,,2,16.667,666.666,6,,,,3000001,false,\n"
-				      "step,,100,,1,8.333,10000.000,7,,,,100000,true,\n"
-				      "step,,200,,1,8.333,1998.002,2,,,,500500,false,\n"
-				      "step,,200,,2,16.667,1333.333,3,,,,1500000,false,\n"
-				      "step,,200,,1,8.333,1001001.001,6,,,,999,false,\n"
-				      "step,,200,,0,0.000,,7,,,,0,true,\n"
-				      "cycle,train,100,,4,33.333,800.000,,0,2,3,5000000,false,0\n"
-				      "cycle,train,200,,3,25.000,750.000,,0,2,3,4000000,false,0\n"
-				      "cycle,train,100,,4,33.333,666.667,,1,6,7,6000000,true,2\n"
-				      "cycle,train,200,,1,8.333,333.333,,1,6,7,3000000,true,1\n");
+	assert_string_equal(rows + 1, "step,,100,,3,25.000,2430.002,2,,,,1234567,false,,,,,\n"
+				      "step,,100,,1,8.333,500.000,3,,,,2000000,false,,,,,\n"
+				      "step,,100,,2,16.667,666.666,6,,,,3000001,false,,,,,\n"
+				      "step,,100,,1,8.333,10000.000,7,,,,100000,true,,,,,\n"
+				      "step,,200,,1,8.333,1998.002,2,,,,500500,false,,,,,\n"
+				      "step,,200,,2,16.667,1333.333,3,,,,1500000,false,,,,,\n"
+				      "step,,200,,1,8.333,1001001.001,6,,,,999,false,,,,,\n"
+				      "step,,200,,0,0.000,,7,,,,0,true,,,,,\n"
+				      "cycle,train,100,,4,33.333,800.000,,0,2,3,5000000,false,0,9,,,\n"
+				      "cycle,train,200,,3,25.000,750.000,,0,2,3,4000000,false,0,9,,,\n"
+				      "cycle,train,100,,4,33.333,666.667,,1,6,7,6000000,true,2,9,,,\n"
+				      "cycle,train,200,,1,8.333,333.333,,1,6,7,3000000,true,1,9,,,\n");
 	/* Kernel rows keep their columns and leave the new ones empty. */
-	assert_non_null(strstr(r.out, CSV_HEAD "kernel,k1,,,9,75.000,500.000,,,,,,,\n"));
+	assert_non_null(strstr(r.out, CSV_HEAD "kernel,k1,,,9,75.000,500.000,,,,,,,,,,,\n"));
 	run_free(&r);
 }
 
@@ -845,11 +936,11 @@ static void test_stepless_traces_unchanged(void **state)
 	assert_int_equal(strncmp(r.out, "Traces     3 files, 3 processes\nLaunches   4\n"
 					"Wall time  4.000 s (1.0 launches/s)\n"
 					"Drops      3 (the counts below miss at least this many)\n"
-					"Late       0\n\nKernels\n",
+					"Late       0\nOverhead   -\n\nKernels\n",
 				 strlen("Traces     3 files, 3 processes\nLaunches   4\n"
 					"Wall time  4.000 s (1.0 launches/s)\n"
 					"Drops      3 (the counts below miss at least this many)\n"
-					"Late       0\n\nKernels\n")),
+					"Late       0\nOverhead   -\n\nKernels\n")),
 			 0);
 	kernels = strstr(r.out, "\nKernels\n");
 	assert_non_null(kernels);
@@ -859,7 +950,13 @@ static void test_stepless_traces_unchanged(void **state)
 			    "  CYCLE  PID  STEPS  LAUNCHES  WALL S  LATE  PARTIAL  COMMAND\n"
 			    "      0  100      -         2   1.000     0       no  train\n"
 			    "      0  200      -         2   3.000     0       no  train\n"
-			    "      0  300      -         0   0.000     0       no  train\n");
+			    "      0  300      -         0   0.000     0       no  train\n"
+			    "\nOverhead\n"
+			    "  CYCLE  PID  PROBE HITS  NS/HIT  COST MS  COST %  CUPTI MS\n"
+			    "      0  100           -       -        -       -         -\n"
+			    "      0  200           -       -        -       -         -\n"
+			    "      0  300           -       -        -       -         -\n"
+			    "  total    -           -       -        -       -         -\n");
 	/* No late launches: only the drops warning. */
 	assert_null(strstr(r.err, "arrived after"));
 	run_free(&r);
@@ -871,6 +968,10 @@ static void test_stepless_traces_unchanged(void **state)
 	assert_int_equal(section_len(root, "cycles"), 3);
 	check_cycle(root, 0, (struct cycle_want){ 0, 100, -1, -1, 2, 1000000000, false, 0 });
 	check_cycle(root, 2, (struct cycle_want){ 0, 300, -1, -1, 0, 0, false, 0 });
+	/* Traces without the overhead keys: every value unknown. */
+	check_overhead(root, NO_OVERHEAD);
+	for (size_t i = 0; i < 3; i++)
+		check_cycle_overhead(root, i, NO_OVERHEAD);
 	json_decref(root);
 }
 
@@ -899,14 +1000,196 @@ static void test_step_seen_twice(void **state)
 
 	write_trace(fx->dir, "two/a.pt.trace.json", main_trace);
 	write_trace(fx->dir, "two/b.pt.trace.json",
-		    TRACE_HEAD STEP_SPAN(4242, 1, 0, "0.0", "100.000", ",'partial':true")
+		    TRACE_HEAD STEP_SPAN(4242, 1, 0, "0.0", "100.000",
+					 ",'partial':true,'probe_hits':5,'probe_cost_ns':6700")
 		    STEP_KERNEL(4242, 1, "1.0", "k", 0) KINETO_TAIL(4242));
 	join(dir, fx->dir, "two");
 	root = report_json(fx->dir, (const char *[]){ dir, NULL });
 	assert_int_equal(section_len(root, "steps"), 1);
 	check_step(root, 0, 4242, 0, 1000000, 11, true, 11.0);
+	/* Only one span had a cost: its share is of that span's 100 µs alone. */
+	check_step_overhead(root, 0, (struct overhead_want){ 5, 6700, 0.067, -1, -1, -1 });
 	assert_int_equal(section_len(root, "step_stats"), 0);
 	json_decref(root);
+}
+
+/* The end of a trace whose cuprobe object holds the keys in more. */
+#define OVERHEAD_TAIL(pid, cycle, duration_ns, more)                                           \
+	PROCESS_NAME_END(pid) ",'traceName':'h.pt.trace.json',"                                \
+	"'cuprobe':{'version':'0.1.0','pid':" #pid ",'command':'train','cycle':" #cycle         \
+	",'partial':false,'duration_ns':" #duration_ns ",'launches':0,'late_launches':0,"      \
+	"'drops':0" more "}}"
+
+/*
+ * A recording of what the probes cost. Pid 100 ran two cycles on a machine
+ * that measured 1340 ns a hit: 1000 hits in 1 s, then 234 in 0.5 s, with
+ * 2.5 ms of CUPTI overhead. Pid 200 ran on one that measured 1200.4 ns. The
+ * traces' shares are rounded to 6 decimals; the report computes its own.
+ */
+static void write_overhead_recording(const char *dir)
+{
+	write_trace(dir, "ovh/run_0/a.pt.trace.json",
+		    TRACE_HEAD STEP_SPAN(100, 101, 2, "0.000", "1000.000",
+					 ",'probe_hits':40,'probe_cost_ns':53600,"
+					 "'probe_cost_share':0.053600")
+		    STEP_SPAN(100, 101, 3, "1000.000", "250.000", ",'partial':true")
+		    STEP_KERNEL(100, 101, "1.0", "k1", 2) STEP_KERNEL(100, 101, "2.0", "k1", 2)
+		    OVERHEAD_TAIL(100, 0, 1000000000,
+				  ",'steps':[2,3],'probe_ns_per_hit':1340.0,'probe_hits':1000,"
+				  "'probe_cost_ns':1340000,'probe_cost_share':0.001340"));
+	write_trace(dir, "ovh/run_1/a.pt.trace.json",
+		    TRACE_HEAD STEP_KERNEL(100, 101, "1.0", "k1", 0)
+		    OVERHEAD_TAIL(100, 1, 500000000,
+				  ",'probe_ns_per_hit':1340.0,'probe_hits':234,'probe_cost_ns':313560,"
+				  "'probe_cost_share':0.000627,'cupti_overhead_ns':2500000"));
+	write_trace(dir, "ovh/run_1/b.pt.trace.json",
+		    TRACE_HEAD OVERHEAD_TAIL(200, 1, 100000000,
+					     ",'probe_ns_per_hit':1200.4,'probe_hits':10,"
+					     "'probe_cost_ns':12004,'probe_cost_share':0.000120"));
+}
+
+static void test_overhead_json(void **state)
+{
+	struct fixture *fx = *state;
+	char ovh[PATH_MAX];
+	json_t *root;
+
+	write_overhead_recording(fx->dir);
+	join(ovh, fx->dir, "ovh");
+	root = report_json(fx->dir, (const char *[]){ ovh, NULL });
+
+	assert_int_equal(int_at(root, "schema_version"), 1);
+	assert_int_equal(int_at(root, "wall_ns"), 1600000000);
+	/* 1000 + 234 + 10 hits; two machines, so a range of per-hit costs. */
+	check_overhead(root, (struct overhead_want){ 1244, 1665564, 1665564 / 1.6e9, 1200.4,
+						     1340.0, 2500000 });
+	assert_int_equal(section_len(root, "cycles"), 3);
+	check_cycle_overhead(root, 0,
+			     (struct overhead_want){ 1000, 1340000, 0.00134, 1340.0, -1, -1 });
+	/* 313560 / 500000000 exactly, not the trace's rounded 0.000627. */
+	check_cycle_overhead(root, 1, (struct overhead_want){ 234, 313560, 0.00062712, 1340.0,
+							      -1, 2500000 });
+	check_cycle_overhead(root, 2,
+			     (struct overhead_want){ 10, 12004, 0.00012004, 1200.4, -1, -1 });
+	assert_int_equal(int_at(json_array_get(json_object_get(root, "cycles"), 2), "pid"), 200);
+
+	/* Step 2 has its cost; partial step 3 has none. */
+	assert_int_equal(section_len(root, "steps"), 2);
+	check_step(root, 0, 100, 2, 1000000, 2, false, 2.0);
+	check_step_overhead(root, 0, (struct overhead_want){ 40, 53600, 0.0536, -1, -1, -1 });
+	check_step(root, 1, 100, 3, 250000, 0, true, 0.0);
+	check_step_overhead(root, 1, NO_OVERHEAD);
+	json_decref(root);
+}
+
+static void test_overhead_text(void **state)
+{
+	struct fixture *fx = *state;
+	char run0[PATH_MAX], run1a[PATH_MAX];
+	struct run r;
+
+	write_overhead_recording(fx->dir);
+	/* Pid 100's cycles only: one machine, so one per-hit cost. */
+	join(run0, fx->dir, "ovh/run_0");
+	join(run1a, fx->dir, "ovh/run_1/a.pt.trace.json");
+	r = run_report(fx->dir, (const char *[]){ run0, run1a, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.err, "");
+	/* 1653560 ns of 1.5 s is 0.110%. */
+	assert_non_null(strstr(r.out, "\nLate       0\nOverhead   0.11% of wall time (1,234 probe "
+				      "hits x 1340 ns), CUPTI 2.500 ms\n\nKernels\n"));
+	assert_non_null(strstr(r.out, "\nSteps\n"
+				      "  PID  STEP  WALL MS  LAUNCHES  LAUNCHES/MS  PROBE HITS  COST %  PARTIAL\n"
+				      "  100     2    1.000         2        2.000          40    5.36       no\n"
+				      "  100     3    0.250         0        0.000           -       -      yes\n"));
+	assert_non_null(strstr(r.out, "\nOverhead\n"
+				      "  CYCLE  PID  PROBE HITS  NS/HIT  COST MS  COST %  CUPTI MS\n"
+				      "      0  100        1000    1340    1.340    0.13         -\n"
+				      "      1  100         234    1340    0.314    0.06     2.500\n"
+				      "  total    -        1234    1340    1.654    0.11     2.500\n"));
+	run_free(&r);
+
+	/* With pid 200's trace: two machines, so the per-hit cost is a range. */
+	join(run0, fx->dir, "ovh");
+	r = run_report(fx->dir, (const char *[]){ run0, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nOverhead   0.10% of wall time (1,244 probe hits x "
+				      "1200-1340 ns), CUPTI 2.500 ms\n"));
+	assert_non_null(strstr(r.out, "      1  200          10       1200    0.012    0.01"
+				      "         -\n"
+				      "  total    -        1244  1200-1340    1.666    0.10     2.500\n"));
+	run_free(&r);
+}
+
+static void test_overhead_csv(void **state)
+{
+	struct fixture *fx = *state;
+	char ovh[PATH_MAX];
+	const char *rows;
+	struct run r;
+
+	write_overhead_recording(fx->dir);
+	join(ovh, fx->dir, "ovh");
+	r = run_report(fx->dir, (const char *[]){ "--format", "csv", ovh, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(strncmp(r.out, CSV_HEAD, strlen(CSV_HEAD)), 0);
+	rows = strstr(r.out, "\nstep,");
+	assert_non_null(rows);
+	assert_string_equal(
+		rows + 1,
+		"step,,100,,2,66.667,2000.000,2,,,,1000000,false,,40,53600,0.053600,\n"
+		"step,,100,,0,0.000,0.000,3,,,,250000,true,,,,,\n"
+		"cycle,train,100,,2,66.667,2.000,,0,2,3,1000000000,false,0,1000,1340000,0.001340,\n"
+		"cycle,train,100,,1,33.333,2.000,,1,,,500000000,false,0,234,313560,0.000627,2500000\n"
+		"cycle,train,200,,0,0.000,0.000,,1,,,100000000,false,0,10,12004,0.000120,\n");
+	run_free(&r);
+}
+
+/*
+ * Unknowns: no keys at all (torch.profiler), keys that are not counts, and a
+ * cost without a wall time to divide it by.
+ */
+static void test_overhead_unknown(void **state)
+{
+	struct fixture *fx = *state;
+	char path[PATH_MAX];
+	json_t *root;
+	struct run r;
+
+	write_trace(fx->dir, "torch/t.pt.trace.json",
+		    TRACE_HEAD KERNEL(9, 9, "1.0", "k") KINETO_TAIL(9));
+	join(path, fx->dir, "torch");
+	root = report_json(fx->dir, (const char *[]){ path, NULL });
+	check_overhead(root, NO_OVERHEAD);
+	assert_int_equal(section_len(root, "cycles"), 0);
+	json_decref(root);
+	r = run_report(fx->dir, (const char *[]){ path, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nLate       0\nOverhead   -\n\nKernels\n"));
+	/* No cycle, so no Overhead table. */
+	assert_null(strstr(r.out, "\nOverhead\n"));
+	run_free(&r);
+
+	write_trace(fx->dir, "odd/bad.pt.trace.json",
+		    TRACE_HEAD OVERHEAD_TAIL(1, 0, 1000, ",'probe_hits':-1,'probe_cost_ns':'x',"
+					     "'probe_ns_per_hit':null,'cupti_overhead_ns':-2.5"));
+	write_trace(fx->dir, "odd/zero.pt.trace.json",
+		    TRACE_HEAD OVERHEAD_TAIL(2, 0, 0, ",'probe_ns_per_hit':1000.0,'probe_hits':3,"
+					     "'probe_cost_ns':3000"));
+	join(path, fx->dir, "odd");
+	root = report_json(fx->dir, (const char *[]){ path, NULL });
+	check_cycle_overhead(root, 0, NO_OVERHEAD);
+	/* A cost is known, but over a wall time of 0 it has no share. */
+	check_cycle_overhead(root, 1, (struct overhead_want){ 3, 3000, -1, 1000.0, -1, -1 });
+	check_overhead(root, (struct overhead_want){ 3, 3000, -1, 1000.0, 1000.0, -1 });
+	json_decref(root);
+	r = run_report(fx->dir, (const char *[]){ path, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nOverhead   - (3 probe hits x 1000 ns)\n"));
+	assert_non_null(strstr(r.out, "      0    1           -       -        -       -         -\n"
+				      "      0    2           3    1000    0.003       -         -\n"
+				      "  total    -           3    1000    0.003       -         -\n"));
+	run_free(&r);
 }
 
 #define LONG_NAME                                                                              \
@@ -1140,6 +1423,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stepless_traces_unchanged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_step_number_from_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_step_seen_twice, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overhead_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overhead_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overhead_csv, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overhead_unknown, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_format, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_file_and_help, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
