@@ -288,11 +288,12 @@ static void test_other_event_layouts(void **state)
 static void test_counters_and_code_range_layout(void **state)
 {
 	(void)state;
-	assert_int_equal(sizeof(struct cuprobe_counters), 32);
+	assert_int_equal(sizeof(struct cuprobe_counters), 40);
 	assert_field(cuprobe_counters, hits, 0, 8);
 	assert_field(cuprobe_counters, nested, 8, 8);
 	assert_field(cuprobe_counters, drops, 16, 8);
 	assert_field(cuprobe_counters, lat_misses, 24, 8);
+	assert_field(cuprobe_counters, agent_bad, 32, 8);
 
 	assert_int_equal(sizeof(struct code_range), 16);
 	assert_field(code_range, lo, 0, 8);
