@@ -33,8 +33,20 @@
  *
  * A FLUSHED record follows every window, including one that failed to start
  * (ERROR instead of STARTED, and no records in between). Its `records` says
- * how many records the agent handed out in the window between the two
- * markers, so a reader can tell whether the ring buffer lost some.
+ * how many records (markers left out) the agent handed out since the previous
+ * FLUSHED, so a reader that counts the same way can tell whether the ring
+ * buffer lost some; `no_listener` counts those made while records() had no
+ * listener (they are also reported by AGENT_DROP_NO_LISTENER once one
+ * listens). Rarely, a record of the window comes just before its STARTED (a
+ * CUPTI buffer completed while the kinds were being turned on).
+ *
+ * What a loader does: attach a program to cuprobe:records for the whole
+ * session (it copies ptr[0..len) into the ring buffer as an
+ * agent_chunk_event below); attach any program to cuprobe:enable, with the
+ * semaphore's ref_ctr_offset, when a window should begin (warmup), and wait
+ * for STARTED or ERROR; detach it when the window should end and wait,
+ * bounded, for FLUSHED. The FLUSHED of a disable comes within
+ * CUPROBE_AGENT_POLL_MS plus CUPTI's flush time.
  *
  * Kernel names are interned: AGENT_REC_STRING(id) comes before the first
  * record of the window that uses the id, and ids are stable for the life of
@@ -175,7 +187,7 @@ enum agent_drop_reason {
 	AGENT_DROP_CUPTI = 1,	    /* cuptiActivityGetNumDroppedRecords: records CUPTI lost */
 	AGENT_DROP_NO_BUFFER = 2,   /* buffer requests refused: the agent's pool was spent */
 	AGENT_DROP_NO_LISTENER = 3, /* records made while nothing listened on records() */
-	AGENT_DROP_BAD_RECORD = 4,  /* CUPTI records the agent could not read */
+	AGENT_DROP_BAD_RECORD = 4,  /* a buffer's walk ended at an unreadable record */
 };
 
 struct agent_dropped {
@@ -223,7 +235,7 @@ enum agent_stage {
 struct agent_error {
 	__u32 type; /* AGENT_REC_ERROR */
 	__u32 size; /* sizeof(struct agent_error) + len rounded up to 8 */
-	__u32 code; /* CUptiResult; CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (39): another profiler */
+	__u32 code;  /* CUptiResult; 39 (MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED): another profiler */
 	__u32 stage; /* enum agent_stage */
 	__u32 window;
 	__u32 len; /* at most CUPROBE_AGENT_ERROR_MAX */
@@ -253,7 +265,7 @@ struct agent_flushed {
 	__u64 ts_ns;
 	__u32 window;
 	__u32 reason;  /* enum agent_flush_reason */
-	__u64 records; /* records handed out in the window, the markers left out */
+	__u64 records; /* records handed out since the previous FLUSHED, markers left out */
 	__u64 no_listener; /* records made in the window while nothing listened */
 };
 
@@ -271,11 +283,10 @@ _Static_assert(sizeof(struct agent_flushed) == 40, "agent_flushed layout");
 
 /*
  * What the BPF program on cuprobe:records puts in the ring buffer: a header
- * and the chunk's len bytes, so a ring-buffer record is
- * offsetof(struct agent_chunk_event, data) + len bytes long. The type is
- * AGENT_CHUNK_EVENT until enum cuprobe_rec takes a value for it.
+ * and the chunk's len bytes. The type is REC_AGENT of enum cuprobe_rec
+ * (cuprobe.h); the BPF side asserts that the two agree.
  */
-#define AGENT_CHUNK_EVENT 0x100
+#define AGENT_CHUNK_EVENT 5
 
 struct agent_chunk_event {
 	__u32 type; /* AGENT_CHUNK_EVENT */

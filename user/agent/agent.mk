@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# The in-process agent $(OUTPUT)/libcuprobe-agent.so, its tests and the
+# record decoder's fuzzer. Included by the top Makefile, which provides
+# OUTPUT, CC, CLANG, BPFTOOL, CUDA_HOME, CFLAGS, BPF_CFLAGS, VMLINUX_H, Q and
+# msg; tests/cupti_sim/sim.mk builds the simulator the tests use.
+#
+#   make agent          the agent
+#   make agent-tests    the agent, the simulator and the test programs
+#   make test-agent     agent-tests, then tests/agent/test_agent.sh (root)
+#   make fuzz           fuzz the record decoder for FUZZ_SECONDS (default 60)
+#   make fuzz-short     a short fuzz run for make test (FUZZ_SHORT_RUNS, 20000)
+
+AGENT_LIB  := $(OUTPUT)/libcuprobe-agent.so
+AGENT_DIR  := $(OUTPUT)/agent
+AGENT_SRCS := $(wildcard user/agent/*.c)
+AGENT_OBJS := $(patsubst user/agent/%.c,$(AGENT_DIR)/%.o,$(AGENT_SRCS))
+
+# Where the toolkit keeps the real libcupti.so.13.
+CUPTI_LIBDIR ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
+	$(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so.13 $(CUDA_HOME)/lib64/libcupti.so.13))))
+
+# CUDA's headers are system headers here: -Wextra is for our code only.
+AGENT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser/agent -isystem $(CUDA_HOME)/include
+AGENT_CFLAGS   := $(CFLAGS) -fPIC -fvisibility=hidden -pthread
+# libcupti.so.13 is a DT_NEEDED found through RUNPATH, not RPATH: an
+# LD_LIBRARY_PATH (the CUPTI simulator in tests) is searched before RUNPATH.
+AGENT_LDFLAGS  := -shared -pthread -Wl,-z,defs -Wl,--enable-new-dtags \
+		  -Wl,-rpath,$(CUPTI_LIBDIR) -L$(CUPTI_LIBDIR)
+
+AT_DIR := $(OUTPUT)/agent_tests
+
+.PHONY: agent agent-tests test-agent fuzz fuzz-short
+
+agent: $(AGENT_LIB)
+
+$(AGENT_DIR)/%.o: user/agent/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(AGENT_CPPFLAGS) $(AGENT_CFLAGS) -c $< -o $@
+
+$(AGENT_LIB): $(AGENT_OBJS)
+	$(call msg,LIB,$@)
+	$(Q)test -n "$(CUPTI_LIBDIR)" || { echo "no libcupti.so.13 under $(CUDA_HOME)" >&2; exit 1; }
+	$(Q)$(CC) $(AGENT_LDFLAGS) $(AGENT_OBJS) -l:libcupti.so.13 -o $@
+
+-include $(wildcard $(AGENT_DIR)/*.d $(AT_DIR)/*.d $(AT_DIR)/san/*.d)
+
+# ---- tests ------------------------------------------------------------------
+
+AT_SKEL     := $(AT_DIR)/agent_test.skel.h
+AT_HARNESS  := $(AT_DIR)/agent_harness
+AT_UNIT     := $(AT_DIR)/test_agent_records $(AT_DIR)/san/test_agent_records
+AT_FUZZ     := $(AT_DIR)/fuzz_records
+AT_INJECT   := $(AT_DIR)/inject_check
+AT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser -Iuser/agent -Itests/agent -I$(AT_DIR) \
+	       -isystem $(CUDA_HOME)/include
+# Spelled out, not from sim.mk and workloads.mk: this file may be included first.
+AT_SIM_LIB   := $(OUTPUT)/cupti_sim/libcupti.so.13
+AT_WORKLOADS := $(addprefix $(OUTPUT)/workloads/,basic basic_ptsz driver dlopen_main)
+
+# usdt.bpf.h includes <linux/errno.h>: the BPF build needs the system's
+# include folders (asm/ is under the multiarch one), as libbpf-bootstrap does.
+AT_BPF_SYS = $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+
+FUZZ_SECONDS    ?= 60
+FUZZ_SHORT_RUNS ?= 20000
+FUZZ_FLAGS      := -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
+		   -fno-sanitize-recover=all
+
+agent-tests: $(AGENT_LIB) $(AT_SIM_LIB) $(AT_HARNESS) $(AT_UNIT) $(AT_INJECT) $(AT_WORKLOADS)
+
+test-agent: agent-tests
+	$(Q)tests/agent/test_agent.sh
+
+$(AT_DIR)/agent_test.bpf.o: tests/agent/agent_test.bpf.c $(VMLINUX_H)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(AT_BPF_SYS) -c $< -o $@
+
+$(AT_SKEL): $(AT_DIR)/agent_test.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+$(AT_HARNESS): tests/agent/agent_harness.c user/agent_records.c $(AT_SKEL)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(AT_CPPFLAGS) $(CFLAGS) $(filter %.c,$^) -lbpf -lelf -lz -lstdc++ -o $@
+
+AT_UNIT_SRCS := tests/agent/test_agent_records.c user/agent_records.c user/agent/emit.c \
+		user/agent/convert.c
+
+$(AT_DIR)/test_agent_records: $(AT_UNIT_SRCS)
+	$(call msg,TEST,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(AT_CPPFLAGS) $(CFLAGS) -pthread $^ -lcmocka -o $@
+
+# The same under ASan and UBSan (SAN_FLAGS from the top Makefile).
+$(AT_DIR)/san/test_agent_records: $(AT_UNIT_SRCS)
+	$(call msg,TEST-SAN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(AT_CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -pthread $^ -lcmocka -o $@
+
+$(AT_INJECT): tests/agent/inject_check.c
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $< -ldl -o $@
+
+# Seeded with well-formed chunks of every record type (tests/agent/fuzz_seeds.py).
+$(AT_FUZZ): tests/agent/fuzz_records.c user/agent_records.c tests/agent/fuzz_seeds.py
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)python3 tests/agent/fuzz_seeds.py $(AT_DIR)/fuzz-corpus
+	$(Q)$(CLANG) $(AT_CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
+
+fuzz: $(AT_FUZZ)
+	$(Q)$(AT_FUZZ) -max_total_time=$(FUZZ_SECONDS) -max_len=$$(( 2 * 4096 )) \
+		-print_final_stats=1 $(AT_DIR)/fuzz-corpus
+
+fuzz-short: $(AT_FUZZ)
+	$(Q)$(AT_FUZZ) -runs=$(FUZZ_SHORT_RUNS) -max_len=$$(( 2 * 4096 )) $(AT_DIR)/fuzz-corpus \
+		2>$(AT_DIR)/fuzz-short.log || { tail -40 $(AT_DIR)/fuzz-short.log; exit 1; }
+	$(Q)echo "fuzz-short: $(FUZZ_SHORT_RUNS) runs, no crash"

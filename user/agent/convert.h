@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * CUPTI activity records (CUDA 13.0 layouts: CUpti_ActivityAPI,
+ * CUpti_ActivityKernel10, CUpti_ActivityMemcpy6, CUpti_ActivityMemset4,
+ * CUpti_ActivityOverhead3) to the agent's fixed records of include/agent.h.
+ */
+#ifndef CUPROBE_AGENT_CONVERT_H
+#define CUPROBE_AGENT_CONVERT_H
+
+#include <cupti.h>
+
+#include "agent.h"
+
+union agent_any {
+	struct agent_rec_hdr hdr;
+	struct agent_api api;
+	struct agent_kernel kernel;
+	struct agent_memcpy memcpy;
+	struct agent_memset memset;
+	struct agent_overhead overhead;
+};
+
+/*
+ * Fills out from rec and returns the agent record type, or 0 for a kind the
+ * agent does not hand out. For a kernel, *name is CUPTI's name (may be NULL),
+ * which the caller interns.
+ */
+__u32 convert__record(const CUpti_Activity *rec, union agent_any *out, const char **name);
+
+#endif /* CUPROBE_AGENT_CONVERT_H */
