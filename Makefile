@@ -59,7 +59,7 @@ SAN_UNITS := $(patsubst tests/unit/%.c,$(OUTPUT)/san/tests/%,$(UNIT_SRCS))
 .SECONDARY: $(SKELS) $(patsubst %.skel.h,%.bpf.o,$(SKELS))
 .PHONY: all deps demo test unit bench clean workloads san FORCE
 
-all: cuprobe
+all: cuprobe agent
 
 cuprobe: $(USER_OBJS) $(OUTPUT)/link-mode
 	$(call msg,BINARY,$@)
@@ -108,6 +108,9 @@ $(OUTPUT)/san/cuprobe: $(SAN_OBJS)
 
 # Workloads (nvcc against the real libcudart) and their build rules.
 include tests/workloads/workloads.mk
+# The in-process CUPTI agent, the CUPTI simulator that tests it, the decoder's fuzzer.
+include tests/cupti_sim/sim.mk
+include user/agent/agent.mk
 
 workloads: $(WORKLOADS)
 
@@ -120,11 +123,11 @@ deps:
 	$(Q)scripts/install-deps.sh
 
 demo: deps
-	$(Q)$(MAKE) --no-print-directory cuprobe $(OUTPUT)/workloads/demo
+	$(Q)$(MAKE) --no-print-directory cuprobe agent $(OUTPUT)/workloads/demo
 	$(Q)scripts/demo.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory cuprobe workloads $(UNIT_BINS) san
+	$(Q)$(MAKE) --no-print-directory cuprobe workloads $(UNIT_BINS) san agent-tests $(AT_FUZZ)
 	$(Q)tests/run.sh
 
 unit: $(UNIT_BINS)

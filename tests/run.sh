@@ -2,8 +2,10 @@
 # Runs the test tiers and ends with one line: "N passed, N failed".
 #   tests/run.sh            all tiers
 #   tests/run.sh unit san   some of them (unit, san, e2e)
-# Tiers: unit (cmocka, no root), san (the same under ASan/UBSan), e2e (root:
-# the real cuprobe on nvcc workloads, bad inputs, the ASan build of cuprobe).
+# Tiers: unit (cmocka, no root), san (the same under ASan/UBSan), fuzz (the
+# agent record decoder, briefly), e2e (root: the real cuprobe on nvcc
+# workloads, bad inputs, the ASan build of cuprobe, the agent on the CUPTI
+# simulator).
 set -u
 cd "$(dirname "$0")/.."
 OUT=.output
@@ -37,6 +39,16 @@ run_units() { # folder with test binaries
 	done
 }
 
+# The decoder of the agent's records, fuzzed briefly (make fuzz runs it longer).
+run_fuzz() {
+	local fz=$OUT/agent_tests/fuzz_records
+	if "$fz" -runs=20000 -max_len=8192 "$OUT/agent_tests/fuzz-corpus" >"$OUT/fuzz.log" 2>&1; then
+		count_tap fuzz <<<"ok - record decoder: 20000 fuzzed chunks, no crash"
+	else
+		count_tap fuzz <<<"not ok - record decoder fuzzing: $(grep -m1 ERROR "$OUT/fuzz.log")"
+	fi
+}
+
 run_e2e() {
 	local t
 	if [ "$(id -u)" -ne 0 ]; then
@@ -44,7 +56,7 @@ run_e2e() {
 		echo "not ok - e2e tests need root (BPF): run make test as root"
 		return
 	fi
-	for t in tests/e2e/test_*.sh; do
+	for t in tests/e2e/test_*.sh tests/agent/test_*.sh; do
 		echo "# $t"
 		bash "$t" > "$OUT/last-e2e.log" 2>&1
 		count_tap "$t" < "$OUT/last-e2e.log"
@@ -57,13 +69,14 @@ run_e2e() {
 }
 
 tiers=("$@")
-[ ${#tiers[@]} -gt 0 ] || tiers=(unit san e2e)
+[ ${#tiers[@]} -gt 0 ] || tiers=(unit san fuzz e2e)
 for tier in "${tiers[@]}"; do
 	case "$tier" in
 	unit) run_units "$OUT/tests" ;;
 	san) run_units "$OUT/san/tests" ;;
+	fuzz) run_fuzz ;;
 	e2e) run_e2e ;;
-	*) echo "run.sh: unknown tier $tier (unit, san, e2e)" >&2; exit 2 ;;
+	*) echo "run.sh: unknown tier $tier (unit, san, fuzz, e2e)" >&2; exit 2 ;;
 	esac
 done
 

@@ -19,6 +19,7 @@ struct corr_launch {
 	uint32_t driver;	/* 1: driver API, 0: runtime */
 	uint64_t ts;		/* entry time, CLOCK_MONOTONIC */
 	uint32_t correlation;	/* out: CUPTI's id, 0 when unmatched */
+	size_t idx;		/* the caller's: rides through the sort */
 };
 
 struct corr_api {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cycle.h"
+#include "gpu.h"
 #include "log.h"
 #include "schedule_parse.h"
 #include "target.h"
@@ -21,6 +22,9 @@ struct open_cycle {
 	uint64_t hits;		/* launch probe hits in its recorded steps */
 	int64_t first_step, last_step;
 	uint64_t end_mono;	/* when its last active step ended; 0 while it runs */
+	/* --cupti: the launches wait here for their GPU records. */
+	struct gpu_launch *pending;
+	size_t npending, cap;
 };
 
 struct thread_name {
@@ -41,6 +45,7 @@ struct proc_cycles {
 	uint64_t late;		/* not yet written in a trace: goes into the next */
 	uint64_t launches;
 	uint64_t written;
+	struct gpu_store *gpu;	/* --cupti */
 	struct thread_name *threads;
 	size_t nthreads, cap;
 };
@@ -117,11 +122,33 @@ struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct t
 	pc->phase = schedule_action(&env->sched, 0);
 	pc->step_start = start_mono;
 	pc->step_tid = t->pid;
+	if (env->cupti && !(pc->gpu = gpu_store__new())) {
+		free(pc);
+		return NULL;
+	}
 	if (phase_records(pc->phase) && open_cycle(pc, cycle_of(pc, 0), start_mono)) {
 		free(pc);
 		return NULL;
 	}
 	return pc;
+}
+
+static int hold_launch(struct open_cycle *oc, const struct launch_event *e, const char *kernel,
+		       bool unnamed, uint64_t correlation)
+{
+	if (oc->npending == oc->cap) {
+		size_t cap = oc->cap ? oc->cap * 2 : 1024;
+		struct gpu_launch *v = realloc(oc->pending, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		oc->pending = v;
+		oc->cap = cap;
+	}
+	oc->pending[oc->npending++] = (struct gpu_launch){
+		.e = *e, .kernel = kernel, .own_correlation = correlation, .unnamed = unnamed,
+	};
+	return 0;
 }
 
 int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, const char *kernel,
@@ -137,9 +164,14 @@ int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, co
 		pc->late++;
 		return 0;
 	}
-	if (!cycle_trace(pc, oc))
-		return -EIO;
-	trace__launch(oc->t, e, kernel, correlation);
+	if (pc->env->cupti) {
+		if (hold_launch(oc, e, kernel, unnamed, correlation))
+			return -ENOMEM;
+	} else {
+		if (!cycle_trace(pc, oc))
+			return -EIO;
+		trace__launch(oc->t, e, kernel, correlation);
+	}
 	oc->launches++;
 	oc->unnamed += unnamed;
 	pc->launches++;
@@ -168,7 +200,43 @@ void proc_cycles__thread(struct proc_cycles *pc, const struct thread_event *e)
 	tn->name[sizeof(tn->name) - 1] = '\0';
 }
 
-static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool partial)
+/* --cupti: the cycle's launches with their GPU work, and what the join found. */
+static void join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end_mono,
+		     bool timed_out)
+{
+	struct gpu_join_stats st;
+	struct trace_gpu_summary sum;
+	const char *err;
+
+	if (gpu_store__join(pc->gpu, oc->pending, oc->npending, oc->start_mono, end_mono, oc->t,
+			    &st)) {
+		p_err("pid %d: cannot join cycle %u to its GPU records: out of memory", pc->t->pid,
+		      oc->k);
+		return;
+	}
+	sum = (struct trace_gpu_summary){
+		.matched = st.matched, .without_gpu = st.without_gpu,
+		.unmatched_launches = st.unmatched_launches,
+		.gpu_without_launch = st.gpu_without_launch, .clock_faults = st.clock_faults,
+		.dropped = st.dropped, .overhead_ns = st.overhead_ns, .gpu_records = st.gpu_records,
+		.missing = timed_out ? st.without_gpu + st.unmatched_launches : 0,
+	};
+	trace__set_gpu(oc->t, &sum);
+	while ((err = gpu_store__take_error(pc->gpu)))
+		p_warn("pid %d: %s; cycle %u has launches without GPU times", pc->t->pid, err, oc->k);
+	if (sum.missing)
+		p_warn("pid %d: cycle %u written after waiting for its GPU records: %lu launches "
+		       "still without them", pc->t->pid, oc->k, (unsigned long)sum.missing);
+	if (st.clock_faults)
+		p_warn("pid %d: cycle %u: %lu GPU records start before their launch (clock fault)",
+		       pc->t->pid, oc->k, (unsigned long)st.clock_faults);
+	if (st.dropped)
+		p_warn("pid %d: cycle %u: CUPTI or the agent dropped %lu records", pc->t->pid, oc->k,
+		       (unsigned long)st.dropped);
+}
+
+static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool partial,
+		       bool timed_out)
 {
 	struct open_cycle *oc = &pc->oc[i];
 	const struct cuprobe_counters *c = pc->env->counters;
@@ -188,6 +256,8 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 
 	if (!cycle_trace(pc, oc))
 		goto out;
+	if (pc->env->cupti)
+		join_gpu(pc, oc, end_mono, timed_out);
 	for (size_t k = 0; k < pc->nthreads; k++)
 		trace__thread(oc->t, pc->threads[k].tid, pc->threads[k].name);
 	err = trace__close(oc->t, &sum);
@@ -200,6 +270,7 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 	pc->written += !err;
 out:
 	trace__free(oc->t);
+	free(oc->pending);
 	pc->oc[i] = pc->oc[--pc->noc];
 	return err;
 }
@@ -247,15 +318,35 @@ int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e)
 	return 0;
 }
 
+/*
+ * Whether a finished cycle can be written: its grace has passed and, with
+ * --cupti, its GPU records are in (the agent flushed after the cycle ended,
+ * or every launch has its records), or the wait for them ran out.
+ */
+static bool ready(struct proc_cycles *pc, struct open_cycle *oc, uint64_t now, bool *timed_out)
+{
+	*timed_out = false;
+	if (now == UINT64_MAX)
+		return true;
+	if (now < oc->end_mono + pc->env->grace_ns)
+		return false;
+	if (!pc->env->cupti || gpu_store__flushed_at(pc->gpu) >= oc->end_mono ||
+	    gpu_store__complete(pc->gpu, oc->pending, oc->npending))
+		return true;
+	*timed_out = now >= oc->end_mono + pc->env->cupti_wait_ns;
+	return *timed_out;
+}
+
 int proc_cycles__flush(struct proc_cycles *pc, uint64_t now)
 {
 	int ret = 0;
 
 	for (size_t i = pc->noc; i > 0; i--) {
 		struct open_cycle *oc = &pc->oc[i - 1];
+		bool timed_out;
 
-		if (oc->end_mono && (now == UINT64_MAX || now >= oc->end_mono + pc->env->grace_ns))
-			ret = write_cycle(pc, i - 1, oc->end_mono, false) ?: ret;
+		if (oc->end_mono && ready(pc, oc, now, &timed_out))
+			ret = write_cycle(pc, i - 1, oc->end_mono, false, timed_out) ?: ret;
 	}
 	return ret;
 }
@@ -268,7 +359,7 @@ int proc_cycles__stop(struct proc_cycles *pc, uint64_t now, uint64_t hits)
 	end_step(pc, pc->step_tid, now, hits, true);
 	ret = proc_cycles__flush(pc, UINT64_MAX);
 	while (pc->noc)
-		ret = write_cycle(pc, pc->noc - 1, now, pc->env->steps) ?: ret;
+		ret = write_cycle(pc, pc->noc - 1, now, pc->env->steps, false) ?: ret;
 	return ret;
 }
 
@@ -281,12 +372,26 @@ void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st)
 	st->written = pc->written;
 }
 
+void proc_cycles__agent_chunk(struct proc_cycles *pc, const void *data, size_t len)
+{
+	if (pc->gpu)
+		gpu_store__add_chunk(pc->gpu, data, len);
+}
+
+bool proc_cycles__flushed_since(const struct proc_cycles *pc, uint64_t ts)
+{
+	return !pc->gpu || gpu_store__flushed_at(pc->gpu) >= ts;
+}
+
 void proc_cycles__free(struct proc_cycles *pc)
 {
 	if (!pc)
 		return;
-	for (size_t i = 0; i < pc->noc; i++)
+	for (size_t i = 0; i < pc->noc; i++) {
 		trace__free(pc->oc[i].t);
+		free(pc->oc[i].pending);
+	}
+	gpu_store__free(pc->gpu);
 	free(pc->threads);
 	free(pc);
 }

@@ -10,6 +10,7 @@
 #define CYCLE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "cuprobe.h"
@@ -27,6 +28,8 @@ struct cycle_env {
 	bool steps;			/* --step given: steps are spans, stops are partial */
 	uint64_t grace_ns;		/* a finished cycle waits this long for stragglers */
 	double probe_ns;		/* measured cost of one launch probe hit, < 0: unknown */
+	bool cupti;			/* join launches to the agent's GPU records */
+	uint64_t cupti_wait_ns;		/* how long a cycle waits for its GPU records */
 	const struct cuprobe_counters *counters; /* session-wide, for summaries */
 };
 
@@ -47,6 +50,10 @@ void proc_cycles__free(struct proc_cycles *pc);
 int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, const char *kernel,
 			bool unnamed, uint64_t correlation);
 void proc_cycles__thread(struct proc_cycles *pc, const struct thread_event *e);
+/* A chunk of the agent's records for this process (--cupti). */
+void proc_cycles__agent_chunk(struct proc_cycles *pc, const void *data, size_t len);
+/* The agent flushed a window at or after ts (its records are all in). */
+bool proc_cycles__flushed_since(const struct proc_cycles *pc, uint64_t ts);
 /* A step boundary: spans, cycle ends and starts. Returns -errno when a trace cannot be made. */
 int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e);
 /* Writes finished cycles whose grace has passed (all of them when now is UINT64_MAX). */

@@ -29,6 +29,7 @@ void record_usage(FILE *f)
 	      "                          each cycle goes to its own DIR/run_<k>/\n"
 	      "      --duration SEC      stop after SEC seconds (Ctrl-C also stops cleanly)\n"
 	      "      --cupti             full GPU timings through the in-process agent\n"
+	      "      --cupti-wait SEC    how long a cycle waits for its GPU records (default 5)\n"
 	      "      --latency           API durations (adds return probes: twice the cost)\n"
 	      "      --ringbuf-size SIZE ring buffer between BPF and cuprobe (default 16M)\n"
 	      "  -q, --quiet             no progress on stderr\n"
@@ -114,6 +115,8 @@ static int check(struct record_opts *o)
 	if (o->has_schedule && !o->has_step)
 		return bad("--schedule needs --step", "the schedule counts steps: name a step "
 			   "function with --step SYMBOL");
+	if (o->cupti_wait != 5 && !o->cupti)
+		return bad("--cupti-wait needs --cupti", "add --cupti, or leave --cupti-wait out");
 	if (o->step_every > 1 && !o->has_step)
 		return bad("--step-every needs --step", "name a step function with --step SYMBOL");
 	if (!o->cmd && !o->npids)
@@ -171,6 +174,13 @@ static int parse_one(struct record_opts *o, int c, const char *arg)
 	case 'c':
 		o->cupti = true;
 		return 0;
+	case 'w':
+		errno = 0;
+		o->cupti_wait = strtod(arg, &end);
+		if (errno || *end || !(o->cupti_wait >= 0) || !(o->cupti_wait <= 3600))
+			return bad("--cupti-wait: not a number of seconds from 0 to 3600",
+				   "e.g. --cupti-wait 10");
+		return 0;
 	case 'l':
 		o->latency = true;
 		return 0;
@@ -201,6 +211,7 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 		{ "step-every", required_argument, NULL, 'e' },
 		{ "ringbuf-size", required_argument, NULL, 'r' },
 		{ "cupti", no_argument, NULL, 'c' },
+		{ "cupti-wait", required_argument, NULL, 'w' },
 		{ "latency", no_argument, NULL, 'l' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -213,6 +224,7 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 	o->output = "cuprobe-runs";
 	o->ringbuf_bytes = DEFAULT_RINGBUF;
 	o->step_every = 1;
+	o->cupti_wait = 5;
 	optind = 0; /* glibc: 0 reinitialises fully, 1 would keep state from a previous argv */
 	opterr = 0;
 	/* "+": stop at the command's name, so its own options stay its own. */

@@ -26,6 +26,7 @@ struct record_opts {
 	struct schedule sched;
 	uint64_t ringbuf_bytes;	/* --ringbuf-size */
 	bool cupti;
+	double cupti_wait;	/* --cupti-wait: seconds a cycle waits for its GPU records */
 	bool latency;
 	bool quiet;
 	int verbose;

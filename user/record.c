@@ -18,6 +18,8 @@
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <stddef.h>
+#include "agent.h"
 #include "attach.h"
 #include "calibrate.h"
 #include "clock.h"
@@ -54,6 +56,7 @@ struct session {
 	size_t last;		/* index of the last target an event named */
 	int epfd, sigfd;
 	char host[256];
+	char agent[PATH_MAX];	/* --cupti -- COMMAND: the agent the command loads */
 	uint64_t start_mono;
 	uint64_t deadline;	/* CLOCK_MONOTONIC ns, 0 for none */
 	uint64_t correlation;
@@ -203,6 +206,16 @@ static void on_step(struct session *s, const struct step_event *e)
 		print_status(s, i);
 }
 
+static void on_agent(struct session *s, const struct agent_chunk_event *e, size_t size)
+{
+	size_t i, room = size - offsetof(struct agent_chunk_event, data);
+
+	/* BPF bounded len; the loader checks it again: the chunk came from a target's memory. */
+	if (e->len > room || !find_target(s, e->tgid, &i))
+		return;
+	proc_cycles__agent_chunk(s->cycles[i], e->data, e->len);
+}
+
 static void on_libmap(struct session *s, const struct libmap_event *e)
 {
 	struct target *t;
@@ -239,6 +252,10 @@ static int handle_event(void *ctx, void *data, size_t size)
 	case REC_LIBMAP:
 		if (size >= sizeof(struct libmap_event))
 			on_libmap(s, data);
+		return 0;
+	case REC_AGENT:
+		if (size >= offsetof(struct agent_chunk_event, data))
+			on_agent(s, data, size);
 		return 0;
 	default:
 		return 0;
@@ -285,6 +302,7 @@ static int load_bpf(struct session *s)
 	s->ctx.skel = skel;
 	s->ctx.step = s->o.has_step ? &s->o.step : NULL;
 	s->ctx.latency = s->o.latency;
+	s->ctx.cupti = s->o.cupti;
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle_event, s, NULL);
 	if (!s->rb)
 		return -errno;
@@ -372,12 +390,15 @@ static int resolve_command(const char *cmd, char *buf, size_t len)
 	return -ENOENT;
 }
 
-static void child_exec(char **cmd, int go_fd, int err_fd, const sigset_t *orig)
+static void child_exec(char **cmd, const char *agent, int go_fd, int err_fd, const sigset_t *orig)
 {
 	char c;
 	int e;
 
 	sigprocmask(SIG_SETMASK, orig, NULL);
+	/* The driver loads the agent at cuInit; it stays dormant until a window opens. */
+	if (agent[0])
+		setenv("CUDA_INJECTION64_PATH", agent, 1);
 	/* Wait until the parent has probed what the command will map. */
 	if (read(go_fd, &c, 1) != 1)
 		_exit(127);
@@ -406,7 +427,7 @@ static int start_command(struct session *s, const sigset_t *orig)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
-		child_exec(s->o.cmd, go[0], ex[1], orig);
+		child_exec(s->o.cmd, s->agent, go[0], ex[1], orig);
 	close(go[0]);
 	close(ex[1]);
 	err = target__init(&s->targets[0], pid, true);
@@ -495,6 +516,11 @@ static int attach_pids(struct session *s)
 		}
 		if (s->o.has_step && !t->step)
 			tell_step_missing(s, t, false);
+		if (s->o.cupti && !t->agent)
+			p_warn("pid %d (%s) has no cuprobe agent loaded: --cupti needs the process "
+			       "started with CUDA_INJECTION64_PATH or LD_PRELOAD naming "
+			       "libcuprobe-agent.so (README: --cupti); recording launches only",
+			       pid, t->comm);
 	}
 	return 0;
 }
@@ -579,6 +605,32 @@ static uint64_t target_hits(struct session *s, size_t i)
 	return ps.launch_hits;
 }
 
+/*
+ * --cupti: switch the agents off, so that they flush what the open windows
+ * recorded, and wait (boundedly) for it before the last cycles are written.
+ */
+static void drain_agents(struct session *s)
+{
+	uint64_t since = clock_mono_ns(), deadline = since + s->env.cupti_wait_ns;
+	bool waiting = true;
+
+	if (!s->o.cupti)
+		return;
+	for (size_t i = 0; i < s->ntargets; i++)
+		request_probes(s, i, false);
+	prober__drain(s->prober);
+	while (waiting && clock_mono_ns() < deadline) {
+		ring_buffer__poll(s->rb, 20);
+		waiting = false;
+		for (size_t i = 0; i < s->ntargets; i++)
+			waiting |= s->targets[i].agent && !s->targets[i].exited &&
+				   !proc_cycles__flushed_since(s->cycles[i], since);
+	}
+	if (waiting)
+		p_warn("an agent did not flush within --cupti-wait %.1f s: the last cycle may "
+		       "lack GPU records", s->o.cupti_wait);
+}
+
 static int finish(struct session *s)
 {
 	const struct cuprobe_counters *c = &s->skel->bss->counters;
@@ -626,6 +678,29 @@ static void session_free(struct session *s)
 	record_opts__free(&s->o);
 }
 
+/* The agent library for --cupti -- COMMAND: CUPROBE_AGENT, or beside the cuprobe binary. */
+static int find_agent(char *buf, size_t len)
+{
+	static const char *const rel[] = { "", ".output/", "../lib/cuprobe/" };
+	const char *env = getenv("CUPROBE_AGENT");
+	char exe[PATH_MAX], *slash;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return access(buf, R_OK) ? -errno : 0;
+	}
+	if (!realpath("/proc/self/exe", exe) || !(slash = strrchr(exe, '/')))
+		return -ENOENT;
+	slash[1] = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		if (snprintf(buf, len, "%.*s%slibcuprobe-agent.so", (int)(len / 2), exe, rel[i]) <
+			    (int)len &&
+		    !access(buf, R_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
 /* A step probe in a named file is checked now; elsewhere it may come with a library. */
 static int preflight_step(struct session *s)
 {
@@ -657,9 +732,10 @@ static int preflight(struct session *s)
 {
 	int err;
 
-	if (!s->o.cupti) {
-		p_err("--cupti: the CUPTI agent is not part of this build yet; record without --cupti");
-		return -ENOTSUP;
+	if (s->o.cupti && s->o.cmd && find_agent(s->agent, sizeof(s->agent))) {
+		p_err("--cupti: libcuprobe-agent.so is not next to cuprobe (nor in .output/ or "
+		      "../lib/cuprobe/): build it (make), or set CUPROBE_AGENT=/path/to/it");
+		return -ENOENT;
 	}
 	err = preflight_privileges();
 	if (!err)
@@ -750,6 +826,8 @@ static void setup_env(struct session *s)
 	s->env.host = s->host;
 	s->env.steps = s->o.has_step;
 	s->env.grace_ns = GRACE_NS;
+	s->env.cupti = s->o.cupti;
+	s->env.cupti_wait_ns = (uint64_t)(s->o.cupti_wait * 1e9);
 	if (s->o.has_schedule) {
 		s->env.sched = s->o.sched;
 	} else {
@@ -803,6 +881,7 @@ int record_main(int argc, char **argv)
 	end_command(&s);
 	ring_buffer__consume(s.rb);
 	prober__drain(s.prober);
+	drain_agents(&s);
 	err = finish(&s) ?: err;
 out:
 	err = exit_code(&s, err);

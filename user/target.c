@@ -171,19 +171,53 @@ static void detach_launch(struct examined *e)
 	e->entry = e->ret = NULL;
 }
 
+/* The agent's switch follows the launch probes: CUPTI runs from warmup to the window's end. */
+static int switch_agent(struct target *t, const struct probe_ctx *ctx, bool on)
+{
+	if (!on || !t->agent) {
+		bpf_link__destroy(t->agent_enable);
+		t->agent_enable = NULL;
+		return 0;
+	}
+	if (t->agent_enable)
+		return 0;
+	t->agent_enable = bpf_program__attach_usdt(ctx->skel->progs.agent_enable, t->pid, t->agent,
+						   "cuprobe", "enable", NULL);
+	return t->agent_enable ? 0 : -errno;
+}
+
+/* The agent library: it has the cuprobe:records USDT probe. Listen to it from now on. */
+static int attach_agent(struct target *t, const struct probe_ctx *ctx, const char *path)
+{
+	static const struct step_spec records = {
+		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "records",
+	};
+	struct step_sites sites;
+
+	if (!ctx->cupti || t->agent || step_spec__find(&records, path, &sites) <= 0)
+		return 0;
+	t->agent_records = bpf_program__attach_usdt(ctx->skel->progs.agent_records, t->pid, path,
+						    "cuprobe", "records", NULL);
+	if (!t->agent_records)
+		return -errno;
+	t->agent = strdup(path);
+	if (!t->agent)
+		return -ENOMEM;
+	p_dbg("pid %d: agent in %s", t->pid, path);
+	return t->probes_on ? switch_agent(t, ctx, true) : 0;
+}
+
 int target__set_probes(struct target *t, const struct probe_ctx *ctx, bool on)
 {
-	int err = 0;
+	int err;
 
 	t->probes_on = on;
-	for (size_t i = 0; i < t->nobjs; i++) {
-		if (!on) {
+	err = switch_agent(t, ctx, on);
+	for (size_t i = 0; i < t->nobjs && !err; i++) {
+		if (on)
+			err = attach_launch(t, ctx, &t->objs[i]);
+		else
 			detach_launch(&t->objs[i]);
-			continue;
-		}
-		err = attach_launch(t, ctx, &t->objs[i]);
-		if (err)
-			break;
 	}
 	return err;
 }
@@ -241,6 +275,8 @@ static int examine(struct target *t, const struct probe_ctx *ctx, const char *pa
 		err = attach_libmap(t, ctx, path, offs[SYM_DL_DEBUG_STATE]);
 	if (!err)
 		err = attach_step(t, ctx, path);
+	if (!err)
+		err = attach_agent(t, ctx, path);
 	return err;
 }
 
@@ -386,6 +422,9 @@ void target__detach(struct target *t)
 	t->libmap = NULL;
 	uprobe_link__destroy(t->step);
 	t->step = NULL;
+	bpf_link__destroy(t->agent_enable);
+	bpf_link__destroy(t->agent_records);
+	t->agent_enable = t->agent_records = NULL;
 }
 
 void target__free(struct target *t)
@@ -396,7 +435,8 @@ void target__free(struct target *t)
 		free(t->objs[i].path);
 	}
 	free(t->step_object);
-	t->step_object = NULL;
+	free(t->agent);
+	t->step_object = t->agent = NULL;
 	free(t->objs);
 	t->objs = NULL;
 	t->nobjs = 0;

@@ -21,6 +21,7 @@ struct probe_ctx {
 	const struct step_spec *step;	/* NULL without --step */
 	bool multi;	/* uprobe_multi links */
 	bool latency;	/* return probes too */
+	bool cupti;	/* look for the agent and switch it with the launch probes */
 };
 
 struct target {
@@ -39,6 +40,9 @@ struct target {
 	struct bpf_link *libmap;
 	struct uprobe_link *step;	/* the step probe, once found */
 	char *step_object;	/* where it was found */
+	char *agent;		/* the agent library, once found (--cupti) */
+	struct bpf_link *agent_records;	/* listens to the agent for the whole session */
+	struct bpf_link *agent_enable;	/* raises its switch while probes are on */
 };
 
 /* Fills t for pid: opens a pidfd, reads comm and rank. 0 or -errno (-ESRCH: no such process). */

@@ -7,7 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "clock.h"
+#include "agent.h"
 #include "launch.h"
+#include "symbols.h"
 #include "trace.h"
 
 #define CUPROBE_VERSION "0.1.0"
@@ -19,6 +21,11 @@ struct trace {
 	struct trace_meta m;
 	char *host, *command;
 	bool first;	/* no event written yet */
+	/* GPU devices and streams seen, named in the metadata. */
+	struct { uint32_t device, stream; } lanes[64];
+	size_t nlanes;
+	bool has_gpu;
+	struct trace_gpu_summary gpu;
 	char buf[1 << 20];
 };
 
@@ -193,6 +200,104 @@ void trace__step(struct trace *t, const struct trace_step *st)
 	fputs(st->partial ? ", \"partial\": true}}" : "}}", t->f);
 }
 
+static void note_lane(struct trace *t, uint32_t device, uint32_t stream)
+{
+	for (size_t i = 0; i < t->nlanes; i++)
+		if (t->lanes[i].device == device && t->lanes[i].stream == stream)
+			return;
+	if (t->nlanes < sizeof(t->lanes) / sizeof(t->lanes[0])) {
+		t->lanes[t->nlanes].device = device;
+		t->lanes[t->nlanes++].stream = stream;
+	}
+}
+
+static void begin_gpu(struct trace *t, const char *cat, const char *name, uint32_t device,
+		      uint32_t stream, uint64_t start, uint64_t end)
+{
+	begin_event(t);
+	fprintf(t->f, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", cat);
+	json_write_str(t->f, name);
+	fprintf(t->f, ", \"pid\": %u, \"tid\": %u, \"ts\": ", device, stream);
+	write_ts(t, start);
+	fputs(", \"dur\": ", t->f);
+	write_us(t->f, end > start ? (int64_t)(end - start) : 0);
+	note_lane(t, device, stream);
+}
+
+void trace__kernel(struct trace *t, const struct agent_kernel *k, const char *name)
+{
+	begin_gpu(t, "kernel", name, k->device, k->stream, k->start_ns, k->end_ns);
+	fprintf(t->f, ", \"args\": {\"device\": %u, \"context\": %u, \"stream\": %u, "
+		      "\"correlation\": %u, \"registers per thread\": %u, \"shared memory\": %u",
+		k->device, k->context, k->stream, k->correlation, k->registers,
+		k->dyn_shmem + k->static_shmem);
+	write_dim(t->f, "grid", k->grid);
+	write_dim(t->f, "block", k->block);
+	if (k->graph_id)
+		fprintf(t->f, ", \"graph id\": %u, \"graph node id\": %" PRIu64, k->graph_id,
+			(uint64_t)k->graph_node_id);
+	fputs("}}", t->f);
+}
+
+/* CUpti_ActivityMemcpyKind and CUpti_ActivityMemoryKind, as Kineto names them. */
+static const char *copy_kind(uint32_t k)
+{
+	static const char *const n[] = { "Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+					 "AtoD", "DtoA", "DtoD", "HtoH", "PtoP" };
+
+	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "Unknown";
+}
+
+static const char *memory_kind(uint32_t k)
+{
+	static const char *const n[] = { "Unknown", "Pageable", "Pinned", "Device", "Array",
+					 "Managed", "Device Static", "Managed Static" };
+
+	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "Unknown";
+}
+
+void trace__memcpy(struct trace *t, const struct agent_memcpy *m)
+{
+	uint64_t dur = m->end_ns > m->start_ns ? m->end_ns - m->start_ns : 0;
+	char name[96];
+
+	snprintf(name, sizeof(name), "Memcpy %s (%s -> %s)", copy_kind(m->copy_kind),
+		 memory_kind(m->src_kind), memory_kind(m->dst_kind));
+	begin_gpu(t, "gpu_memcpy", name, m->device, m->stream, m->start_ns, m->end_ns);
+	fprintf(t->f, ", \"args\": {\"device\": %u, \"context\": %u, \"stream\": %u, "
+		      "\"correlation\": %u, \"bytes\": %" PRIu64 ", \"memory bandwidth (GB/s)\": %.3f}}",
+		m->device, m->context, m->stream, m->correlation, (uint64_t)m->bytes,
+		dur ? (double)m->bytes / dur : 0.0);
+}
+
+void trace__memset(struct trace *t, const struct agent_memset *m)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "Memset (%s)", memory_kind(m->memory_kind));
+	begin_gpu(t, "gpu_memset", name, m->device, m->stream, m->start_ns, m->end_ns);
+	fprintf(t->f, ", \"args\": {\"device\": %u, \"context\": %u, \"stream\": %u, "
+		      "\"correlation\": %u, \"bytes\": %" PRIu64 ", \"value\": %u}}",
+		m->device, m->context, m->stream, m->correlation, (uint64_t)m->bytes, m->value);
+}
+
+void trace__flow(struct trace *t, bool start, int pid, int tid, uint64_t mono, uint64_t id)
+{
+	begin_event(t);
+	fprintf(t->f, "{\"ph\": \"%s\", \"id\": %" PRIu64 ", \"pid\": %d, \"tid\": %d, \"ts\": ",
+		start ? "s" : "f", id, pid, tid);
+	write_ts(t, mono);
+	fputs(start ? ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}" :
+		      ", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}",
+	      t->f);
+}
+
+void trace__set_gpu(struct trace *t, const struct trace_gpu_summary *g)
+{
+	t->has_gpu = true;
+	t->gpu = *g;
+}
+
 static void write_meta(struct trace *t, const char *name, pid_t tid, const char *key,
 		       const char *sval, long long ival)
 {
@@ -212,6 +317,48 @@ void trace__thread(struct trace *t, pid_t tid, const char *name)
 	write_meta(t, "thread_sort_index", tid, "sort_index", NULL, tid);
 }
 
+/* GPU lanes: pid = device ("GPU n"), tid = stream, as Kineto lays them out. */
+static void write_lanes(struct trace *t)
+{
+	pid_t pid = t->m.pid;
+
+	for (size_t i = 0; i < t->nlanes; i++) {
+		uint32_t dev = t->lanes[i].device, stream = t->lanes[i].stream;
+		char label[32], sname[32];
+		bool first_of_device = true;
+
+		for (size_t k = 0; k < i; k++)
+			first_of_device &= t->lanes[k].device != dev;
+		t->m.pid = dev;
+		if (first_of_device) {
+			snprintf(label, sizeof(label), "GPU %u", dev);
+			write_meta(t, "process_name", 0, "name", t->command, 0);
+			write_meta(t, "process_labels", 0, "labels", label, 0);
+			write_meta(t, "process_sort_index", 0, "sort_index", NULL, 5000000 + dev);
+		}
+		snprintf(sname, sizeof(sname), "stream %u", stream);
+		write_meta(t, "thread_name", stream, "name", sname, 0);
+		write_meta(t, "thread_sort_index", stream, "sort_index", NULL, stream);
+	}
+	t->m.pid = pid;
+}
+
+static void write_gpu_summary(struct trace *t)
+{
+	const struct trace_gpu_summary *g = &t->gpu;
+
+	if (!t->has_gpu)
+		return;
+	fprintf(t->f,
+		", \"gpu\": {\"joined_launches\": %" PRIu64 ", \"launches_without_gpu\": %" PRIu64
+		", \"launches_without_api_record\": %" PRIu64 ", \"gpu_without_launch\": %" PRIu64
+		", \"clock_faults\": %" PRIu64 ", \"cupti_dropped\": %" PRIu64
+		", \"missing_at_timeout\": %" PRIu64 ", \"gpu_records\": %" PRIu64 "}"
+		", \"cupti_overhead_ns\": %" PRIu64,
+		g->matched, g->without_gpu, g->unmatched_launches, g->gpu_without_launch,
+		g->clock_faults, g->dropped, g->missing, g->gpu_records, g->overhead_ns);
+}
+
 static void write_trailer(struct trace *t, const struct trace_summary *s)
 {
 	uint64_t off = (uint64_t)t->m.mono_to_real;
@@ -220,6 +367,7 @@ static void write_trailer(struct trace *t, const struct trace_summary *s)
 	write_meta(t, "process_name", 0, "name", t->command, 0);
 	write_meta(t, "process_labels", 0, "labels", "CPU", 0);
 	write_meta(t, "process_sort_index", 0, "sort_index", NULL, t->m.pid);
+	write_lanes(t);
 	fputs("\n ],\n \"traceName\": ", t->f);
 	json_write_str(t->f, name ? name + 1 : t->path);
 	fprintf(t->f, ",\n \"cuprobe\": {\"version\": \"%s\", \"pid\": %d, \"command\": ",
@@ -236,6 +384,7 @@ static void write_trailer(struct trace *t, const struct trace_summary *s)
 	if (s->probe_ns >= 0)
 		fprintf(t->f, ", \"probe_ns_per_hit\": %.1f", s->probe_ns);
 	write_overhead(t->f, (int64_t)s->probe_hits, s->probe_ns, s->end_mono - t->m.start_mono);
+	write_gpu_summary(t);
 	fputs("}\n}\n", t->f);
 }
 

@@ -55,6 +55,22 @@ struct trace_step {
 
 /* A ProfilerStep#<step> span, as torch.profiler writes one per step. */
 void trace__step(struct trace *t, const struct trace_step *st);
+/* GPU work from CUPTI (--cupti), on pid = device, tid = stream, as Kineto writes it. */
+struct agent_kernel;
+struct agent_memcpy;
+struct agent_memset;
+void trace__kernel(struct trace *t, const struct agent_kernel *k, const char *name);
+void trace__memcpy(struct trace *t, const struct agent_memcpy *m);
+void trace__memset(struct trace *t, const struct agent_memset *m);
+/* An ac2g flow from a launch (pid, tid) to its GPU work (device, stream), by correlation. */
+void trace__flow(struct trace *t, bool start, int pid, int tid, uint64_t mono, uint64_t id);
+/* GPU facts of the cycle for the cuprobe object (--cupti); NULL members are left out. */
+struct trace_gpu_summary {
+	uint64_t matched, without_gpu, unmatched_launches, gpu_without_launch;
+	uint64_t clock_faults, dropped, missing, overhead_ns, gpu_records;
+};
+void trace__set_gpu(struct trace *t, const struct trace_gpu_summary *g);
+
 /* Writes the trailer, syncs, renames into place; the final path stays readable via trace__path. */
 int trace__close(struct trace *t, const struct trace_summary *s);
 /* Removes the temporary file (nothing was recorded worth keeping). */
