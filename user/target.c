@@ -24,9 +24,16 @@
 #include "symbols.h"
 #include "target.h"
 
-/* Names looked up in every object: the launch APIs, then the linker's hook. */
+/*
+ * Names looked up in every object: the launch APIs, the linker's hook, and
+ * what marks a real CUDA runtime (cudaMalloc) or driver (cuInit). A library
+ * that only wraps launch functions (an interposer, forwarding to the real
+ * ones) is not probed: the real entry it calls would count each launch twice.
+ */
 #define SYM_DL_DEBUG_STATE API__COUNT
-#define NSYMS (API__COUNT + 1)
+#define SYM_RUNTIME_MARK (API__COUNT + 1)
+#define SYM_DRIVER_MARK (API__COUNT + 2)
+#define NSYMS (API__COUNT + 3)
 
 struct examined {
 	uint64_t dev, ino;
@@ -183,6 +190,7 @@ static int switch_agent(struct target *t, const struct probe_ctx *ctx, bool on)
 		return 0;
 	t->agent_enable = bpf_program__attach_usdt(ctx->skel->progs.agent_enable, t->pid, t->agent,
 						   "cuprobe", "enable", NULL);
+	p_dbg("pid %d: agent switched on: %s", t->pid, t->agent_enable ? "ok" : strerror(errno));
 	return t->agent_enable ? 0 : -errno;
 }
 
@@ -259,10 +267,14 @@ static int examine(struct target *t, const struct probe_ctx *ctx, const char *pa
 		return -ENOMEM;
 	launch_api_names(names);
 	names[SYM_DL_DEBUG_STATE] = "_dl_debug_state";
+	names[SYM_RUNTIME_MARK] = "cudaMalloc";
+	names[SYM_DRIVER_MARK] = "cuInit";
 	n = elf_func_offsets(path, names, NSYMS, offs);
 	if (n < 0)
 		return 0; /* not an ELF file */
 	for (int api = 0; api < API__COUNT; api++) {
+		if (!offs[launch_api_is_driver(api) ? SYM_DRIVER_MARK : SYM_RUNTIME_MARK])
+			continue;
 		e->api_off[api] = offs[api];
 		if (offs[api]) {
 			t->has_launch_apis = true;

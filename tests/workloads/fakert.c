@@ -28,3 +28,15 @@ cudaError_t CUDARTAPI cudaLaunchKernel(const void *func, dim3 grid, dim3 block, 
 			     (unsigned int)shmem, (CUstream)stream, args, NULL);
 	return res == CUDA_SUCCESS ? cudaSuccess : cudaErrorLaunchFailure;
 }
+
+/*
+ * cuprobe takes an object for a CUDA runtime only if it has cudaMalloc too,
+ * as every real one (shared or static) has: a library that merely wraps the
+ * launch functions is not probed.
+ */
+cudaError_t CUDARTAPI cudaMalloc(void **ptr, size_t size)
+{
+	(void)size;
+	*ptr = NULL;
+	return cudaErrorMemoryAllocation;
+}
