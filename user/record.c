@@ -612,18 +612,22 @@ static uint64_t target_hits(struct session *s, size_t i)
 static void drain_agents(struct session *s)
 {
 	uint64_t since = clock_mono_ns(), deadline = since + s->env.cupti_wait_ns;
-	bool waiting = true;
+	bool open[MAX_PIDS], waiting = true;
 
 	if (!s->o.cupti)
 		return;
-	for (size_t i = 0; i < s->ntargets; i++)
+	/* Only a window still open has a flush to come. The prober is idle: t->agent is settled. */
+	prober__drain(s->prober);
+	for (size_t i = 0; i < s->ntargets; i++) {
+		open[i] = s->want_probes[i] && s->targets[i].agent && !s->targets[i].exited;
 		request_probes(s, i, false);
+	}
 	prober__drain(s->prober);
 	while (waiting && clock_mono_ns() < deadline) {
 		ring_buffer__poll(s->rb, 20);
 		waiting = false;
 		for (size_t i = 0; i < s->ntargets; i++)
-			waiting |= s->targets[i].agent && !s->targets[i].exited &&
+			waiting |= open[i] && !s->targets[i].exited &&
 				   !proc_cycles__flushed_since(s->cycles[i], since);
 	}
 	if (waiting)
