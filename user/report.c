@@ -2,8 +2,10 @@
 /*
  * cuprobe report: counts the launch events of Kineto trace files per kernel,
  * per API and per thread, times the steps of traces recorded with --step,
- * lists each trace's cycle with what cuprobe's probes cost in it, and prints
- * it all as text, JSON or CSV.
+ * lists each trace's cycle with what cuprobe's probes cost in it, gives the
+ * GPU time and launch-to-start delay of each kernel and the GPU busy time of
+ * each step when the traces carry CUPTI's GPU work, and prints it all as
+ * text, JSON or CSV.
  *
  * Files are read one at a time: each is loaded whole, folded into hash tables
  * and freed, so memory follows the largest file and the work is linear in the
@@ -228,8 +230,10 @@ struct step_row {
 	int64_t pid, step;
 	uint64_t wall_ns;
 	uint64_t launches;
+	uint64_t gpu_busy_ns; /* union of its GPU work's intervals, summed over devices */
 	struct overhead ovh;
 	bool partial; /* cut short by the end of the recording */
+	bool has_gpu; /* its span is in a trace with a cuprobe.gpu object: busy time known */
 };
 
 /* Step wall time over the complete steps of one process. */
@@ -250,6 +254,57 @@ struct cycle_row {
 	uint64_t launches, duration_ns, late_launches;
 	struct overhead ovh;
 	size_t seq; /* order read: keeps rows of equal (cycle, pid) apart */
+};
+
+/* One GPU event: its duration, and its delay when it was joined to its launch. */
+struct gpu_sample {
+	const char *name; /* owned by report.gpu_names */
+	uint64_t dur_ns;
+	int64_t delay_ns; /* GPU start - launch; negative on a clock fault */
+	bool joined;
+};
+
+/* A GPU event whose launch was made in a step, for that step's busy time. */
+struct gpu_interval {
+	int64_t pid, step, device;
+	int64_t start_ns, end_ns;
+};
+
+/* GPU time and launch-to-start delay of the GPU events of one name. */
+struct gpu_kernel_stat {
+	const char *name; /* owned by report.gpu_names */
+	uint64_t count, total_ns, p50_ns, p99_ns;
+	double mean_ns;
+	uint64_t delays; /* events joined to their launch; 0: delays unknown */
+	double delay_mean_ns;
+	int64_t delay_p50_ns, delay_p99_ns;
+};
+
+/*
+ * The join counts of cuprobe.gpu, in the order the text header says them;
+ * the records come last, since the header gives them first on their own.
+ */
+enum gpu_count {
+	GPU_JOINED,
+	GPU_WITHOUT_GPU,
+	GPU_WITHOUT_API,
+	GPU_WITHOUT_LAUNCH,
+	GPU_CLOCK_FAULTS,
+	GPU_DROPPED,
+	GPU_MISSING,
+	GPU_RECORDS,
+	GPU__COUNT
+};
+
+static const char *const gpu_count_keys[GPU__COUNT] = {
+	[GPU_JOINED] = "joined_launches",
+	[GPU_WITHOUT_GPU] = "launches_without_gpu",
+	[GPU_WITHOUT_API] = "launches_without_api_record",
+	[GPU_WITHOUT_LAUNCH] = "gpu_without_launch",
+	[GPU_CLOCK_FAULTS] = "clock_faults",
+	[GPU_DROPPED] = "cupti_dropped",
+	[GPU_MISSING] = "missing_at_timeout",
+	[GPU_RECORDS] = "gpu_records",
 };
 
 /*
@@ -293,6 +348,12 @@ struct report {
 	struct row_vec steps;	    /* struct step_row, sorted and merged by report_finish */
 	struct row_vec stats;	    /* struct step_stat, made by report_finish */
 	struct row_vec cycles;	    /* struct cycle_row */
+	uint64_t gpu_counts[GPU__COUNT]; /* summed over the traces' cuprobe.gpu */
+	bool has_gpu_counts;		 /* some trace has a cuprobe.gpu object */
+	struct tally gpu_names;		 /* GPU events per name; owns the names */
+	struct row_vec gpu_samples;	 /* struct gpu_sample */
+	struct row_vec gpu_intervals;	 /* struct gpu_interval */
+	struct row_vec gpu_kernels;	 /* struct gpu_kernel_stat, made by report_finish */
 	char *scratch; /* kernel keys composed from several fields */
 	size_t scratch_cap;
 };
@@ -316,6 +377,10 @@ static void report_free(struct report *r)
 	free(r->cycles.v);
 	free(r->steps.v);
 	free(r->stats.v);
+	tally_free(&r->gpu_names);
+	free(r->gpu_samples.v);
+	free(r->gpu_intervals.v);
+	free(r->gpu_kernels.v);
 	free(r->scratch);
 }
 
@@ -374,7 +439,40 @@ static const char *launch_key(struct report *r, const char *api, const json_t *a
 	return scratch_printf(r, "[%s]", api);
 }
 
-static int consume_launch(struct report *r, const json_t *ev)
+/*
+ * A launch of the file being read that has a correlation id, kept until the
+ * end of the file so that its GPU work can find it, wherever that stands.
+ */
+struct corr_launch {
+	int64_t correlation;
+	double ts_us;
+	int64_t pid, step;
+	bool has_step;
+	size_t seq; /* order read: when ids repeat, the first launch wins */
+};
+
+static int keep_correlation(struct row_vec *launches, const json_t *ev, int64_t pid,
+			    const json_t *step)
+{
+	const json_t *corr = json_object_get(json_object_get(ev, "args"), "correlation");
+	const json_t *ts = json_object_get(ev, "ts");
+	struct corr_launch *l;
+
+	if (!json_is_integer(corr) || !json_is_number(ts))
+		return 0;
+	l = row_vec_push(launches, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->correlation = json_integer_value(corr);
+	l->ts_us = json_number_value(ts);
+	l->pid = pid;
+	l->has_step = json_is_integer(step);
+	l->step = json_integer_value(step);
+	l->seq = launches->n - 1;
+	return 0;
+}
+
+static int consume_launch(struct report *r, const json_t *ev, struct row_vec *launches)
 {
 	const char *api = str_member(ev, "name");
 	const json_t *args = json_object_get(ev, "args");
@@ -388,6 +486,8 @@ static int consume_launch(struct report *r, const json_t *ev)
 	/* Counted whether or not the step has a span: only spans make rows. */
 	if (json_is_integer(step) &&
 	    tally_add(&r->step_launches, NULL, pid, json_integer_value(step)))
+		return -ENOMEM;
+	if (keep_correlation(launches, ev, pid, step))
 		return -ENOMEM;
 	key = launch_key(r, api, args);
 	if (!key)
@@ -566,27 +666,139 @@ static void span_extend(struct span *s, const json_t *ev)
 	s->any = true;
 }
 
-static int consume_event(struct report *r, const json_t *ev, struct span *span)
+/* What reading one file keeps until its last event. */
+struct file_scan {
+	struct span span;
+	struct row_vec launches; /* struct corr_launch */
+	struct row_vec gpu;	 /* const json_t *: joined once every launch is read */
+};
+
+static bool is_gpu_work(const char *cat)
+{
+	return !strcmp(cat, "kernel") || !strcmp(cat, "gpu_memcpy") || !strcmp(cat, "gpu_memset");
+}
+
+static int consume_event(struct report *r, const json_t *ev, struct file_scan *fs)
 {
 	const char *ph = str_member(ev, "ph");
+	const json_t **gpu;
 	const char *cat;
 
 	if (!ph)
 		return 0;
 	if (!strcmp(ph, "M"))
 		return consume_metadata(r, ev);
-	span_extend(span, ev);
+	span_extend(&fs->span, ev);
 	if (strcmp(ph, "X"))
 		return 0;
 	cat = str_member(ev, "cat");
 	if (!cat)
 		return 0;
 	if (!strcmp(cat, "cuda_runtime") || !strcmp(cat, "cuda_driver"))
-		return consume_launch(r, ev);
+		return consume_launch(r, ev, &fs->launches);
 	if (!strcmp(cat, "user_annotation"))
 		return consume_step(r, ev);
-	/* GPU work feeds no section. */
+	if (!is_gpu_work(cat))
+		return 0;
+	gpu = row_vec_push(&fs->gpu, sizeof(*gpu));
+	if (!gpu)
+		return -ENOMEM;
+	*gpu = ev;
 	return 0;
+}
+
+/* A time, or a difference of times, in µs as whole ns; garbage cannot overflow. */
+static int64_t us_to_ns_signed(double us)
+{
+	double ns = us * 1000.0;
+
+	if (!(ns < 1e18))
+		return (int64_t)1e18;
+	return ns > -1e18 ? (int64_t)llround(ns) : (int64_t)-1e18;
+}
+
+static int cmp_corr_launch(const void *pa, const void *pb)
+{
+	const struct corr_launch *x = pa, *y = pb;
+
+	if (x->correlation != y->correlation)
+		return (x->correlation > y->correlation) - (x->correlation < y->correlation);
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* The first launch read with that correlation id; launches are sorted by it. */
+static const struct corr_launch *find_launch(const struct row_vec *launches, int64_t corr)
+{
+	const struct corr_launch *l = launches->v;
+	size_t lo = 0, hi = launches->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l[mid].correlation < corr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < launches->n && l[lo].correlation == corr ? &l[lo] : NULL;
+}
+
+/* The interval of GPU work whose launch was made in a step, for the step's busy time. */
+static int add_interval(struct report *r, const struct corr_launch *l, const json_t *ev,
+			int64_t start_ns, uint64_t dur_ns)
+{
+	const json_t *device = json_object_get(json_object_get(ev, "args"), "device");
+	struct gpu_interval *iv = row_vec_push(&r->gpu_intervals, sizeof(*iv));
+
+	if (!iv)
+		return -ENOMEM;
+	iv->pid = l->pid;
+	iv->step = l->step;
+	/* Kineto puts GPU work on pid = device: the same number, should args lack it. */
+	iv->device = json_is_integer(device) ? json_integer_value(device) : int_member(ev, "pid");
+	iv->start_ns = start_ns;
+	iv->end_ns = start_ns + (int64_t)dur_ns;
+	return 0;
+}
+
+/* A GPU event, joined to the launch of the same file with its correlation id. */
+static int consume_gpu(struct report *r, const json_t *ev, const struct row_vec *launches)
+{
+	const char *name = str_member(ev, "name");
+	const json_t *corr = json_object_get(json_object_get(ev, "args"), "correlation");
+	const json_t *ts = json_object_get(ev, "ts");
+	const json_t *dur = json_object_get(ev, "dur");
+	const struct corr_launch *l = NULL;
+	struct tally_entry *e = tally_get(&r->gpu_names, name ? name : "?", 0, 0);
+	struct gpu_sample *s;
+
+	if (!e || !(s = row_vec_push(&r->gpu_samples, sizeof(*s))))
+		return -ENOMEM;
+	e->count++;
+	s->name = e->key;
+	s->dur_ns = json_is_number(dur) ? us_to_ns(json_number_value(dur)) : 0;
+	if (json_is_integer(corr))
+		l = find_launch(launches, json_integer_value(corr));
+	if (!l || !json_is_number(ts))
+		return 0;
+	/* The difference first: absolute times in µs lose nanoseconds in a double. */
+	s->delay_ns = us_to_ns_signed(json_number_value(ts) - l->ts_us);
+	s->joined = true;
+	if (!l->has_step)
+		return 0;
+	return add_interval(r, l, ev, us_to_ns_signed(json_number_value(ts)), s->dur_ns);
+}
+
+static int consume_gpu_work(struct report *r, struct file_scan *fs)
+{
+	const json_t *const *gpu = fs->gpu.v;
+	int err = 0;
+
+	if (fs->launches.n)
+		qsort(fs->launches.v, fs->launches.n, sizeof(struct corr_launch), cmp_corr_launch);
+	for (size_t i = 0; !err && i < fs->gpu.n; i++)
+		err = consume_gpu(r, gpu[i], &fs->launches);
+	return err;
 }
 
 /* cuprobe's duration when the trace has one, else the span of its events. */
@@ -633,12 +845,29 @@ static int add_cycle(struct report *r, const json_t *meta, uint64_t launches, ui
 	return 0;
 }
 
+/* cuprobe.gpu: what joining launches to CUPTI's records found (--cupti). */
+static void consume_gpu_counts(struct report *r, const json_t *gpu, struct step_row *steps,
+			       size_t nsteps)
+{
+	if (!json_is_object(gpu))
+		return;
+	for (int i = 0; i < GPU__COUNT; i++)
+		r->gpu_counts[i] += meta_count(gpu, gpu_count_keys[i]);
+	r->has_gpu_counts = true;
+	/* This trace's steps have their GPU work in it, if they had any. */
+	for (size_t i = 0; i < nsteps; i++)
+		steps[i].has_gpu = true;
+}
+
+/* steps_before: the steps read before this file, which are not its own. */
 static int consume_meta(struct report *r, const json_t *meta, const struct span *span,
-			uint64_t launches)
+			uint64_t launches, size_t steps_before)
 {
 	const json_t *pid = json_object_get(meta, "pid");
 	uint64_t wall_ns = file_wall_ns(meta, span);
 
+	consume_gpu_counts(r, json_object_get(meta, "gpu"),
+			   (struct step_row *)r->steps.v + steps_before, r->steps.n - steps_before);
 	r->wall_ns += wall_ns;
 	r->drops += meta_count(meta, "drops");
 	r->late_launches += meta_count(meta, "late_launches");
@@ -685,14 +914,35 @@ static int seen_before(struct report *r, const char *path, bool *seen)
 	return 0;
 }
 
-static int report_add_file(struct report *r, const char *path)
+static int consume_events(struct report *r, json_t *root)
 {
 	uint64_t launches_before = r->launches;
-	struct span span = {};
-	json_error_t jerr;
-	json_t *root, *events, *ev;
-	bool seen;
+	size_t steps_before = r->steps.n;
+	struct file_scan fs = {};
 	size_t i;
+	json_t *ev;
+	int err = 0;
+
+	json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
+		err = consume_event(r, ev, &fs);
+		if (err)
+			break;
+	}
+	if (!err)
+		err = consume_gpu_work(r, &fs);
+	if (!err)
+		err = consume_meta(r, json_object_get(root, "cuprobe"), &fs.span,
+				   r->launches - launches_before, steps_before);
+	free(fs.launches.v);
+	free(fs.gpu.v);
+	return err;
+}
+
+static int report_add_file(struct report *r, const char *path)
+{
+	json_error_t jerr;
+	json_t *root;
+	bool seen;
 	int err;
 
 	err = seen_before(r, path, &seen);
@@ -701,22 +951,14 @@ static int report_add_file(struct report *r, const char *path)
 	root = json_load_file(path, 0, &jerr);
 	if (!root)
 		return load_error(path, &jerr);
-	events = json_object_get(root, "traceEvents");
-	if (!json_is_array(events)) {
+	if (!json_is_array(json_object_get(root, "traceEvents"))) {
 		report_err("%s: not a trace (no traceEvents array): pass a *.pt.trace.json file "
 			   "written by cuprobe record",
 			   path);
 		json_decref(root);
 		return -EINVAL;
 	}
-	json_array_foreach(events, i, ev) {
-		err = consume_event(r, ev, &span);
-		if (err)
-			break;
-	}
-	if (!err)
-		err = consume_meta(r, json_object_get(root, "cuprobe"), &span,
-				   r->launches - launches_before);
+	err = consume_events(r, root);
 	json_decref(root);
 	r->trace_files++;
 out:
@@ -924,6 +1166,7 @@ static void merge_steps(struct report *r)
 		if (n && !cmp_step(&s[n - 1], &s[i])) {
 			s[n - 1].wall_ns += s[i].wall_ns;
 			s[n - 1].partial |= s[i].partial;
+			s[n - 1].has_gpu |= s[i].has_gpu;
 			overhead_add(&s[n - 1].ovh, &s[i].ovh);
 			continue;
 		}
@@ -941,12 +1184,20 @@ static int cmp_u64(const void *pa, const void *pb)
 	return (x > y) - (x < y);
 }
 
-/* The nearest-rank percentile: the smallest value with pct% of them at or below it. */
-static uint64_t nearest_rank(const uint64_t *sorted, size_t n, unsigned int pct)
+/*
+ * The index, in n sorted values, of the nearest-rank percentile: the smallest
+ * value with pct% of them at or below it.
+ */
+static size_t rank_index(size_t n, unsigned int pct)
 {
 	size_t rank = (pct * n + 99) / 100;
 
-	return sorted[rank ? rank - 1 : 0];
+	return rank ? rank - 1 : 0;
+}
+
+static uint64_t nearest_rank(const uint64_t *sorted, size_t n, unsigned int pct)
+{
+	return sorted[rank_index(n, pct)];
 }
 
 /* Adds the stats of one process's complete steps (none: no row); tmp holds n values. */
@@ -1000,17 +1251,170 @@ static int step_stats(struct report *r)
 	return err;
 }
 
-/* Puts steps and cycles in report order and computes the step stats. */
+static int cmp_interval(const void *pa, const void *pb)
+{
+	const struct gpu_interval *x = pa, *y = pb;
+
+	if (x->pid != y->pid)
+		return cmp_i64(x->pid, y->pid);
+	if (x->step != y->step)
+		return cmp_i64(x->step, y->step);
+	if (x->device != y->device)
+		return cmp_i64(x->device, y->device);
+	return cmp_i64(x->start_ns, y->start_ns);
+}
+
+static struct step_row *find_step(const struct report *r, int64_t pid, int64_t step)
+{
+	const struct step_row key = { .pid = pid, .step = step };
+
+	if (!r->steps.n)
+		return NULL;
+	return bsearch(&key, r->steps.v, r->steps.n, sizeof(key), cmp_step);
+}
+
+/* The time covered by sorted intervals of one step on one device: overlaps count once. */
+static uint64_t interval_union(const struct gpu_interval *iv, size_t n)
+{
+	int64_t start = iv[0].start_ns, end = iv[0].end_ns;
+	uint64_t covered = 0;
+
+	for (size_t i = 1; i < n; i++) {
+		if (iv[i].start_ns > end) {
+			covered += (uint64_t)(end - start);
+			start = iv[i].start_ns;
+			end = iv[i].end_ns;
+		} else if (iv[i].end_ns > end) {
+			end = iv[i].end_ns;
+		}
+	}
+	return covered + (uint64_t)(end - start);
+}
+
+static bool same_step_device(const struct gpu_interval *x, const struct gpu_interval *y)
+{
+	return x->pid == y->pid && x->step == y->step && x->device == y->device;
+}
+
+/*
+ * Each step's GPU busy time: the union of its GPU work's intervals on each
+ * device, so that streams running at once count once, summed over devices.
+ * Work of a step without a span (a step outside every saved cycle) is left out.
+ */
+static void gpu_busy(struct report *r)
+{
+	struct gpu_interval *iv = r->gpu_intervals.v;
+	size_t n = r->gpu_intervals.n, i, j;
+	struct step_row *s;
+
+	if (!n)
+		return;
+	qsort(iv, n, sizeof(*iv), cmp_interval);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && same_step_device(&iv[i], &iv[j]); j++)
+			;
+		s = find_step(r, iv[i].pid, iv[i].step);
+		if (s)
+			s->gpu_busy_ns += interval_union(iv + i, j - i);
+	}
+}
+
+static int cmp_sample(const void *pa, const void *pb)
+{
+	const struct gpu_sample *x = pa, *y = pb;
+	/* Samples of one name share its string: most comparisons need no strcmp. */
+	int c = x->name == y->name ? 0 : strcmp(x->name, y->name);
+
+	return c ? c : (x->dur_ns > y->dur_ns) - (x->dur_ns < y->dur_ns);
+}
+
+static int cmp_i64p(const void *pa, const void *pb)
+{
+	return cmp_i64(*(const int64_t *)pa, *(const int64_t *)pb);
+}
+
+/* The stats of n samples of one name, sorted by duration; tmp holds n delays. */
+static int add_gpu_kernel(struct report *r, const struct gpu_sample *s, size_t n, int64_t *tmp)
+{
+	struct gpu_kernel_stat *k = row_vec_push(&r->gpu_kernels, sizeof(*k));
+	double delay_sum = 0;
+	size_t m = 0;
+
+	if (!k)
+		return -ENOMEM;
+	k->name = s[0].name;
+	k->count = n;
+	for (size_t i = 0; i < n; i++) {
+		k->total_ns += s[i].dur_ns;
+		if (s[i].joined)
+			tmp[m++] = s[i].delay_ns;
+	}
+	k->mean_ns = (double)k->total_ns / (double)n;
+	k->p50_ns = s[rank_index(n, 50)].dur_ns;
+	k->p99_ns = s[rank_index(n, 99)].dur_ns;
+	k->delays = m;
+	if (!m)
+		return 0;
+	qsort(tmp, m, sizeof(*tmp), cmp_i64p);
+	for (size_t i = 0; i < m; i++)
+		delay_sum += (double)tmp[i];
+	k->delay_mean_ns = delay_sum / (double)m;
+	k->delay_p50_ns = tmp[rank_index(m, 50)];
+	k->delay_p99_ns = tmp[rank_index(m, 99)];
+	return 0;
+}
+
+/* Most GPU time first; equal times by name in byte order. */
+static int cmp_gpu_kernel(const void *pa, const void *pb)
+{
+	const struct gpu_kernel_stat *x = pa, *y = pb;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return strcmp(x->name, y->name);
+}
+
+/* One row per GPU event name: GPU time and launch-to-start delay. */
+static int gpu_kernel_stats(struct report *r)
+{
+	struct gpu_sample *s = r->gpu_samples.v;
+	size_t n = r->gpu_samples.n, i, j;
+	int64_t *tmp;
+	int err = 0;
+
+	if (!n)
+		return 0;
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -ENOMEM;
+	qsort(s, n, sizeof(*s), cmp_sample);
+	for (i = 0; !err && i < n; i = j) {
+		for (j = i + 1; j < n && s[j].name == s[i].name; j++)
+			;
+		err = add_gpu_kernel(r, s + i, j - i, tmp);
+	}
+	free(tmp);
+	if (!err)
+		qsort(r->gpu_kernels.v, r->gpu_kernels.n, sizeof(struct gpu_kernel_stat),
+		      cmp_gpu_kernel);
+	return err;
+}
+
+/* Puts steps and cycles in report order and computes the step and GPU stats. */
 static int report_finish(struct report *r)
 {
 	int err;
 
 	merge_steps(r);
+	gpu_busy(r);
 	if (r->cycles.n)
 		qsort(r->cycles.v, r->cycles.n, sizeof(struct cycle_row), cmp_cycle);
 	err = step_stats(r);
+	if (!err)
+		err = gpu_kernel_stats(r);
 	if (err)
-		report_err("out of memory computing step times: report on fewer traces at a time");
+		report_err("out of memory computing step and GPU times: report on fewer traces "
+			   "at a time");
 	return err;
 }
 
@@ -1043,7 +1447,7 @@ static const char *row_name(const struct section_desc *d, const struct tally_ent
  * Text format: tables whose numbers are right-aligned, and whose name column,
  * when there is one, comes last so that it needs no width.
  */
-#define TEXT_COLS 8
+#define TEXT_COLS 9
 
 struct text_row {
 	char c[TEXT_COLS][48];
@@ -1201,22 +1605,29 @@ static void per_hit_text(const struct overhead *o, char *buf, size_t size)
 		snprintf(buf + n, size - (size_t)n, "-%s", max);
 }
 
+/* ctx points to a bool: whether the table has the GPU BUSY MS column. */
 static void fill_step(const struct report *r, const void *ctx, size_t i, struct text_row *row)
 {
 	const struct step_row *s = (const struct step_row *)r->steps.v + i;
+	int c = 0;
 
-	(void)ctx;
-	CELL(row, 0, "%" PRId64, s->pid);
-	CELL(row, 1, "%" PRId64, s->step);
-	CELL(row, 2, "%.3f", (double)s->wall_ns / 1e6);
-	CELL(row, 3, "%" PRIu64, s->launches);
+	CELL(row, c++, "%" PRId64, s->pid);
+	CELL(row, c++, "%" PRId64, s->step);
+	CELL(row, c++, "%.3f", (double)s->wall_ns / 1e6);
+	if (*(const bool *)ctx) {
+		if (s->has_gpu)
+			CELL(row, c++, "%.3f", (double)s->gpu_busy_ns / 1e6);
+		else
+			CELL(row, c++, "-");
+	}
+	CELL(row, c++, "%" PRIu64, s->launches);
 	if (s->wall_ns)
-		CELL(row, 4, "%.3f", (double)s->launches * 1e6 / (double)s->wall_ns);
+		CELL(row, c++, "%.3f", (double)s->launches * 1e6 / (double)s->wall_ns);
 	else
-		CELL(row, 4, "-");
-	cell_hits(row, 5, &s->ovh);
-	cell_cost_pct(row, 6, &s->ovh);
-	CELL(row, 7, "%s", s->partial ? "yes" : "no");
+		CELL(row, c++, "-");
+	cell_hits(row, c++, &s->ovh);
+	cell_cost_pct(row, c++, &s->ovh);
+	CELL(row, c, "%s", s->partial ? "yes" : "no");
 }
 
 static void fill_step_stat(const struct report *r, const void *ctx, size_t i,
@@ -1281,14 +1692,66 @@ static void fill_overhead(const struct report *r, const void *ctx, size_t i,
 		CELL(row, 6, "-");
 }
 
+/* A duration in ns as µs with 3 decimals: whole nanoseconds. */
+static void cell_us(struct text_row *row, int col, double ns)
+{
+	CELL(row, col, "%.3f", ns / 1e3);
+}
+
+static void fill_gpu_kernel(const struct report *r, const void *ctx, size_t i,
+			    struct text_row *row)
+{
+	const struct gpu_kernel_stat *k = (const struct gpu_kernel_stat *)r->gpu_kernels.v + i;
+
+	(void)ctx;
+	CELL(row, 0, "%" PRIu64, k->count);
+	CELL(row, 1, "%.3f", (double)k->total_ns / 1e6);
+	cell_us(row, 2, k->mean_ns);
+	cell_us(row, 3, (double)k->p50_ns);
+	cell_us(row, 4, (double)k->p99_ns);
+	if (k->delays) {
+		cell_us(row, 5, k->delay_mean_ns);
+		cell_us(row, 6, (double)k->delay_p50_ns);
+		cell_us(row, 7, (double)k->delay_p99_ns);
+	} else {
+		for (int c = 5; c < 8; c++)
+			CELL(row, c, "-");
+	}
+	row->name = k->name;
+}
+
+/* Only for traces that carry GPU events. */
+static void text_gpu_kernels(FILE *f, const struct report *r)
+{
+	const struct text_table t = {
+		.title = "GPU kernels",
+		.heads = { "COUNT", "TOTAL MS", "MEAN US", "P50 US", "P99 US", "DELAY MEAN US",
+			   "DELAY P50 US", "DELAY P99 US" },
+		.name_head = "KERNEL",
+		.nrows = r->gpu_kernels.n,
+		.fill = fill_gpu_kernel,
+	};
+
+	if (r->gpu_kernels.n)
+		text_table(f, r, &t);
+}
+
+/* GPU work in the traces: GPU events, or a cuprobe.gpu object. */
+static bool report_has_gpu(const struct report *r)
+{
+	return r->gpu_kernels.n || r->has_gpu_counts;
+}
+
 /* Steps and their stats only for traces that have steps; cycles for cuprobe's traces. */
 static void text_steps_and_cycles(FILE *f, const struct report *r)
 {
-	const struct text_table steps = {
+	const bool show_gpu = report_has_gpu(r);
+	struct text_table steps = {
 		.title = "Steps",
 		.heads = { "PID", "STEP", "WALL MS", "LAUNCHES", "LAUNCHES/MS", "PROBE HITS",
 			   "COST %", "PARTIAL" },
 		.nrows = r->steps.n,
+		.ctx = &show_gpu,
 		.fill = fill_step,
 	};
 	const struct text_table stats = {
@@ -1312,6 +1775,11 @@ static void text_steps_and_cycles(FILE *f, const struct report *r)
 		.fill = fill_overhead,
 	};
 
+	if (show_gpu) {
+		/* After WALL MS, which it is best read against. */
+		memmove(&steps.heads[4], &steps.heads[3], 5 * sizeof(steps.heads[0]));
+		steps.heads[3] = "GPU BUSY MS";
+	}
 	if (r->steps.n)
 		text_table(f, r, &steps);
 	if (r->stats.n)
@@ -1360,6 +1828,31 @@ static void text_overhead_line(FILE *f, const struct overhead *o)
 	fputc('\n', f);
 }
 
+/* "GPU        1,234 records; 360 launches joined, ...": the join counts of cuprobe.gpu. */
+static void text_gpu_line(FILE *f, const struct report *r)
+{
+	static const char *const what[GPU__COUNT] = {
+		[GPU_JOINED] = "launches joined",
+		[GPU_WITHOUT_GPU] = "without GPU work",
+		[GPU_WITHOUT_API] = "without CUPTI record",
+		[GPU_WITHOUT_LAUNCH] = "GPU records without launch",
+		[GPU_CLOCK_FAULTS] = "clock faults",
+		[GPU_DROPPED] = "dropped",
+		[GPU_MISSING] = "missing at timeout",
+	};
+	char n[32];
+
+	if (!r->has_gpu_counts)
+		return;
+	group_digits(r->gpu_counts[GPU_RECORDS], n, sizeof(n));
+	fprintf(f, "GPU        %s records;", n);
+	for (int i = 0; i < GPU_RECORDS; i++) {
+		group_digits(r->gpu_counts[i], n, sizeof(n));
+		fprintf(f, "%s %s %s", i ? "," : "", n, what[i]);
+	}
+	fputc('\n', f);
+}
+
 static int write_text(FILE *f, const struct report *r, const struct section_rows *secs)
 {
 	size_t procs = r->pids.n;
@@ -1375,9 +1868,11 @@ static int write_text(FILE *f, const struct report *r, const struct section_rows
 		r->drops ? " (the counts below miss at least this many)" : "");
 	fprintf(f, "Late       %" PRIu64 "%s\n", r->late_launches,
 		r->late_launches ? " (arrived after their cycle was written: in no trace)" : "");
+	text_gpu_line(f, r);
 	text_overhead_line(f, &r->ovh);
 	for (int i = 0; i < SEC__COUNT; i++)
 		text_section(f, r, &secs[i]);
+	text_gpu_kernels(f, r);
 	text_steps_and_cycles(f, r);
 	return 0;
 }
@@ -1486,12 +1981,57 @@ static json_t *json_step(const struct step_row *s)
 	json_t *rate = s->wall_ns ? json_real((double)s->launches * 1e6 / (double)s->wall_ns)
 				  : json_null();
 
-	return json_with_overhead(json_pack("{s:I, s:I, s:I, s:I, s:o, s:b}", "pid",
+	return json_with_overhead(json_pack("{s:I, s:I, s:I, s:o, s:I, s:o, s:b}", "pid",
 					    (json_int_t)s->pid, "step", (json_int_t)s->step,
-					    "wall_ns", (json_int_t)s->wall_ns, "launches",
-					    (json_int_t)s->launches, "launches_per_ms", rate,
-					    "partial", s->partial),
+					    "wall_ns", (json_int_t)s->wall_ns, "gpu_busy_ns",
+					    json_count_or_null(s->has_gpu, s->gpu_busy_ns),
+					    "launches", (json_int_t)s->launches,
+					    "launches_per_ms", rate, "partial", s->partial),
 				  &s->ovh, false);
+}
+
+static json_t *json_delay(const struct gpu_kernel_stat *k, int64_t ns)
+{
+	return k->delays ? json_integer((json_int_t)ns) : json_null();
+}
+
+static json_t *json_gpu_kernel(const struct gpu_kernel_stat *k)
+{
+	return json_pack("{s:s, s:I, s:I, s:f, s:I, s:I, s:o, s:o, s:o}", "name", k->name,
+			 "count", (json_int_t)k->count, "total_ns", (json_int_t)k->total_ns,
+			 "mean_ns", k->mean_ns, "p50_ns", (json_int_t)k->p50_ns, "p99_ns",
+			 (json_int_t)k->p99_ns, "delay_mean_ns",
+			 k->delays ? json_real(k->delay_mean_ns) : json_null(), "delay_p50_ns",
+			 json_delay(k, k->delay_p50_ns), "delay_p99_ns",
+			 json_delay(k, k->delay_p99_ns));
+}
+
+static json_t *json_gpu_kernels(const struct report *r)
+{
+	const struct gpu_kernel_stat *k = r->gpu_kernels.v;
+	json_t *arr = json_array();
+
+	for (size_t i = 0; arr && i < r->gpu_kernels.n; i++)
+		arr = json_push(arr, json_gpu_kernel(&k[i]));
+	return arr;
+}
+
+/* The summed cuprobe.gpu counts; null when no trace has them. NULL when out of memory. */
+static json_t *json_gpu_counts(const struct report *r)
+{
+	json_t *obj;
+
+	if (!r->has_gpu_counts)
+		return json_null();
+	obj = json_object();
+	for (int i = 0; obj && i < GPU__COUNT; i++) {
+		if (json_object_set_new(obj, gpu_count_keys[i],
+					json_integer((json_int_t)r->gpu_counts[i]))) {
+			json_decref(obj);
+			obj = NULL;
+		}
+	}
+	return obj;
 }
 
 static json_t *json_step_stat(const struct step_stat *st)
@@ -1547,18 +2087,22 @@ static int write_json(FILE *f, const struct report *r, const struct section_rows
 	json_t *root;
 	int err = 0;
 
-	root = json_pack("{s:i, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:o}", "schema_version",
+	root = json_pack("{s:i, s:I, s:I, s:I, s:I, s:o, s:I, s:I, s:o, s:o}", "schema_version",
 			 REPORT_SCHEMA_VERSION, "trace_files", (json_int_t)r->trace_files,
 			 "processes", (json_int_t)r->pids.n, "launches", (json_int_t)r->launches,
 			 "wall_ns", (json_int_t)r->wall_ns, "launches_per_s",
 			 json_rate(r, r->launches), "drops", (json_int_t)r->drops,
 			 "late_launches", (json_int_t)r->late_launches, "overhead",
-			 json_overhead(&r->ovh));
+			 json_overhead(&r->ovh), "gpu", json_gpu_counts(r));
 	for (int i = 0; root && i < SEC__COUNT; i++) {
 		if (json_object_set_new(root, secs[i].desc->json_key, json_section(r, &secs[i]))) {
 			json_decref(root);
 			root = NULL;
 		}
+	}
+	if (root && json_object_set_new(root, "gpu_kernels", json_gpu_kernels(r))) {
+		json_decref(root);
+		root = NULL;
 	}
 	if (root && !json_steps_and_cycles(root, r)) {
 		json_decref(root);
@@ -1574,14 +2118,19 @@ static int write_json(FILE *f, const struct report *r, const struct section_rows
 
 /*
  * CSV format (RFC 4180): one table, the `section` column says which. Steps
- * and cycles fill the columns after per_s; other rows leave them empty.
+ * and cycles fill the columns after per_s, GPU kernels and steps the GPU
+ * columns at the end; other rows leave them empty.
  */
 #define CSV_HEAD                                                                               \
 	"section,name,pid,tid,count,share_pct,per_s,"                                          \
 	"step,cycle,first_step,last_step,wall_ns,partial,late_launches,"                       \
-	"probe_hits,probe_cost_ns,probe_cost_share,cupti_overhead_ns\n"
-/* The step .. cupti_overhead_ns columns of a kernel, API or thread row. */
+	"probe_hits,probe_cost_ns,probe_cost_share,cupti_overhead_ns,"                         \
+	"gpu_total_ns,gpu_mean_ns,gpu_p50_ns,gpu_p99_ns,"                                      \
+	"delay_mean_ns,delay_p50_ns,delay_p99_ns,gpu_busy_ns\n"
+/* The step .. cupti_overhead_ns columns of a kernel, API, thread or GPU kernel row. */
 #define CSV_NO_STEP ",,,,,,,,,,,"
+/* The gpu_total_ns .. gpu_busy_ns columns of a kernel, API, thread or cycle row. */
+#define CSV_NO_GPU ",,,,,,,,"
 
 static void csv_field(FILE *f, const char *s)
 {
@@ -1613,7 +2162,23 @@ static void csv_row(FILE *f, const struct report *r, const struct section_desc *
 	fprintf(f, ",%" PRIu64 ",%.3f,", e->count, share_pct(r, e->count));
 	if (per_second(r, e->count, &rate))
 		fprintf(f, "%.3f", rate);
-	fputs(CSV_NO_STEP "\n", f);
+	fputs(CSV_NO_STEP CSV_NO_GPU "\n", f);
+}
+
+/* count is the GPU events; share_pct and per_s, which are of launches, stay empty. */
+static void csv_gpu_kernel(FILE *f, const struct gpu_kernel_stat *k)
+{
+	fputs("gpu_kernel,", f);
+	csv_field(f, k->name);
+	fprintf(f, ",,,%" PRIu64 ",," CSV_NO_STEP, k->count);
+	fprintf(f, ",%" PRIu64 ",%.3f,%" PRIu64 ",%" PRIu64, k->total_ns, k->mean_ns, k->p50_ns,
+		k->p99_ns);
+	if (k->delays)
+		fprintf(f, ",%.3f,%" PRId64 ",%" PRId64, k->delay_mean_ns, k->delay_p50_ns,
+			k->delay_p99_ns);
+	else
+		fputs(",,,", f);
+	fputs(",\n", f);
 }
 
 /* count, share_pct and per_s: per second of the row's own wall time. */
@@ -1643,7 +2208,6 @@ static void csv_overhead(FILE *f, const struct overhead *o)
 	fputc(',', f);
 	if (o->has_cupti)
 		fprintf(f, "%" PRIu64, o->cupti_ns);
-	fputc('\n', f);
 }
 
 static void csv_step(FILE *f, const struct report *r, const struct step_row *s)
@@ -1653,6 +2217,11 @@ static void csv_step(FILE *f, const struct report *r, const struct step_row *s)
 	fprintf(f, ",%" PRId64 ",,,,%" PRIu64 ",%s,", s->step, s->wall_ns,
 		s->partial ? "true" : "false");
 	csv_overhead(f, &s->ovh);
+	/* gpu_total_ns .. delay_p99_ns are empty, then gpu_busy_ns. */
+	fputs(",,,,,,,,", f);
+	if (s->has_gpu)
+		fprintf(f, "%" PRIu64, s->gpu_busy_ns);
+	fputc('\n', f);
 }
 
 static void csv_cycle(FILE *f, const struct report *r, const struct cycle_row *c)
@@ -1669,6 +2238,7 @@ static void csv_cycle(FILE *f, const struct report *r, const struct cycle_row *c
 	fprintf(f, ",%" PRIu64 ",%s,%" PRIu64, c->duration_ns, c->partial ? "true" : "false",
 		c->late_launches);
 	csv_overhead(f, &c->ovh);
+	fputs(CSV_NO_GPU "\n", f);
 }
 
 static int write_csv(FILE *f, const struct report *r, const struct section_rows *secs)
@@ -1677,6 +2247,8 @@ static int write_csv(FILE *f, const struct report *r, const struct section_rows 
 	for (int i = 0; i < SEC__COUNT; i++)
 		for (size_t j = 0; j < secs[i].n; j++)
 			csv_row(f, r, secs[i].desc, secs[i].rows[j]);
+	for (size_t i = 0; i < r->gpu_kernels.n; i++)
+		csv_gpu_kernel(f, (const struct gpu_kernel_stat *)r->gpu_kernels.v + i);
 	for (size_t i = 0; i < r->steps.n; i++)
 		csv_step(f, r, (const struct step_row *)r->steps.v + i);
 	for (size_t i = 0; i < r->cycles.n; i++)
@@ -1767,6 +2339,20 @@ static void warn_drops(const struct report *r)
 		   r->drops);
 }
 
+static void warn_gpu(const struct report *r)
+{
+	const uint64_t *n = r->gpu_counts;
+
+	if (!n[GPU_CLOCK_FAULTS] && !n[GPU_DROPPED] && !n[GPU_MISSING])
+		return;
+	report_err("warning: GPU records are incomplete or skewed: %" PRIu64 " start before "
+		   "their launch (clock faults: their delays are negative), %" PRIu64 " were "
+		   "dropped by CUPTI or the agent, %" PRIu64 " launches had no GPU work yet when "
+		   "their cycle was written, so GPU times and busy times miss the dropped and "
+		   "missing work: record again, with a longer --cupti-wait if work was missing",
+		   n[GPU_CLOCK_FAULTS], n[GPU_DROPPED], n[GPU_MISSING]);
+}
+
 static const char usage_text[] =
 	"Usage: cuprobe report [--format text|json|csv] [-o FILE] PATH...\n"
 	"\n"
@@ -1775,7 +2361,9 @@ static const char usage_text[] =
 	"them (the output of cuprobe record); the counts of all of them add up.\n"
 	"Traces recorded with --step also give each step's wall time and launches,\n"
 	"and every trace of cuprobe record gives a row per process and cycle, with\n"
-	"an estimate of what cuprobe's probes cost it.\n"
+	"an estimate of what cuprobe's probes cost it. Traces recorded with --cupti\n"
+	"also give each kernel's GPU time and launch-to-start delay, and each\n"
+	"step's GPU busy time.\n"
 	"\n"
 	"Options:\n"
 	"      --format FORMAT  text (the default), json or csv\n"
@@ -1899,6 +2487,7 @@ int report_main(int argc, char **argv)
 	if (!err) {
 		warn_drops(&r);
 		warn_late(&r);
+		warn_gpu(&r);
 		err = write_output(&opts, &r, secs);
 	}
 	for (int i = 0; i < SEC__COUNT; i++)

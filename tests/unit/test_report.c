@@ -327,6 +327,72 @@ static size_t section_len(const json_t *root, const char *section)
 	return json_array_size(arr);
 }
 
+/* What a gpu_kernels row must hold; no_delay: the three delays must be null. */
+struct gpu_kernel_want {
+	const char *name;
+	json_int_t count, total_ns;
+	double mean_ns;
+	json_int_t p50_ns, p99_ns;
+	bool no_delay;
+	double delay_mean_ns;
+	json_int_t delay_p50_ns, delay_p99_ns;
+};
+
+static void check_gpu_kernel(const json_t *root, size_t i, struct gpu_kernel_want w)
+{
+	const json_t *row = json_array_get(json_object_get(root, "gpu_kernels"), i);
+
+	if (!row)
+		fail_msg("no gpu_kernels row %zu", i);
+	assert_int_equal(json_object_size(row), 9);
+	assert_string_equal(json_string_value(json_object_get(row, "name")), w.name);
+	assert_int_equal(int_at(row, "count"), w.count);
+	assert_int_equal(int_at(row, "total_ns"), w.total_ns);
+	assert_float_equal(real_at(row, "mean_ns"), w.mean_ns, 1e-9);
+	assert_int_equal(int_at(row, "p50_ns"), w.p50_ns);
+	assert_int_equal(int_at(row, "p99_ns"), w.p99_ns);
+	if (w.no_delay) {
+		assert_true(json_is_null(json_object_get(row, "delay_mean_ns")));
+		assert_true(json_is_null(json_object_get(row, "delay_p50_ns")));
+		assert_true(json_is_null(json_object_get(row, "delay_p99_ns")));
+		return;
+	}
+	assert_float_equal(real_at(row, "delay_mean_ns"), w.delay_mean_ns, 1e-9);
+	assert_int_equal(int_at(row, "delay_p50_ns"), w.delay_p50_ns);
+	assert_int_equal(int_at(row, "delay_p99_ns"), w.delay_p99_ns);
+}
+
+/* The report's gpu object, keys in the trace's order; want NULL: it must be null. */
+static void check_gpu_counts(const json_t *root, const json_int_t *want)
+{
+	static const char *const keys[] = { "joined_launches", "launches_without_gpu",
+					    "launches_without_api_record", "gpu_without_launch",
+					    "clock_faults", "cupti_dropped", "missing_at_timeout",
+					    "gpu_records" };
+	const json_t *gpu = json_object_get(root, "gpu");
+
+	if (!want) {
+		if (!json_is_null(gpu))
+			fail_msg("gpu is not null");
+		return;
+	}
+	if (!json_is_object(gpu))
+		fail_msg("no gpu object");
+	assert_int_equal(json_object_size(gpu), 8);
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(int_at(gpu, keys[i]), want[i]);
+}
+
+static json_int_t step_gpu_busy(const json_t *root, size_t i)
+{
+	const json_t *row = json_array_get(json_object_get(root, "steps"), i);
+
+	if (!row)
+		fail_msg("no step row %zu", i);
+	assert_int_equal(json_object_size(row), 10);
+	return int_at(row, "gpu_busy_ns");
+}
+
 static void test_counts_shares_and_order(void **state)
 {
 	struct fixture *fx = *state;
@@ -366,6 +432,20 @@ static void test_counts_shares_and_order(void **state)
 	assert_int_equal(section_len(root, "threads"), 2);
 	check_thread(root, 0, 4242, 4243, "worker", 8, 80, 4.0);
 	check_thread(root, 1, 4242, 4244, NULL, 2, 20, 1.0);
+
+	/*
+	 * GPU events without a cuprobe.gpu object (as torch.profiler writes them):
+	 * timed and joined, but no join counts. Three launches share id 1: the
+	 * first one read, at 12.345 µs, is the kernel's.
+	 */
+	check_gpu_counts(root, NULL);
+	assert_int_equal(section_len(root, "gpu_kernels"), 2);
+	check_gpu_kernel(root, 0, (struct gpu_kernel_want){ "void ns::scale<float>(float*, int)",
+							    1, 3000, 3000, 3000, 3000, false,
+							    7655, 7655, 7655 });
+	check_gpu_kernel(root, 1, (struct gpu_kernel_want){ "Memcpy HtoD (Pageable -> Device)", 1,
+							    1000, 1000, 1000, 1000, false, 11000,
+							    11000, 11000 });
 	json_decref(root);
 }
 
@@ -498,7 +578,9 @@ static void test_many_kernels(void **state)
 #define CSV_HEAD                                                                               \
 	"section,name,pid,tid,count,share_pct,per_s,"                                          \
 	"step,cycle,first_step,last_step,wall_ns,partial,late_launches,"                       \
-	"probe_hits,probe_cost_ns,probe_cost_share,cupti_overhead_ns\n"
+	"probe_hits,probe_cost_ns,probe_cost_share,cupti_overhead_ns,"                         \
+	"gpu_total_ns,gpu_mean_ns,gpu_p50_ns,gpu_p99_ns,"                                      \
+	"delay_mean_ns,delay_p50_ns,delay_p99_ns,gpu_busy_ns\n"
 
 static void test_csv_quoting(void **state)
 {
@@ -520,11 +602,11 @@ static void test_csv_quoting(void **state)
 	csv = slurp(out);
 	assert_non_null(csv);
 	assert_string_equal(csv, CSV_HEAD
-				 "kernel,plain_kernel,,,1,50.000,0.500,,,,,,,,,,,\n"
-				 "kernel,\"void f<\"\"q\"\", 2>(int, char)\",,,1,50.000,0.500,,,,,,,,,,,\n"
-				 "api,cudaLaunchKernel,,,2,100.000,1.000,,,,,,,,,,,\n"
-				 "thread,\"main, 2\",7,8,2,100.000,1.000,,,,,,,,,,,\n"
-				 "cycle,train,7,,2,100.000,1.000,,0,,,2000000000,false,0,,,,\n");
+				 "kernel,plain_kernel,,,1,50.000,0.500,,,,,,,,,,,,,,,,,,,\n"
+				 "kernel,\"void f<\"\"q\"\", 2>(int, char)\",,,1,50.000,0.500,,,,,,,,,,,,,,,,,,,\n"
+				 "api,cudaLaunchKernel,,,2,100.000,1.000,,,,,,,,,,,,,,,,,,,\n"
+				 "thread,\"main, 2\",7,8,2,100.000,1.000,,,,,,,,,,,,,,,,,,,\n"
+				 "cycle,train,7,,2,100.000,1.000,,0,,,2000000000,false,0,,,,,,,,,,,,\n");
 	free(csv);
 }
 
@@ -581,9 +663,11 @@ static void check_step(const json_t *root, size_t i, json_int_t pid, json_int_t 
 
 	if (!row)
 		fail_msg("no step row %zu", i);
-	assert_int_equal(json_object_size(row), 9);
+	assert_int_equal(json_object_size(row), 10);
 	assert_int_equal(int_at(row, "pid"), pid);
 	assert_int_equal(int_at(row, "step"), step);
+	/* These traces have no cuprobe.gpu object: the busy time is unknown. */
+	assert_true(json_is_null(json_object_get(row, "gpu_busy_ns")));
 	assert_int_equal(int_at(row, "wall_ns"), wall_ns);
 	assert_int_equal(int_at(row, "launches"), launches);
 	assert_int_equal(bool_at(row, "partial"), partial);
@@ -876,20 +960,20 @@ static void test_steps_and_cycles_csv(void **state)
 	 */
 	rows = strstr(r.out, "\nstep,");
 	assert_non_null(rows);
-	assert_string_equal(rows + 1, "step,,100,,3,25.000,2430.002,2,,,,1234567,false,,,,,\n"
-				      "step,,100,,1,8.333,500.000,3,,,,2000000,false,,,,,\n"
-				      "step,,100,,2,16.667,666.666,6,,,,3000001,false,,,,,\n"
-				      "step,,100,,1,8.333,10000.000,7,,,,100000,true,,,,,\n"
-				      "step,,200,,1,8.333,1998.002,2,,,,500500,false,,,,,\n"
-				      "step,,200,,2,16.667,1333.333,3,,,,1500000,false,,,,,\n"
-				      "step,,200,,1,8.333,1001001.001,6,,,,999,false,,,,,\n"
-				      "step,,200,,0,0.000,,7,,,,0,true,,,,,\n"
-				      "cycle,train,100,,4,33.333,800.000,,0,2,3,5000000,false,0,9,,,\n"
-				      "cycle,train,200,,3,25.000,750.000,,0,2,3,4000000,false,0,9,,,\n"
-				      "cycle,train,100,,4,33.333,666.667,,1,6,7,6000000,true,2,9,,,\n"
-				      "cycle,train,200,,1,8.333,333.333,,1,6,7,3000000,true,1,9,,,\n");
+	assert_string_equal(rows + 1, "step,,100,,3,25.000,2430.002,2,,,,1234567,false,,,,,,,,,,,,,\n"
+				      "step,,100,,1,8.333,500.000,3,,,,2000000,false,,,,,,,,,,,,,\n"
+				      "step,,100,,2,16.667,666.666,6,,,,3000001,false,,,,,,,,,,,,,\n"
+				      "step,,100,,1,8.333,10000.000,7,,,,100000,true,,,,,,,,,,,,,\n"
+				      "step,,200,,1,8.333,1998.002,2,,,,500500,false,,,,,,,,,,,,,\n"
+				      "step,,200,,2,16.667,1333.333,3,,,,1500000,false,,,,,,,,,,,,,\n"
+				      "step,,200,,1,8.333,1001001.001,6,,,,999,false,,,,,,,,,,,,,\n"
+				      "step,,200,,0,0.000,,7,,,,0,true,,,,,,,,,,,,,\n"
+				      "cycle,train,100,,4,33.333,800.000,,0,2,3,5000000,false,0,9,,,,,,,,,,,\n"
+				      "cycle,train,200,,3,25.000,750.000,,0,2,3,4000000,false,0,9,,,,,,,,,,,\n"
+				      "cycle,train,100,,4,33.333,666.667,,1,6,7,6000000,true,2,9,,,,,,,,,,,\n"
+				      "cycle,train,200,,1,8.333,333.333,,1,6,7,3000000,true,1,9,,,,,,,,,,,\n");
 	/* Kernel rows keep their columns and leave the new ones empty. */
-	assert_non_null(strstr(r.out, CSV_HEAD "kernel,k1,,,9,75.000,500.000,,,,,,,,,,,\n"));
+	assert_non_null(strstr(r.out, CSV_HEAD "kernel,k1,,,9,75.000,500.000,,,,,,,,,,,,,,,,,,,\n"));
 	run_free(&r);
 }
 
@@ -970,6 +1054,9 @@ static void test_stepless_traces_unchanged(void **state)
 	check_cycle(root, 2, (struct cycle_want){ 0, 300, -1, -1, 0, 0, false, 0 });
 	/* Traces without the overhead keys: every value unknown. */
 	check_overhead(root, NO_OVERHEAD);
+	/* Nor GPU work. */
+	check_gpu_counts(root, NULL);
+	assert_int_equal(section_len(root, "gpu_kernels"), 0);
 	for (size_t i = 0; i < 3; i++)
 		check_cycle_overhead(root, i, NO_OVERHEAD);
 	json_decref(root);
@@ -1137,11 +1224,11 @@ static void test_overhead_csv(void **state)
 	assert_non_null(rows);
 	assert_string_equal(
 		rows + 1,
-		"step,,100,,2,66.667,2000.000,2,,,,1000000,false,,40,53600,0.053600,\n"
-		"step,,100,,0,0.000,0.000,3,,,,250000,true,,,,,\n"
-		"cycle,train,100,,2,66.667,2.000,,0,2,3,1000000000,false,0,1000,1340000,0.001340,\n"
-		"cycle,train,100,,1,33.333,2.000,,1,,,500000000,false,0,234,313560,0.000627,2500000\n"
-		"cycle,train,200,,0,0.000,0.000,,1,,,100000000,false,0,10,12004,0.000120,\n");
+		"step,,100,,2,66.667,2000.000,2,,,,1000000,false,,40,53600,0.053600,,,,,,,,,\n"
+		"step,,100,,0,0.000,0.000,3,,,,250000,true,,,,,,,,,,,,,\n"
+		"cycle,train,100,,2,66.667,2.000,,0,2,3,1000000000,false,0,1000,1340000,0.001340,,,,,,,,,\n"
+		"cycle,train,100,,1,33.333,2.000,,1,,,500000000,false,0,234,313560,0.000627,2500000,,,,,,,,\n"
+		"cycle,train,200,,0,0.000,0.000,,1,,,100000000,false,0,10,12004,0.000120,,,,,,,,,\n");
 	run_free(&r);
 }
 
@@ -1189,6 +1276,243 @@ static void test_overhead_unknown(void **state)
 	assert_non_null(strstr(r.out, "      0    1           -       -        -       -         -\n"
 				      "      0    2           3    1000    0.003       -         -\n"
 				      "  total    -           3    1000    0.003       -         -\n"));
+	run_free(&r);
+}
+
+/* A launch with CUPTI's correlation id; step is ",'step':N" or "" (torch.profiler's). */
+#define CORR_LAUNCH(api, pid, tid, ts, corr, step, more)                                        \
+	LAUNCH(api, "cuda_runtime", pid, tid, ts,                                              \
+	       "{'cbid':211,'correlation':" #corr more ",'stream handle':'0x0'" step "}")
+
+#define CORR_KERNEL(pid, tid, ts, name, corr, step)                                            \
+	CORR_LAUNCH("cudaLaunchKernel", pid, tid, ts, corr, step, ",'kernel':'" name "'")
+
+/* GPU work as CUPTI gives it: pid is the device, tid CUPTI's stream id. */
+#define GPU_WORK(cat, name, device, stream, ts, dur, corr, more)                                \
+	"{'ph':'X','cat':'" cat "','name':'" name "','pid':" #device ",'tid':" #stream          \
+	",'ts':" ts ",'dur':" dur ",'args':{'device':" #device ",'context':1,'stream':" #stream \
+	",'correlation':" #corr more "}},"
+
+#define GPU_KERNEL(name, device, stream, ts, dur, corr)                                        \
+	GPU_WORK("kernel", name, device, stream, ts, dur, corr,                                \
+		 ",'registers per thread':32,'shared memory':0,'grid':[1,2,1],'block':[64,1,1]")
+
+#define AC2G(ph, id, pid, tid, ts)                                                             \
+	"{'ph':'" ph "','cat':'ac2g','name':'ac2g','id':" #id ",'pid':" #pid ",'tid':" #tid     \
+	",'ts':" ts "},"
+
+#define GPU_COUNTS(joined, without_gpu, without_api, without_launch, faults, dropped,         \
+		   missing, records)                                                           \
+	"{'joined_launches':" #joined ",'launches_without_gpu':" #without_gpu                   \
+	",'launches_without_api_record':" #without_api ",'gpu_without_launch':" #without_launch \
+	",'clock_faults':" #faults ",'cupti_dropped':" #dropped ",'missing_at_timeout':"       \
+	#missing ",'gpu_records':" #records "}"
+
+/* The end of a trace recorded with --cupti: gpu is GPU_COUNTS(...). */
+#define GPU_TAIL(pid, duration_ns, gpu, more)                                                  \
+	PROCESS_NAME_END(pid) ",'traceName':'g.pt.trace.json',"                                \
+	"'cuprobe':{'version':'0.1.0','pid':" #pid ",'command':'train','cycle':0,"             \
+	"'partial':false,'duration_ns':" #duration_ns ",'launches':0,'late_launches':0,"       \
+	"'drops':0" more ",'gpu':" gpu "}}"
+
+/*
+ * A --cupti recording of pid 100, steps 1 and 2 (times in µs):
+ * step 1: kA [20, 30] on stream 7 and kB [25, 35] on stream 14 overlap, and a
+ *   graph launch ran two kernels, [40, 42] and [42, 45]; the union is 20 µs of
+ *   the 25 µs they add up to. A launch of kC found no CUPTI record (an id of
+ *   2^32 and more).
+ * step 2: a copy [102, 106] and kA [110, 116] on device 0, and kA [103, 105]
+ *   on device 1: 10 + 2 µs, where one union over both devices would say 10.
+ * A memset no launch made has no delay and no step.
+ * Some GPU work comes before its launch in the file: the join waits for the end.
+ */
+static const char gpu_trace[] =
+	TRACE_HEAD THREAD_NAME(100, 101, "main")
+	GPU_KERNEL("graph_node_b", 0, 14, "42.000", "3.000", 13)
+	STEP_SPAN(100, 101, 1, "0.000", "90.000", "")
+	STEP_SPAN(100, 101, 2, "90.000", "60.000", "")
+	CORR_KERNEL(100, 101, "10.000", "kA", 11, ",'step':1")
+	AC2G("s", 11, 100, 101, "10.000")
+	CORR_KERNEL(100, 101, "11.000", "kB", 12, ",'step':1")
+	CORR_LAUNCH("cudaGraphLaunch", 100, 101, "12.000", 13, ",'step':1", ",'graph':'0x6001'")
+	CORR_KERNEL(100, 101, "13.000", "kC", 4294967301, ",'step':1")
+	GPU_KERNEL("kA", 0, 7, "20.000", "10.000", 11)
+	AC2G("f", 11, 0, 7, "20.000")
+	GPU_KERNEL("kB", 0, 14, "25.000", "10.000", 12)
+	GPU_WORK("kernel", "graph_node_a", 0, 14, "40.000", "2.000", 13,
+		 ",'graph id':24577,'graph node id':6291713")
+	CORR_LAUNCH("cudaMemcpyAsync", 100, 101, "100.000", 14, ",'step':2",
+		    ",'bytes':4096,'kind':'HtoD'")
+	CORR_KERNEL(100, 101, "101.000", "kA", 15, ",'step':2")
+	CORR_KERNEL(100, 101, "105.000", "kA", 16, ",'step':2")
+	GPU_WORK("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 0, 14, "102.000", "4.000", 14,
+		 ",'bytes':4096,'memory bandwidth (GB/s)':1.024")
+	GPU_KERNEL("kA", 1, 21, "103.000", "2.000", 15)
+	GPU_KERNEL("kA", 0, 7, "110.000", "6.000", 16)
+	GPU_WORK("gpu_memset", "Memset (Device)", 0, 7, "200.000", "1.000", 99,
+		 ",'bytes':64,'value':0")
+	GPU_TAIL(100, 1000000, GPU_COUNTS(6, 0, 1, 1, 0, 0, 0, 8),
+		 ",'steps':[1,2],'cupti_overhead_ns':4500");
+
+/*
+ * Another process, without steps: kD started 0.5 µs before its launch (a
+ * clock fault), and a kA whose correlation id only pid 100's trace holds: ids
+ * are per process, so it stays unjoined.
+ */
+static const char gpu_trace_faults[] =
+	TRACE_HEAD GPU_KERNEL("kD", 0, 7, "49.500", "1.000", 11)
+	CORR_KERNEL(200, 201, "50.000", "kD", 11, "")
+	GPU_KERNEL("kA", 0, 7, "60.000", "8.000", 12)
+	GPU_TAIL(200, 2000000, GPU_COUNTS(1, 0, 0, 1, 1, 2, 3, 1234), "");
+
+static void test_gpu_json(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX];
+	json_t *root;
+
+	write_trace(fx->dir, "g/run_0/a.pt.trace.json", gpu_trace);
+	join(trace, fx->dir, "g/run_0/a.pt.trace.json");
+	root = report_json(fx->dir, (const char *[]){ trace, NULL });
+
+	/* GPU work is not launches: the launch counts are as without it. */
+	assert_int_equal(int_at(root, "launches"), 7);
+	assert_int_equal(int_at(root, "processes"), 1);
+	assert_int_equal(section_len(root, "kernels"), 5);
+	check_row(root, "kernels", 0, "kA", "launches", 3, 300.0 / 7, 3000);
+	check_gpu_counts(root, (const json_int_t[]){ 6, 0, 1, 1, 0, 0, 0, 8 });
+	check_overhead(root, (struct overhead_want){ -1, -1, -1, -1, -1, 4500 });
+
+	/* Most GPU time first. kA's delays are 10, 2 and 5 µs; its times 10, 2 and 6. */
+	assert_int_equal(section_len(root, "gpu_kernels"), 6);
+	check_gpu_kernel(root, 0, (struct gpu_kernel_want){ "kA", 3, 18000, 6000, 6000, 10000,
+							    false, 17000 / 3.0, 5000, 10000 });
+	check_gpu_kernel(root, 1, (struct gpu_kernel_want){ "kB", 1, 10000, 10000, 10000, 10000,
+							    false, 14000, 14000, 14000 });
+	check_gpu_kernel(root, 2, (struct gpu_kernel_want){ "Memcpy HtoD (Pinned -> Device)", 1,
+							    4000, 4000, 4000, 4000, false, 2000,
+							    2000, 2000 });
+	/* Both kernels of the graph launch are timed from it. */
+	check_gpu_kernel(root, 3, (struct gpu_kernel_want){ "graph_node_b", 1, 3000, 3000, 3000,
+							    3000, false, 30000, 30000, 30000 });
+	check_gpu_kernel(root, 4, (struct gpu_kernel_want){ "graph_node_a", 1, 2000, 2000, 2000,
+							    2000, false, 28000, 28000, 28000 });
+	check_gpu_kernel(root, 5, (struct gpu_kernel_want){ "Memset (Device)", 1, 1000, 1000,
+							    1000, 1000, true, 0, 0, 0 });
+
+	assert_int_equal(section_len(root, "steps"), 2);
+	check_step_overhead(root, 0, NO_OVERHEAD);
+	assert_int_equal(step_gpu_busy(root, 0), 20000);
+	assert_int_equal(step_gpu_busy(root, 1), 12000);
+	json_decref(root);
+}
+
+static void test_gpu_text(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX];
+	struct run r;
+
+	write_trace(fx->dir, "a.pt.trace.json", gpu_trace);
+	join(trace, fx->dir, "a.pt.trace.json");
+	r = run_report(fx->dir, (const char *[]){ trace, NULL });
+	assert_int_equal(r.rc, 0);
+	/* Nothing clock-faulted, dropped or missing: no warning. */
+	assert_string_equal(r.err, "");
+	assert_non_null(strstr(r.out, "\nLate       0\n"
+				      "GPU        8 records; 6 launches joined, 0 without GPU work, 1 "
+				      "without CUPTI record, 1 GPU records without launch, 0 clock "
+				      "faults, 0 dropped, 0 missing at timeout\n"
+				      "Overhead   -, CUPTI 0.004 ms\n\nKernels\n"));
+	assert_non_null(strstr(
+		r.out,
+		"\nGPU kernels\n"
+		"  COUNT  TOTAL MS  MEAN US  P50 US  P99 US  DELAY MEAN US  DELAY P50 US  DELAY P99 US  KERNEL\n"
+		"      3     0.018    6.000   6.000  10.000          5.667         5.000        10.000  kA\n"
+		"      1     0.010   10.000  10.000  10.000         14.000        14.000        14.000  kB\n"
+		"      1     0.004    4.000   4.000   4.000          2.000         2.000         2.000  Memcpy HtoD (Pinned -> Device)\n"
+		"      1     0.003    3.000   3.000   3.000         30.000        30.000        30.000  graph_node_b\n"
+		"      1     0.002    2.000   2.000   2.000         28.000        28.000        28.000  graph_node_a\n"
+		"      1     0.001    1.000   1.000   1.000              -             -             -  Memset (Device)\n"
+		"\nSteps\n"
+		"  PID  STEP  WALL MS  GPU BUSY MS  LAUNCHES  LAUNCHES/MS  PROBE HITS  COST %  PARTIAL\n"
+		"  100     1    0.090        0.020         4       44.444           -       -       no\n"
+		"  100     2    0.060        0.012         3       50.000           -       -       no\n"));
+	run_free(&r);
+}
+
+static void test_gpu_csv(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX];
+	const char *rows;
+	struct run r;
+
+	write_trace(fx->dir, "a.pt.trace.json", gpu_trace);
+	join(trace, fx->dir, "a.pt.trace.json");
+	r = run_report(fx->dir, (const char *[]){ "--format", "csv", trace, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(strncmp(r.out, CSV_HEAD, strlen(CSV_HEAD)), 0);
+	rows = strstr(r.out, "\ngpu_kernel,");
+	assert_non_null(rows);
+	/* After the threads, before the steps; the launch columns stay empty. */
+	assert_non_null(strstr(r.out, "\nthread,main,100,101,7,100.000,7000.000"
+				      ",,,,,,,,,,," /* step .. cupti_overhead_ns */
+				      ",,,,,,,," /* gpu_total_ns .. gpu_busy_ns */
+				      "\ngpu_kernel,"));
+	assert_string_equal(
+		rows + 1,
+		"gpu_kernel,kA,,,3,,,,,,,,,,,,,,18000,6000.000,6000,10000,5666.667,5000,10000,\n"
+		"gpu_kernel,kB,,,1,,,,,,,,,,,,,,10000,10000.000,10000,10000,14000.000,14000,14000,\n"
+		"gpu_kernel,Memcpy HtoD (Pinned -> Device),,,1,,,,,,,,,,,,,,4000,4000.000,4000,4000,"
+		"2000.000,2000,2000,\n"
+		"gpu_kernel,graph_node_b,,,1,,,,,,,,,,,,,,3000,3000.000,3000,3000,30000.000,30000,"
+		"30000,\n"
+		"gpu_kernel,graph_node_a,,,1,,,,,,,,,,,,,,2000,2000.000,2000,2000,28000.000,28000,"
+		"28000,\n"
+		"gpu_kernel,Memset (Device),,,1,,,,,,,,,,,,,,1000,1000.000,1000,1000,,,,\n"
+		"step,,100,,4,57.143,44444.444,1,,,,90000,false,,,,,,,,,,,,,20000\n"
+		"step,,100,,3,42.857,50000.000,2,,,,60000,false,,,,,,,,,,,,,12000\n"
+		"cycle,train,100,,7,100.000,7000.000,,0,1,2,1000000,false,0,,,,4500,,,,,,,,\n");
+	run_free(&r);
+}
+
+/* Two processes' traces: join counts add up, ids join within a trace only, faults warn. */
+static void test_gpu_faults_and_totals(void **state)
+{
+	struct fixture *fx = *state;
+	char dir[PATH_MAX];
+	json_t *root;
+	struct run r;
+
+	write_trace(fx->dir, "g/a.pt.trace.json", gpu_trace);
+	write_trace(fx->dir, "g/b.pt.trace.json", gpu_trace_faults);
+	join(dir, fx->dir, "g");
+	root = report_json(fx->dir, (const char *[]){ dir, NULL });
+	check_gpu_counts(root, (const json_int_t[]){ 7, 0, 1, 2, 1, 2, 3, 1242 });
+	/* pid 200's kA adds its 8 µs but no delay: id 12 is pid 100's kB launch. */
+	check_gpu_kernel(root, 0, (struct gpu_kernel_want){ "kA", 4, 26000, 6500, 6000, 10000,
+							    false, 17000 / 3.0, 5000, 10000 });
+	check_gpu_kernel(root, 6, (struct gpu_kernel_want){ "kD", 1, 1000, 1000, 1000, 1000,
+							    false, -500, -500, -500 });
+	/* pid 200's trace has no steps: the steps are pid 100's, as before. */
+	assert_int_equal(step_gpu_busy(root, 0), 20000);
+	assert_int_equal(step_gpu_busy(root, 1), 12000);
+	json_decref(root);
+
+	r = run_report(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.err, "cuprobe report: warning: GPU records are incomplete or skewed: "
+				   "1 start before their launch (clock faults: their delays are "
+				   "negative), 2 were dropped by CUPTI or the agent, 3 launches had "
+				   "no GPU work yet when their cycle was written, so GPU times and "
+				   "busy times miss the dropped and missing work: record again, with "
+				   "a longer --cupti-wait if work was missing\n");
+	assert_non_null(strstr(r.out, "\nGPU        1,242 records; 7 launches joined, 0 without "
+				      "GPU work, 1 without CUPTI record, 2 GPU records without "
+				      "launch, 1 clock faults, 2 dropped, 3 missing at timeout\n"));
+	assert_non_null(strstr(r.out, "     1     0.001    1.000   1.000   1.000         -0.500"
+				      "        -0.500        -0.500  kD\n"));
 	run_free(&r);
 }
 
@@ -1427,6 +1751,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_overhead_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overhead_csv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overhead_unknown, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gpu_json, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gpu_text, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gpu_csv, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gpu_faults_and_totals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_text_format, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_file_and_help, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_errors, setup, teardown),
