@@ -284,6 +284,8 @@ static int load_bpf(struct session *s)
 			skel->progs.launch_entry, (enum bpf_attach_type)CUPROBE_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(
 			skel->progs.launch_return, (enum bpf_attach_type)CUPROBE_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(
+			skel->progs.agent_enable, (enum bpf_attach_type)CUPROBE_TRACE_UPROBE_MULTI);
 	}
 	if (!s->o.latency)
 		bpf_program__set_autoload(skel->progs.launch_return, false);

@@ -181,17 +181,28 @@ static void detach_launch(struct examined *e)
 /* The agent's switch follows the launch probes: CUPTI runs from warmup to the window's end. */
 static int switch_agent(struct target *t, const struct probe_ctx *ctx, bool on)
 {
+	static const struct step_spec enable = {
+		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "enable",
+	};
+	struct step_sites sites;
+	struct uprobe_spec s = { .path = t->agent, .pid = t->pid, .offsets = sites.offsets,
+				 .ref_ctr_offsets = sites.ref_ctr };
+	int found, err;
+
 	if (!on || !t->agent) {
-		bpf_link__destroy(t->agent_enable);
+		uprobe_link__destroy(t->agent_enable);
 		t->agent_enable = NULL;
 		return 0;
 	}
 	if (t->agent_enable)
 		return 0;
-	t->agent_enable = bpf_program__attach_usdt(ctx->skel->progs.agent_enable, t->pid, t->agent,
-						   "cuprobe", "enable", NULL);
-	p_dbg("pid %d: agent switched on: %s", t->pid, t->agent_enable ? "ok" : strerror(errno));
-	return t->agent_enable ? 0 : -errno;
+	found = step_spec__find(&enable, t->agent, &sites);
+	if (found <= 0)
+		return found ?: -ENOENT;
+	s.n = sites.n;
+	err = attach_uprobes(ctx->skel->progs.agent_enable, ctx->multi, &s, &t->agent_enable);
+	p_dbg("pid %d: agent switched on: %s", t->pid, err ? strerror(-err) : "ok");
+	return err;
 }
 
 /* The agent library: it has the cuprobe:records USDT probe. Listen to it from now on. */
@@ -434,9 +445,10 @@ void target__detach(struct target *t)
 	t->libmap = NULL;
 	uprobe_link__destroy(t->step);
 	t->step = NULL;
-	bpf_link__destroy(t->agent_enable);
+	uprobe_link__destroy(t->agent_enable);
 	bpf_link__destroy(t->agent_records);
-	t->agent_enable = t->agent_records = NULL;
+	t->agent_enable = NULL;
+	t->agent_records = NULL;
 }
 
 void target__free(struct target *t)

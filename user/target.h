@@ -42,7 +42,7 @@ struct target {
 	char *step_object;	/* where it was found */
 	char *agent;		/* the agent library, once found (--cupti) */
 	struct bpf_link *agent_records;	/* listens to the agent for the whole session */
-	struct bpf_link *agent_enable;	/* raises its switch while probes are on */
+	struct uprobe_link *agent_enable;	/* raises its switch while probes are on */
 };
 
 /* Fills t for pid: opens a pidfd, reads comm and rank. 0 or -errno (-ESRCH: no such process). */
