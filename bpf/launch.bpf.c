@@ -59,11 +59,11 @@ struct {
 	__type(value, struct inflight);
 } inflight SEC(".maps");
 
-/* Threads already named to the loader. */
+/* Threads already named to the loader: task storage costs nothing measurable per launch. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, __u8);
 } threads_seen SEC(".maps");
 
@@ -103,6 +103,19 @@ static __always_inline __u64 stack_arg(struct pt_regs *ctx, int n)
 	return v;
 }
 
+/*
+ * The 7th and 8th integer arguments, side by side on the stack: one read into
+ * the stack is cheaper than two straight into ring-buffer memory.
+ */
+static __always_inline void stack_args2(struct pt_regs *ctx, __u64 *a, __u64 *b)
+{
+	__u64 v[2] = {};
+
+	bpf_probe_read_user(v, sizeof(v), (void *)(PT_REGS_SP(ctx) + 8));
+	*a = v[0];
+	*b = v[1];
+}
+
 static __always_inline void fill_args(struct pt_regs *ctx, struct launch_event *e)
 {
 	struct cuda_launch_config rc;
@@ -121,8 +134,7 @@ static __always_inline void fill_args(struct pt_regs *ctx, struct launch_event *
 		e->block[0] = (__u32)PT_REGS_PARM4(ctx);
 		e->block[1] = (__u32)(PT_REGS_PARM4(ctx) >> 32);
 		e->block[2] = (__u32)PT_REGS_PARM5(ctx);
-		e->shmem = stack_arg(ctx, 1);
-		e->stream = stack_arg(ctx, 2);
+		stack_args2(ctx, &e->shmem, &e->stream);
 		break;
 	case API_cudaLaunchKernelExC:
 	case API_cudaLaunchKernelExC_ptsz:
@@ -184,12 +196,24 @@ static __always_inline void fill_args(struct pt_regs *ctx, struct launch_event *
 	}
 }
 
+__u64 last_wakeup_ns = 0;
+
 static __always_inline __u64 wakeup_flag(void)
 {
+	__u64 now;
+
 	/* A wakeup per event costs ~2 us; the loader also polls on a timer. */
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
-		return BPF_RB_FORCE_WAKEUP;
-	return BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < wakeup_bytes)
+		return BPF_RB_NO_WAKEUP;
+	/*
+	 * The backlog stays above the mark while the loader drains it: a wakeup
+	 * per event then would be an interrupt per launch. Once per ms is enough.
+	 */
+	now = bpf_ktime_get_ns();
+	if (now - last_wakeup_ns < 1000000)
+		return BPF_RB_NO_WAKEUP;
+	last_wakeup_ns = now;
+	return BPF_RB_FORCE_WAKEUP;
 }
 
 static __always_inline void submit(void *rec, __u64 size)
@@ -202,11 +226,13 @@ static __always_inline void submit(void *rec, __u64 size)
 static __always_inline void name_thread(__u32 tgid, __u32 tid)
 {
 	struct thread_event t;
-	__u8 one = 1;
+	__u8 *seen;
 
-	if (bpf_map_lookup_elem(&threads_seen, &tid))
+	seen = bpf_task_storage_get(&threads_seen, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!seen || *seen)
 		return;
-	bpf_map_update_elem(&threads_seen, &tid, &one, BPF_ANY);
+	*seen = 1;
 	t.type = REC_THREAD;
 	t.tgid = tgid;
 	t.tid = tid;

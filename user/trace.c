@@ -3,13 +3,13 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "clock.h"
 #include "agent.h"
 #include "launch.h"
-#include "symbols.h"
 #include "trace.h"
 
 #define CUPROBE_VERSION "0.1.0"
@@ -56,7 +56,11 @@ void json_write_str(FILE *f, const char *str)
 		} else if (*s < 0x20) {
 			fprintf(f, "\\u%04x", *s++);
 		} else if (*s < 0x80) {
-			fputc(*s++, f);
+			const unsigned char *run = s;
+
+			while (*s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\')
+				s++;
+			fwrite(run, 1, s - run, f);
 		} else if ((n = utf8_len(s))) {
 			fwrite(s, 1, n, f);
 			s += n;
@@ -117,6 +121,8 @@ struct trace *trace__open(const char *dir, const struct trace_meta *m)
 		goto fail;
 	}
 	setvbuf(t->f, t->buf, _IOFBF, sizeof(t->buf));
+	/* One thread writes a trace: no lock per fputc. */
+	__fsetlocking(t->f, FSETLOCKING_BYCALLER);
 	t->first = true;
 	fprintf(t->f, "{\n \"schemaVersion\": 1,\n \"deviceProperties\": [],\n"
 		      " \"distributedInfo\": {\"backend\": \"\", \"rank\": %d, \"world_size\": %d},\n"
@@ -136,42 +142,140 @@ static void write_dim(FILE *f, const char *key, const __u32 d[3])
 	fprintf(f, ", \"%s\": [%u, %u, %u]", key, d[0], d[1], d[2]);
 }
 
+static char *put_lit(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+#define PUT(p, lit) put_lit(p, lit, sizeof(lit) - 1)
+
+static char *put_u64(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+static char *put_hex(char *p, uint64_t v)
+{
+	char tmp[16];
+	int n = 0;
+
+	do {
+		tmp[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* Kineto's microseconds with ns decimals, as write_us. */
+static char *put_us(char *p, int64_t ns)
+{
+	uint64_t r;
+
+	if (ns < 0) {
+		*p++ = '-';
+		ns = -ns;
+	}
+	p = put_u64(p, (uint64_t)ns / 1000);
+	r = (uint64_t)ns % 1000;
+	*p++ = '.';
+	*p++ = (char)('0' + r / 100);
+	*p++ = (char)('0' + r / 10 % 10);
+	*p++ = (char)('0' + r % 10);
+	return p;
+}
+
+static char *put_dim(char *p, const __u32 d[3])
+{
+	*p++ = '[';
+	p = put_u64(p, d[0]);
+	p = PUT(p, ", ");
+	p = put_u64(p, d[1]);
+	p = PUT(p, ", ");
+	p = put_u64(p, d[2]);
+	*p++ = ']';
+	return p;
+}
+
 void trace__launch(struct trace *t, const struct launch_event *e, const char *kernel,
 		   uint64_t correlation)
 {
 	const struct launch_api *api = &launch_apis[e->api];
+	char buf[512], *p = buf;
 	FILE *f = t->f;
 
-	begin_event(t);
-	fprintf(f, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": ",
-		launch_api_is_driver(e->api) ? "cuda_driver" : "cuda_runtime", api->name, e->tgid,
-		e->tid);
-	write_ts(t, e->ts_ns);
-	fputs(", \"dur\": ", f);
-	write_us(f, (int64_t)e->dur_ns);
-	fprintf(f, ", \"args\": {\"cbid\": %d, \"correlation\": %" PRIu64, api->cbid, correlation);
+	p = t->first ? PUT(p, "\n  ") : PUT(p, ",\n  ");
+	t->first = false;
+	p = launch_api_is_driver(e->api) ? PUT(p, "{\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"")
+					 : PUT(p, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"");
+	p = put_lit(p, api->name, strlen(api->name));
+	p = PUT(p, "\", \"pid\": ");
+	p = put_u64(p, e->tgid);
+	p = PUT(p, ", \"tid\": ");
+	p = put_u64(p, e->tid);
+	p = PUT(p, ", \"ts\": ");
+	p = put_us(p, (int64_t)(e->ts_ns - t->m.start_mono));
+	p = PUT(p, ", \"dur\": ");
+	p = put_us(p, (int64_t)e->dur_ns);
+	p = PUT(p, ", \"args\": {\"cbid\": ");
+	p = put_u64(p, (uint64_t)api->cbid);
+	p = PUT(p, ", \"correlation\": ");
+	p = put_u64(p, correlation);
 	switch (launch_api_what(e->api)) {
 	case LAUNCH_KERNEL:
-		fputs(", \"kernel\": ", f);
+		p = PUT(p, ", \"kernel\": ");
+		fwrite(buf, 1, p - buf, f);
 		json_write_str(f, kernel);
-		write_dim(f, "grid", e->grid);
-		write_dim(f, "block", e->block);
-		fprintf(f, ", \"shared memory\": %" PRIu64, (uint64_t)e->shmem);
+		p = buf;
+		p = PUT(p, ", \"grid\": ");
+		p = put_dim(p, e->grid);
+		p = PUT(p, ", \"block\": ");
+		p = put_dim(p, e->block);
+		p = PUT(p, ", \"shared memory\": ");
+		p = put_u64(p, e->shmem);
 		break;
 	case LAUNCH_GRAPH:
-		fprintf(f, ", \"graph\": \"0x%" PRIx64 "\"", (uint64_t)e->func);
+		p = PUT(p, ", \"graph\": \"0x");
+		p = put_hex(p, e->func);
+		*p++ = '"';
 		break;
 	case LAUNCH_MEMCPY:
-		fprintf(f, ", \"bytes\": %" PRIu64 ", \"kind\": \"%s\"", (uint64_t)e->bytes,
-			launch_memcpy_kind(e->kind));
+		p = PUT(p, ", \"bytes\": ");
+		p = put_u64(p, e->bytes);
+		p = PUT(p, ", \"kind\": \"");
+		p = put_lit(p, launch_memcpy_kind(e->kind), strlen(launch_memcpy_kind(e->kind)));
+		*p++ = '"';
 		break;
 	case LAUNCH_MEMSET:
-		fprintf(f, ", \"bytes\": %" PRIu64 ", \"value\": %d", (uint64_t)e->bytes, (int)e->kind);
+		p = PUT(p, ", \"bytes\": ");
+		p = put_u64(p, e->bytes);
+		p = PUT(p, ", \"value\": ");
+		if ((int)e->kind < 0) {
+			*p++ = '-';
+			p = put_u64(p, (uint64_t)-(int64_t)(int)e->kind);
+		} else {
+			p = put_u64(p, (uint64_t)(int)e->kind);
+		}
 		break;
 	}
 	/* HTA takes a "stream" arg for GPU work: a CPU event names the handle otherwise. */
-	fprintf(f, ", \"stream handle\": \"0x%" PRIx64 "\", \"step\": %u}}", (uint64_t)e->stream,
-		e->step);
+	p = PUT(p, ", \"stream handle\": \"0x");
+	p = put_hex(p, e->stream);
+	p = PUT(p, "\", \"step\": ");
+	p = put_u64(p, e->step);
+	p = PUT(p, "}}");
+	fwrite(buf, 1, p - buf, f);
 }
 
 /* Hits, their estimated cost, and that cost's share of the span they fell in. */
