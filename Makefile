@@ -111,6 +111,8 @@ include tests/workloads/workloads.mk
 # The in-process CUPTI agent, the CUPTI simulator that tests it, the decoder's fuzzer.
 include tests/cupti_sim/sim.mk
 include user/agent/agent.mk
+# What make bench runs besides cuprobe.
+include bench/bench.mk
 
 workloads: $(WORKLOADS)
 

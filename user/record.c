@@ -47,6 +47,7 @@ struct session {
 	struct ring_buffer *rb;
 	struct symbols *syms;
 	struct prober *prober;
+	struct prober *reaper;	/* closes detached links, off the prober's path */
 	struct probe_ctx ctx;
 	struct cycle_env env;
 	struct target targets[MAX_PIDS];
@@ -132,6 +133,7 @@ static void job_probes(void *ctx, long i)
 	if (on == t->probes_on)
 		return;
 	err = target__set_probes(t, &s->ctx, on);
+	__atomic_store_n(&t->probes_since, on && !err ? clock_mono_ns() : 0, __ATOMIC_RELEASE);
 	if (err && err != -ESRCH)
 		p_warn("pid %d: cannot %s launch probes: %s", t->pid, on ? "attach" : "detach",
 		       strerror(-err));
@@ -159,6 +161,21 @@ static void job_scan(void *ctx, long i)
 		p_info("pid %d: step probe found in %s", t->pid, t->step_object);
 	/* The library-map probe stopped the process so that no launch is missed. */
 	kill(t->pid, SIGCONT);
+}
+
+static void job_close(void *ctx, long arg)
+{
+	(void)ctx;
+	uprobe_link__destroy((struct uprobe_link *)arg);
+}
+
+/* Called on the prober thread: the reaper closes the link while the prober goes on. */
+static void dispose_link(struct uprobe_link *l, void *arg)
+{
+	struct session *s = arg;
+
+	if (prober__submit(s->reaper, job_close, NULL, (long)l))
+		uprobe_link__destroy(l);
 }
 
 static void request_probes(struct session *s, size_t i, bool on)
@@ -190,6 +207,18 @@ static void print_status(struct session *s, size_t i)
 	log_status_line = s->status_tty;
 }
 
+/* Warmup is there to absorb the attach: say so when it was too short to. */
+static void check_warmup(struct session *s, size_t i, const struct step_event *e)
+{
+	uint64_t since = __atomic_load_n(&s->targets[i].probes_since, __ATOMIC_ACQUIRE);
+
+	if (since && since <= e->ts_ns)
+		return;
+	p_warn("pid %d: step %u began before the launch probes were in: its first launches are "
+	       "missed; give warmup more time (warmup=2, or longer steps)", s->targets[i].pid,
+	       e->step);
+}
+
 static void on_step(struct session *s, const struct step_event *e)
 {
 	struct cycle_status before, after;
@@ -202,6 +231,8 @@ static void on_step(struct session *s, const struct step_event *e)
 		s->err = -EIO;
 	proc_cycles__status(s->cycles[i], &after);
 	request_probes(s, i, phase_probes(after.phase));
+	if (before.phase == PHASE_WARMUP && phase_records(after.phase))
+		check_warmup(s, i, e);
 	if (before.phase != after.phase || s->status_tty)
 		print_status(s, i);
 }
@@ -305,6 +336,8 @@ static int load_bpf(struct session *s)
 	s->ctx.step = s->o.has_step ? &s->o.step : NULL;
 	s->ctx.latency = s->o.latency;
 	s->ctx.cupti = s->o.cupti;
+	s->ctx.dispose = dispose_link;
+	s->ctx.dispose_arg = s;
 	s->rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle_event, s, NULL);
 	if (!s->rb)
 		return -errno;
@@ -664,6 +697,7 @@ static int finish(struct session *s)
 static void session_free(struct session *s)
 {
 	prober__free(s->prober);
+	prober__free(s->reaper);
 	for (size_t i = 0; i < s->ntargets; i++) {
 		struct target *t = &s->targets[i];
 
@@ -865,7 +899,8 @@ int record_main(int argc, char **argv)
 		goto out;
 	s.syms = symbols__new();
 	s.prober = prober__new();
-	if (!s.syms || !s.prober) {
+	s.reaper = prober__new();
+	if (!s.syms || !s.prober || !s.reaper) {
 		err = -ENOMEM;
 		goto out;
 	}

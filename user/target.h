@@ -22,6 +22,13 @@ struct probe_ctx {
 	bool multi;	/* uprobe_multi links */
 	bool latency;	/* return probes too */
 	bool cupti;	/* look for the agent and switch it with the launch probes */
+	/*
+	 * Detaching a uprobe takes tens of ms: when set, a detached link is
+	 * handed to dispose (another thread closes it), so that the next attach
+	 * need not wait. The link stops mattering at once: BPF filters by phase.
+	 */
+	void (*dispose)(struct uprobe_link *l, void *arg);
+	void *dispose_arg;
 };
 
 struct target {
@@ -35,6 +42,7 @@ struct target {
 	bool has_launch_apis;	/* some mapped object has launch APIs */
 	bool told_waiting;
 	bool probes_on;		/* launch probes attached (the schedule wants them) */
+	uint64_t probes_since;	/* CLOCK_MONOTONIC when they were last all attached; atomic */
 	struct examined *objs;	/* every object looked at, probed or not */
 	size_t nobjs;
 	struct bpf_link *libmap;

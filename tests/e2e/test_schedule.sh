@@ -139,6 +139,12 @@ for s in 0 1 5; do
 done
 [ "$(hits 3)" = 18 ] && ok "step 3 (active): a hit per launch" || not_ok "step 3 (active): a hit per launch" "$(hits 3) hits"
 
+# Steps too short for the attach: the warmup did not absorb it, and cuprobe says so.
+"$CUPROBE" record -o "$TMP/short" --step cuprobe_step --schedule wait=1,warmup=1,active=1,repeat=1 \
+	-- "$W/basic" --steps --threads 1 --iters 5 >"$TMP/short.log" 2>&1
+expect "a warmup too short for the attach is said" \
+	grep -q "step 2 began before the launch probes were in.*warmup" "$TMP/short.log"
+
 # Bad step specs and schedules are refused before anything runs.
 expect_fail "--schedule without --step" "needs --step" "$CUPROBE" record --schedule wait=1,warmup=1,active=1 -- true
 expect_fail "active=0" "active must be > 0" "$CUPROBE" record --step f --schedule wait=1,warmup=1,active=0 -- true

@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# What bench/run.sh runs besides cuprobe: the launching program and the
+# empty-uprobe baseline. Included by the top Makefile, which provides OUTPUT,
+# CUDA_HOME, NVCC, CC, CLANG, BPFTOOL, BPF_CFLAGS, VMLINUX_H, Q and msg;
+# bench/run.sh also builds them alone with `make -f Makefile -f bench/bench.mk
+# bench-tools`, so the guard keeps a second inclusion harmless.
+
+ifndef BENCH_MK
+BENCH_MK := 1
+
+BENCH_DIR   := $(OUTPUT)/bench
+BENCH_TOOLS := $(BENCH_DIR)/launch_loop $(BENCH_DIR)/empty_uprobe
+
+# Frame pointers give cuprobe_step a leading push, as in the test workloads.
+BENCH_NVFLAGS := -O2 -std=c++17 -Werror all-warnings \
+		 -Xcompiler -Wall,-Wextra,-Werror,-fno-omit-frame-pointer \
+		 -cudart shared -Xlinker -rpath,$(CUDA_HOME)/lib64
+
+.PHONY: bench-tools
+bench-tools: $(BENCH_TOOLS)
+
+$(BENCH_DIR)/launch_loop: bench/launch_loop.cu
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(BENCH_NVFLAGS) -MMD -MP -MF $@.d $< -o $@ -ldl -lpthread
+
+$(BENCH_DIR)/empty.bpf.o: bench/empty.bpf.c $(VMLINUX_H)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BENCH_DIR)/empty.skel.h: $(BENCH_DIR)/empty.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name empty_bpf > $@
+
+# It links cuprobe's own attach and symbol code: the baseline attaches as cuprobe does.
+BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,attach.o symbols.o procmaps.o log.o)
+
+$(BENCH_DIR)/empty_uprobe: bench/empty_uprobe.c $(BENCH_DIR)/empty.skel.h $(BENCH_USER_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -D_GNU_SOURCE -Iuser -Iinclude -I$(BENCH_DIR) $(CFLAGS) -MF $@.d $< \
+		$(BENCH_USER_OBJS) -lbpf -ldw -lelf -lz -lstdc++ -o $@
+
+-include $(wildcard $(BENCH_DIR)/*.d)
+
+endif

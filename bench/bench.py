@@ -1,0 +1,503 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""cuprobe's benchmarks. Each figure is a ratio against a baseline measured
+in the same run (or, where its goal is one, a time, a rate or a count), the
+runs of each configuration interleaved (A B A B ...) and the median taken
+over the repetitions.
+
+Run by bench/run.sh (make bench), as root. Prints the raw numbers of each
+figure, then ends with one line per figure:
+
+    bench: <name> <value> (goal <op> <target>)
+
+Environment: BENCH_REPS scales the repetitions (default 5), BENCH_TMP is
+where traces go while a run lasts (default /dev/shm), BENCH_RSS_EVENTS is
+the larger event count of rss_growth (default 10000000), BENCH_ONLY picks
+measurements by name (probe_vs_empty_uprobe, steps, detach_ms, ...), and
+BENCH_CUPROBE names another cuprobe binary to measure (default ./cuprobe).
+"""
+
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CUPROBE = os.environ.get("BENCH_CUPROBE") or os.path.join(ROOT, "cuprobe")
+TOOLS = os.path.join(ROOT, ".output", "bench")
+LOOP = os.path.join(TOOLS, "launch_loop")
+EMPTY = os.path.join(TOOLS, "empty_uprobe")
+
+REPS = max(3, int(os.environ.get("BENCH_REPS", "5")))
+TMP = os.environ.get("BENCH_TMP") or ("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp")
+RSS_EVENTS = int(os.environ.get("BENCH_RSS_EVENTS", "10000000"))
+
+
+class BenchError(Exception):
+    pass
+
+
+def say(msg=""):
+    print(msg, flush=True)
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def run(cmd, check=True):
+    """Runs cmd; returns (stdout, stderr)."""
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise BenchError("%s exited %d: %s" % (" ".join(cmd), p.returncode,
+                                                (p.stderr or p.stdout).strip()[-500:]))
+    return p.stdout, p.stderr
+
+
+def loop_result(out):
+    """The key=value pairs of launch_loop's line."""
+    m = re.search(r"^launch_loop: (.*)$", out, re.M)
+    if not m:
+        raise BenchError("launch_loop printed no result: %r" % out[-300:])
+    return dict(kv.split("=", 1) for kv in m.group(1).split())
+
+
+def expect_probed(res, want, what):
+    if res["probed"] != want:
+        raise BenchError("%s: launch probes %s, expected %s (probed=%s)"
+                         % (what, "present" if "1" in res["probed"] else "absent",
+                            "present" if "1" in want else "absent", res["probed"]))
+
+
+class Traces:
+    """A fresh output folder for one recording, and what its traces say."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="cuprobe-bench.", dir=TMP)
+
+    def summary(self):
+        launches = drops = files = 0
+        for top, _, names in os.walk(self.dir):
+            for n in names:
+                if not n.endswith(".pt.trace.json"):
+                    continue
+                files += 1
+                with open(os.path.join(top, n), "rb") as f:
+                    f.seek(0, os.SEEK_END)
+                    f.seek(max(0, f.tell() - 4096))
+                    tail = f.read().decode("utf-8", "replace")
+                m = re.search(r'"cuprobe": \{.*"launches": (\d+).*"drops": (\d+)', tail)
+                if not m:
+                    raise BenchError("no cuprobe summary at the end of %s" % n)
+                launches += int(m.group(1))
+                drops = max(drops, int(m.group(2)))  # the session's count, in every file
+        return {"files": files, "launches": launches, "drops": drops}
+
+    def remove(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def record(args, loop_args):
+    """cuprobe record ARGS -- launch_loop LOOP_ARGS: launch_loop's result and the traces'."""
+    t = Traces()
+    try:
+        out, err = run([CUPROBE, "record", "-q", "-o", t.dir] + args + ["--", LOOP] + loop_args)
+        res = loop_result(out)
+        res.update(t.summary())
+        res["stderr"] = err
+        return res
+    finally:
+        t.remove()
+
+
+def record_pid(loop_args, cuprobe_args=()):
+    """launch_loop started alone, cuprobe attached with -p: cuprobe's own rusage."""
+    t = Traces()
+    loop = subprocess.Popen([LOOP, "--wait-probes"] + loop_args, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.1)
+        cp = subprocess.Popen([CUPROBE, "record", "-q", "-o", t.dir, "-p", str(loop.pid)]
+                              + list(cuprobe_args), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        # wait4, not Popen.wait: the rusage is cuprobe's own, its target not being its child.
+        ended = None
+        while loop.poll() is None and not ended:
+            pid, status, ru = os.wait4(cp.pid, os.WNOHANG)
+            ended = (status, ru) if pid else None
+            time.sleep(0.02)
+        if ended and loop.poll() is None:
+            raise BenchError("cuprobe -p ended before its target: %s" % cp.stderr.read().strip())
+        out, lerr = loop.communicate(timeout=600)
+        if loop.returncode:
+            raise BenchError("launch_loop exited %d: %s" % (loop.returncode, lerr.strip()))
+        if not ended:
+            _, status, ru = os.wait4(cp.pid, 0)
+            ended = (status, ru)
+        status, ru = ended
+        cp.returncode = os.waitstatus_to_exitcode(status)
+        err = cp.stderr.read()
+        if cp.returncode:
+            raise BenchError("cuprobe -p exited %d: %s" % (cp.returncode, err.strip()[-500:]))
+        res = loop_result(out)
+        res.update(t.summary())
+        res["cpu_s"] = ru.ru_utime + ru.ru_stime
+        res["user_s"], res["sys_s"] = ru.ru_utime, ru.ru_stime
+        res["maxrss_kb"] = ru.ru_maxrss
+        return res
+    finally:
+        if loop.poll() is None:
+            loop.kill()
+            loop.wait()
+        t.remove()
+
+
+def rounds(configs, n):
+    """Runs each config once per round, the order rotating from round to round."""
+    out = {name: [] for name, _ in configs}
+    for r in range(n):
+        k = r % len(configs)
+        for name, fn in configs[k:] + configs[:k]:
+            out[name].append(fn())
+    return out
+
+
+def millions(n):
+    return "%g M" % (n / 1e6)
+
+
+def fmt_list(xs, f="%.1f"):
+    return "[" + ", ".join(f % x for x in xs) + "]"
+
+
+# --- probe_vs_empty_uprobe -------------------------------------------------
+
+def probe_vs_empty():
+    say("== probe_vs_empty_uprobe: cost per launch of cuprobe's launch probe (ACTIVE) over an")
+    say("   empty BPF uprobe program, on libcudart.so.13's cudaLaunchKernel")
+    args = ["--launches", "100000", "--blocks", "5"]
+
+    def none():
+        r = loop_result(run([LOOP] + args)[0])
+        expect_probed(r, "00", "no probe")
+        return r
+
+    def cuprobe():
+        r = record([], args)
+        expect_probed(r, "11", "cuprobe record")
+        return r
+
+    def empty():
+        r = loop_result(run([EMPTY, "--", LOOP] + args)[0])
+        expect_probed(r, "11", "empty uprobe")
+        return r
+
+    res = rounds([("none", none), ("cuprobe", cuprobe), ("empty", empty)], REPS + 2)
+    a = [float(r["ns_per_launch"]) for r in res["none"]]
+    b = [float(r["ns_per_launch"]) for r in res["cuprobe"]]
+    c = [float(r["ns_per_launch"]) for r in res["empty"]]
+    ratios = [(bi - ai) / (ci - ai) for ai, bi, ci in zip(a, b, c)]
+    drops = max(r["drops"] for r in res["cuprobe"])
+    launches = res["cuprobe"][0]["launches"]
+    say("   ns per launch, median of 5 blocks of 20k launches, each round:")
+    say("     A none          %s  median %.1f" % (fmt_list(a), median(a)))
+    say("     B cuprobe       %s  median %.1f" % (fmt_list(b), median(b)))
+    say("     C empty uprobe  %s  median %.1f" % (fmt_list(c), median(c)))
+    say("   probe cost B-A: %.1f ns; empty uprobe C-A: %.1f ns (medians)"
+        % (median(b) - median(a), median(c) - median(a)))
+    say("   (B-A)/(C-A) per round %s; cuprobe recorded %d launches per run, max drops %d"
+        % (fmt_list(ratios, "%.3f"), launches, drops))
+    if drops:
+        say("   WARNING: drops in B make its probe cheaper than it is")
+    return median(ratios)
+
+
+# --- wait_step_vs_none, active_step_vs_none --------------------------------
+
+def step_figures():
+    say("== wait_step_vs_none, active_step_vs_none: one training loop of 1000 launches per")
+    say("   step, each followed by 2 us of host work (what a real launch costs the CPU; here a")
+    say("   launch fails in ~15 ns), recorded in turns by cuprobe -p: none, WAIT (--schedule")
+    say("   wait=100000,...), none, ACTIVE (--step alone); a step counts for the phase whose")
+    say("   probes it saw at both ends (the loop reads its own code); median step per turn")
+    t = Traces()
+    log = os.path.join(t.dir, "steps.log")
+    loop = subprocess.Popen([LOOP, "--until-sigterm", "--launches", "1000", "--work-ns", "2000",
+                             "--log", log], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    windows = []    # (kind, round, start_ns, end_ns)
+
+    def window(kind, r, fn):
+        t0 = time.monotonic_ns()
+        fn()
+        windows.append((kind, r, t0, time.monotonic_ns()))
+
+    def session(args):
+        out = Traces()
+        try:
+            run([CUPROBE, "record", "-q", "-o", out.dir, "-p", str(loop.pid), "--step",
+                 "cuprobe_step", "--duration", "1.5"] + args)
+        finally:
+            out.remove()
+
+    try:
+        time.sleep(0.5)
+        for r in range(REPS + 2):
+            window("none", r, lambda: time.sleep(0.6))
+            window("wait", r, lambda: session(["--schedule", "wait=100000,warmup=1,active=1"]))
+            window("none", r, lambda: time.sleep(0.6))
+            window("active", r, lambda: session([]))
+        loop.send_signal(15)
+        out, err = loop.communicate(timeout=60)
+        if loop.returncode:
+            raise BenchError("launch_loop exited %d: %s" % (loop.returncode, err.strip()))
+        steps = []
+        with open(log) as f:
+            for line in f:
+                start, ns, state = line.split()
+                steps.append((int(start), int(ns), int(state)))
+    finally:
+        if loop.poll() is None:
+            loop.kill()
+            loop.wait()
+        t.remove()
+    # What each phase leaves attached: 1 the step probe, 2 launch probes.
+    want = {"none": 0, "wait": 1, "active": 3}
+    per = {}    # (kind, round) -> step ms
+    for k in range(len(steps) - 1):
+        start, ns, state = steps[k]
+        for kind, r, w0, w1 in windows:
+            if w0 <= start < w1 and state == want[kind] == steps[k + 1][2]:
+                per.setdefault((kind, r), []).append(ns / 1e6)
+    rounds_ = sorted({r for _, r in per})
+    n = [median(per.get(("none", r), [])) for r in rounds_]
+    w = [median(per.get(("wait", r), [])) for r in rounds_]
+    a = [median(per.get(("active", r), [])) for r in rounds_]
+    counts = {kind: sum(len(v) for (k, _), v in per.items() if k == kind) for kind in want}
+    wr = [wi / ni for wi, ni in zip(w, n)]
+    ar = [ai / ni for ai, ni in zip(a, n)]
+    say("   steps counted: %s" % ", ".join("%s %d" % kv for kv in counts.items()))
+    say("   median step ms, each turn:")
+    say("     none    %s  median %.4f" % (fmt_list(n, "%.4f"), median(n)))
+    say("     WAIT    %s  median %.4f" % (fmt_list(w, "%.4f"), median(w)))
+    say("     ACTIVE  %s  median %.4f" % (fmt_list(a, "%.4f"), median(a)))
+    say("   WAIT/none per turn %s; extra per step %.2f us"
+        % (fmt_list(wr, "%.4f"), (median(w) - median(n)) * 1e3))
+    say("   ACTIVE/none per turn %s; extra per launch %.0f ns"
+        % (fmt_list(ar, "%.3f"), (median(a) - median(n)) * 1e6 / 1000))
+    if min(counts.values()) < 50 * len(rounds_):
+        raise BenchError("too few steps in some phase: %s" % counts)
+    return median(wr), median(ar)
+
+
+# --- detach_ms -------------------------------------------------------------
+
+def detach():
+    # Steps of 20 ms: attaching the 12 runtime entry points takes 5-12 ms here, and
+    # the launches of an active step that begins before that are missed.
+    wait, period_us, cycles = 5, 20000, 6
+    n = wait + 2
+    say("== detach_ms: from the step call that closes a window to the moment no launch entry")
+    say("   point of the target carries a uprobe (the target reads its own code: a uprobe is an")
+    say("   int3 written over the entry); steps every %d us while launching without pause,"
+        % period_us)
+    say("   --schedule wait=%d,warmup=1,active=1, %d cycles per run, %d runs" % (wait, cycles, 2))
+    detach_ms, attach_ms, odd = [], [], 0
+    for _ in range(2):
+        t = Traces()
+        log = os.path.join(t.dir, "watch.log")
+        try:
+            run([CUPROBE, "record", "-q", "-o", t.dir, "--step", "cuprobe_step", "--schedule",
+                 "wait=%d,warmup=1,active=1" % wait, "--", LOOP, "--step-us", str(period_us),
+                 "--steps", str(cycles * n + 1), "--log", log])
+            calls, changes = [], []
+            with open(log) as f:
+                for line in f:
+                    kind, a, b = line.split()
+                    if kind == "step":
+                        calls.append((int(a), int(b)))
+                    else:
+                        changes.append((a, int(b)))
+        finally:
+            t.remove()
+        for state, ts in changes:
+            # Call j begins step j: step `wait` of a cycle is its warmup (attach), and the
+            # call that begins the next cycle's step 0 closes the window (detach).
+            want = 0 if state == "off" else wait
+            before = [c for c in calls if c[1] <= ts and c[0] % n == want]
+            if not before:
+                odd += 1
+                continue
+            (detach_ms if state == "off" else attach_ms).append((ts - before[-1][1]) / 1e6)
+    if not detach_ms:
+        raise BenchError("detach_ms: the launch probes were never seen to go")
+    say("   detach ms per window %s" % fmt_list(sorted(detach_ms), "%.2f"))
+    say("   detach ms: median %.2f, max %.2f (%d windows)"
+        % (median(detach_ms), max(detach_ms), len(detach_ms)))
+    if attach_ms:
+        say("   attach ms from the call that begins warmup %s" % fmt_list(sorted(attach_ms), "%.2f"))
+        say("   attach: median %.2f, max %.2f; %d of %d longer than the %.0f ms warmup step"
+            % (median(attach_ms), max(attach_ms), sum(x > period_us / 1e3 for x in attach_ms),
+               len(attach_ms), period_us / 1e3))
+    if odd:
+        say("   %d probe changes did not follow a warmup or closing step call" % odd)
+    return median(detach_ms)
+
+
+# --- loader_events_per_s, rss_growth, drops --------------------------------
+
+def loader_rate():
+    say("== loader_events_per_s: launch events cuprobe turns into trace files per CPU-second")
+    say("   (user+sys of cuprobe alone, attached with -p); 4 threads launching without pause;")
+    say("   (events_big - events_small) / (cpu_big - cpu_small), so start-up cancels")
+    small = ["--threads", "4", "--launches", "2500", "--blocks", "1"]
+    big = ["--threads", "4", "--launches", "250000", "--blocks", "1"]
+    res = rounds([("small", lambda: record_pid(small)), ("big", lambda: record_pid(big))], REPS)
+    rates = [(b["launches"] - s["launches"]) / (b["cpu_s"] - s["cpu_s"])
+             for s, b in zip(res["small"], res["big"])]
+    for name in ("small", "big"):
+        rs = res[name]
+        say("   %-5s events %s cpu_s %s (user %s sys %s) drops %s"
+            % (name, [r["launches"] for r in rs], fmt_list([r["cpu_s"] for r in rs], "%.3f"),
+               fmt_list([r["user_s"] for r in rs], "%.2f"),
+               fmt_list([r["sys_s"] for r in rs], "%.2f"), [r["drops"] for r in rs]))
+    say("   producers' launch rate (big) %s per s"
+        % [int(float(r["launches_per_s"])) for r in res["big"]])
+    say("   events per CPU-second per round %s" % [int(x) for x in rates])
+    return median(rates)
+
+
+def drops():
+    say("== drops: two threads launching without pause, default ring buffer (16M),"
+        " 2 x 1M launches")
+
+    def once():
+        r = record([], ["--threads", "2", "--launches", "1000000", "--blocks", "1"])
+        expect_probed(r, "11", "cuprobe record")
+        return r
+
+    res = [once() for _ in range(3)]
+    say("   launches/s %s, events recorded %s, dropped %s (%s of all)"
+        % ([int(float(r["launches_per_s"])) for r in res], [r["launches"] for r in res],
+           [r["drops"] for r in res],
+           ", ".join("%.0f%%" % (100.0 * r["drops"] / (r["drops"] + r["launches"])) for r in res)))
+    for r in res:
+        m = re.search(r"(\d+) events were dropped", r["stderr"])
+        if (int(m.group(1)) if m else 0) != r["drops"]:
+            say("   note: cuprobe's warning says %s, the trace %d"
+                % (m.group(1) if m else "nothing", r["drops"]))
+    return median([r["drops"] for r in res])
+
+
+def rss_growth():
+    big = RSS_EVENTS
+    small = big // 10
+    say("== rss_growth: cuprobe's peak RSS (VmHWM, from wait4) at %s events over %s events;"
+        % (millions(big), millions(small)))
+    say("   one thread launching with 1.5 us of host work per launch, so the loader keeps up")
+
+    def one(n):
+        return lambda: record_pid(["--launches", str(n), "--work-ns", "1500", "--blocks", "1"])
+
+    res = rounds([("small", one(small)), ("big", one(big))], 2)
+    for name in ("small", "big"):
+        rs = res[name]
+        say("   %-5s events %s drops %s VmHWM kB %s cpu_s %s"
+            % (name, [r["launches"] for r in rs], [r["drops"] for r in rs],
+               [r["maxrss_kb"] for r in rs], fmt_list([r["cpu_s"] for r in rs], "%.2f")))
+    return (median([r["maxrss_kb"] for r in res["big"]]) /
+            median([r["maxrss_kb"] for r in res["small"]]))
+
+
+# --- main ------------------------------------------------------------------
+
+FIGURES = [
+    # name, value format, goal: operator and target (None: reported only)
+    ("probe_vs_empty_uprobe", "%.2f", "<=", "1.10"),
+    ("wait_step_vs_none", "%.3f", "<=", "1.01"),
+    ("active_step_vs_none", "%.2f", None, None),
+    ("detach_ms", "%.1f", "<=", "50"),
+    ("loader_events_per_s", "%.0f", ">=", "1000000"),
+    ("drops", "%.0f", "==", "0"),
+    ("rss_growth", "%.2f", "<=", "1.2"),
+]
+
+
+def met(value, op, target):
+    target = float(target)
+    return {"<=": value <= target, ">=": value >= target, "==": value == target}[op]
+
+
+def main():
+    if os.geteuid() != 0:
+        sys.exit("bench: cuprobe loads BPF programs: run make bench as root")
+    for f in (CUPROBE, LOOP, EMPTY):
+        if not os.access(f, os.X_OK):
+            sys.exit("bench: %s is missing: run make bench" % f)
+    say("bench: %s, %d CPUs, kernel %s; traces in %s; %d repetitions"
+        % (cpu_model(), os.cpu_count(), os.uname().release, TMP, REPS))
+    start = time.time()
+    values = {}
+    missed_names = []
+
+    only = [n for n in os.environ.get("BENCH_ONLY", "").split(",") if n]
+
+    def measure(name, fn):
+        if only and name not in only:
+            return
+        t0 = time.time()
+        try:
+            values[name] = fn()
+        except BenchError as e:
+            say("   ERROR: %s" % e)
+            values[name] = None
+        say("   (%.0f s)" % (time.time() - t0))
+        say()
+
+    measure("probe_vs_empty_uprobe", probe_vs_empty)
+    measure("steps", step_figures)
+    if values.get("steps"):
+        values["wait_step_vs_none"], values["active_step_vs_none"] = values["steps"]
+    measure("detach_ms", detach)
+    measure("loader_events_per_s", loader_rate)
+    measure("drops", drops)
+    measure("rss_growth", rss_growth)
+
+    missed = failed = 0
+    lines = []
+    for name, f, op, target in FIGURES:
+        v = values.get(name)
+        goal = "goal report" if op is None else "goal %s %s" % (op, target)
+        if v is None:
+            failed += 1
+            lines.append("bench: %s failed (%s)" % (name, goal))
+            continue
+        if op is not None and not met(v, op, target):
+            missed += 1
+            missed_names.append(name)
+        lines.append("bench: %s %s (%s)" % (name, f % v, goal))
+    say("bench: %d figures in %.0f s; %d goals missed%s; %d figures failed"
+        % (len(FIGURES), time.time() - start, missed,
+           " (%s)" % ", ".join(missed_names) if missed_names else "", failed))
+    for line in lines:
+        say(line)
+    return 1 if failed else 0
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
