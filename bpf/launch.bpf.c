@@ -252,7 +252,6 @@ int launch_entry(struct pt_regs *ctx)
 
 	__u32 step, phase;
 
-	__sync_fetch_and_add(&counters.hits, 1);
 	/* Probes stay attached from warmup to the window's end: record only its active steps. */
 	launch_phase(tgid, &step, &phase);
 	if (!phase_records(phase))

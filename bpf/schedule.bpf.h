@@ -41,9 +41,12 @@ static __always_inline void launch_phase(__u32 tgid, __u32 *step, __u32 *phase)
 	struct proc_state *ps = bpf_map_lookup_elem(&proc_state, &tgid);
 	__u64 st = PHASE_RECORD;
 
+	/* One atomic per hit: a process's own count, else the shared one. */
 	if (ps) {
 		__sync_fetch_and_add(&ps->launch_hits, 1);
 		st = ps->state;
+	} else {
+		__sync_fetch_and_add(&counters.hits, 1);
 	}
 	*step = st >> 8;
 	*phase = st & 0xff;

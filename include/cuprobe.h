@@ -105,7 +105,7 @@ struct thread_event {
 
 /* Counters in the BPF program's .bss, read by the loader at exit. */
 struct cuprobe_counters {
-	__u64 hits;	   /* launch probe hits, nested ones included */
+	__u64 hits;	   /* launch probe hits in processes without schedule state (calibration) */
 	__u64 nested;	   /* driver entries skipped as part of a runtime call */
 	__u64 drops;	   /* failed ring-buffer reserves */
 	__u64 lat_misses;  /* returns with no matching entry */

@@ -856,8 +856,6 @@ static void calibrate(struct session *s)
 	} else {
 		p_dbg("one launch probe hit costs %.0f ns here", s->env.probe_ns);
 	}
-	/* The calibration's own hits are not the targets'. */
-	skel->bss->counters.hits = 0;
 }
 
 static void setup_env(struct session *s)
