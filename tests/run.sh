@@ -56,7 +56,7 @@ run_e2e() {
 		echo "not ok - e2e tests need root (BPF): run make test as root"
 		return
 	fi
-	for t in tests/e2e/test_*.sh tests/agent/test_*.sh; do
+	for t in tests/e2e/test_*.sh tests/agent/test_*.sh tests/gpu/selftest.sh; do
 		echo "# $t"
 		bash "$t" > "$OUT/last-e2e.log" 2>&1
 		count_tap "$t" < "$OUT/last-e2e.log"

@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# GPU check of cuprobe on a real PyTorch training loop (tests/gpu/README.md).
+#
+#   bash tests/gpu/run.sh        from the repository root, as root, on a GPU machine
+#
+# Needs ./cuprobe (make STATIC=1 where libbpf is missing) and
+# .output/libcuprobe-agent.so. Runs tests/gpu/train.py in five processes:
+#   c   no profiler (the baseline)
+#   d   cuprobe record --step ... --schedule ...
+#   a   cuprobe record --cupti --step ... --schedule ...
+#   b   torch.profiler with the same schedule
+#   c2  no profiler again (how much the baseline itself moves)
+# then compares the traces and step times (tests/gpu/compare.py).
+#
+# $OUT gets three files: summary.txt (everything printed), summary.json (the
+# figures) and traces.tar.gz (every trace, log and step-time file, from $WORK).
+# Exit status: 0 the comparison ran (its checks may still WARN); 2 the binaries
+# are missing; 10 BPF does not work here; 11 no torch; 12 no usable CUDA;
+# 13 a configuration failed.
+#
+# Environment: OUT (default /tmp/cuprobe-gpu-out), WORK (default
+# /tmp/cuprobe-gpu-work), PYTHON (python3), SCHED, STEPS (60), BUDGET_S (300:
+# every stage's timeout is cut to what is left of it), STEP_PROBE (default
+# libcudart:cudaDeviceSynchronize, with an automatic fall back to libc:getppid
+# when that is not hit once per step; setting STEP_PROBE turns the fall back off),
+# TRAIN_ARGS (more train.py options for every run, e.g. "--device cpu --batch 4"
+# for a dry run of this script on a machine without a GPU).
+set -u -o pipefail
+cd "$(dirname "$0")/../.." || exit 2
+ROOT=$PWD
+OUT=${OUT:-/tmp/cuprobe-gpu-out}
+WORK=${WORK:-/tmp/cuprobe-gpu-work}
+PY=${PYTHON:-python3}
+SCHED=${SCHED:-wait=5,warmup=2,active=5,repeat=2}
+STEPS=${STEPS:-60}
+BUDGET_S=${BUDGET_S:-300}
+FALLBACK_PROBE=libc:getppid
+if [ -n "${STEP_PROBE:-}" ]; then AUTO_PROBE=0; else AUTO_PROBE=1; fi
+STEP_PROBE=${STEP_PROBE:-libcudart:cudaDeviceSynchronize}
+CUPROBE=$ROOT/cuprobe
+AGENT=$ROOT/.output/libcuprobe-agent.so
+TRAIN="$PY $ROOT/tests/gpu/train.py ${TRAIN_ARGS:-}"
+export PYTHONUNBUFFERED=1
+
+mkdir -p "$OUT" || exit 2
+rm -rf "$WORK" && mkdir -p "$WORK" || exit 2
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+START=$SECONDS
+
+say() { printf '%s\n' "$*" | tee -a "$SUMMARY"; }
+# show FILE [N]: the last N lines of a log, indented, into the summary too.
+show() { tail -n "${2:-15}" "$1" 2>/dev/null | sed 's/^/    | /' | tee -a "$SUMMARY"; }
+# left: seconds of the budget still unspent.
+left() { echo $((BUDGET_S - (SECONDS - START))); }
+# limit WANT: WANT seconds, or what is left of the budget less a margin for the report.
+limit() { local l=$(($(left) - 25)); echo $(($1 < l ? $1 : l)); }
+
+finish() {
+	local rc=$?
+	say ""
+	say "run.sh: exit $rc after $((SECONDS - START)) s; raw files in traces.tar.gz"
+	tar -czf "$OUT/traces.tar.gz" -C "$WORK" . 2>/dev/null ||
+		say "run.sh: could not write $OUT/traces.tar.gz"
+}
+trap finish EXIT
+
+die() { # die STATUS MESSAGE
+	say "run.sh: FAILED: $2"
+	exit "$1"
+}
+
+# ---- 0. what is here -----------------------------------------------------------
+
+say "== cuprobe GPU check: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(uname -r), $(nproc) CPUs =="
+if command -v nvidia-smi >/dev/null; then
+	timeout 20 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader \
+		2>&1 | sed 's/^/gpu: /' | tee -a "$SUMMARY"
+else
+	say "gpu: nvidia-smi is not on PATH"
+fi
+[ -x "$CUPROBE" ] || die 2 "./cuprobe is missing: build it with 'make STATIC=1' and name it in the \
+device tool's carry list (it is gitignored)"
+[ -r "$AGENT" ] || die 2 ".output/libcuprobe-agent.so is missing: build it with 'make agent' and \
+name it in the carry list"
+# ldd's output is kept first: under pipefail, ldd's own status (1 for a static
+# binary) and grep -q closing the pipe early would decide the test.
+CUPROBE_LIBS=$(ldd "$CUPROBE" 2>&1)
+AGENT_LIBS=$(ldd "$AGENT" 2>&1)
+if grep -q 'not found' <<<"$CUPROBE_LIBS"; then
+	grep 'not found' <<<"$CUPROBE_LIBS" | sed 's/^/    | /' | tee -a "$SUMMARY"
+	die 2 "./cuprobe needs libraries this machine lacks: build it with 'make STATIC=1'"
+fi
+if grep -qE 'not a dynamic executable|statically linked' <<<"$CUPROBE_LIBS"; then
+	say "cuprobe: statically linked"
+else
+	say "cuprobe: dynamically linked (works here, but 'make STATIC=1' is what this check expects)"
+fi
+say "agent: $(grep -E 'cupti|not found' <<<"$AGENT_LIBS" | tr -s ' \t' ' ' | tr '\n' ';')"
+
+# ---- 1. BPF -------------------------------------------------------------------------
+
+say ""
+say "== 1. BPF: cuprobe record -- true =="
+timeout 30 "$CUPROBE" record -o "$WORK/bpfcheck" -- true >"$WORK/bpfcheck.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then
+	say "kernel $(uname -r); uid $(id -u)"
+	say "$(ls -l /sys/kernel/btf/vmlinux 2>&1)"
+	say "cuprobe record -- true exited $rc; its first lines:"
+	head -n 20 "$WORK/bpfcheck.log" | sed 's/^/    | /' | tee -a "$SUMMARY"
+	die 10 "BPF does not work on this machine (see above): nothing else can run"
+fi
+say "ok: BPF programs load and attach here ($(ls /sys/kernel/btf/vmlinux 2>&1))"
+
+# ---- 2. torch and CUDA ------------------------------------------------------------
+
+say ""
+say "== 2. torch and CUDA =="
+timeout "$(limit 120)" $TRAIN --check >"$WORK/check.json" 2>"$WORK/check.log"
+rc=$?
+if [ $rc -ne 0 ]; then
+	show "$WORK/check.log" 10
+	case $rc in
+	3) die 11 "$PY cannot import torch: this test needs PyTorch with CUDA" ;;
+	126 | 127) die 11 "$PY cannot be run here (set PYTHON=)" ;;
+	4) die 12 "torch sees no usable CUDA device" ;;
+	124) die 12 "torch's CUDA check did not finish in time" ;;
+	*) die 12 "torch's CUDA check exited $rc" ;;
+	esac
+fi
+$PY - "$WORK/check.json" <<'EOF' | tee -a "$SUMMARY"
+import json, sys
+c = json.load(open(sys.argv[1]))
+print(f"torch {c['torch']} (CUDA {c['torch_cuda']}, cuDNN {c['cudnn']}), python {c['python']} "
+      f"({c['executable']}), {c['device']} (compute capability {c['capability']})")
+print(f"libcudart in use: {c['libcudart']}; exports cudaDeviceSynchronize: "
+      f"{c['libcudart_exports_cudaDeviceSynchronize']}")
+print(f"libcupti folders of the wheels: {c['cupti_dirs']}")
+EOF
+# libc10_cuda.so calls cudaDeviceSynchronize from torch.cuda.synchronize().
+C10=$(grep -o '"[^"]*libc10_cuda\.so"' "$WORK/check.json" | head -1 | tr -d '"')
+if [ -n "$C10" ] && command -v nm >/dev/null; then
+	say "$(basename "$C10") imports: $(nm -D --undefined-only "$C10" 2>/dev/null |
+		grep -oE 'cuda(Device|Stream)Synchronize[^ ]*' | sort -u | tr '\n' ' ')"
+fi
+# The agent needs libcupti.so.13: from its RUNPATH, else from the CUDA wheels.
+if grep -q 'libcupti.*not found' <<<"$AGENT_LIBS"; then
+	CUPTI_DIR=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["cupti_dirs"]; print(d[0] if d else "")' \
+		"$WORK/check.json")
+	[ -n "$CUPTI_DIR" ] || die 2 "the agent's libcupti.so.13 is not found here, nor in the CUDA wheels"
+	export LD_LIBRARY_PATH="$CUPTI_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	say "libcupti.so.13 is not in the agent's RUNPATH here: LD_LIBRARY_PATH=$CUPTI_DIR for every run"
+fi
+
+# ---- 3. the four configurations ------------------------------------------------------
+
+# stage NAME WANT_S COMMAND...: runs COMMAND with its output in $WORK/NAME.log.
+stage() {
+	local name=$1 want=$2 t0 rc lim
+	shift 2
+	lim=$(limit "$want")
+	if [ "$lim" -lt 20 ]; then
+		say "[$name] skipped: the time budget ($BUDGET_S s) is spent"
+		return 124
+	fi
+	t0=$SECONDS
+	timeout -k 15 "$lim" "$@" >"$WORK/$name.log" 2>&1
+	rc=$?
+	say "[$name] exit $rc in $((SECONDS - t0)) s (limit $lim s): $*"
+	grep -E '^train.py:' "$WORK/$name.log" | sed 's/^/    | /' | tee -a "$SUMMARY"
+	grep -E '^cuprobe' "$WORK/$name.log" | grep -vE ' (WARMUP|RECORD|RECORD_AND_SAVE|NONE), ' |
+		tail -n 12 | sed 's/^/    | /' | tee -a "$SUMMARY"
+	[ $rc -eq 0 ] || show "$WORK/$name.log" 15
+	return $rc
+}
+
+cuprobe_run() { # cuprobe_run NAME PROBE [--cupti]
+	local name=$1 probe=$2
+	shift 2
+	rm -rf "${WORK:?}/$name"
+	CUPROBE_AGENT=$AGENT stage "$name" 150 "$CUPROBE" record "$@" --step "$probe" \
+		--schedule "$SCHED" -o "$WORK/$name" -- \
+		$TRAIN --config "$name" --steps "$STEPS" --out "$WORK/$name.steps.json"
+}
+
+say ""
+say "== 3. training runs: $STEPS steps, schedule $SCHED, step probe $STEP_PROBE =="
+failed=()
+stage c 90 $TRAIN --config c --steps "$STEPS" --out "$WORK/c.steps.json" || failed+=(c)
+
+cuprobe_run d "$STEP_PROBE"
+d_rc=$?
+# stepcheck NAME: is cuprobe's step k the loop's iteration k? 0 yes, 1 no, 2 no trace.
+stepcheck() {
+	$PY tests/gpu/compare.py stepcheck --schedule "$SCHED" --trace-dir "$WORK/$1" \
+		--steps-file "$WORK/$1.steps.json" 2>&1 | sed 's/^/    | /' | tee -a "$SUMMARY"
+	return "${PIPESTATUS[0]}"
+}
+stepcheck d
+if [ $? -ne 0 ] && [ $AUTO_PROBE -eq 1 ]; then
+	say "run.sh: $STEP_PROBE is not hit once per loop iteration: trying $FALLBACK_PROBE"
+	for f in d d.log d.steps.json; do
+		[ -e "$WORK/$f" ] && mv "$WORK/$f" "$WORK/first-probe-$f"
+	done
+	STEP_PROBE=$FALLBACK_PROBE
+	cuprobe_run d "$STEP_PROBE"
+	d_rc=$?
+	stepcheck d
+fi
+[ $d_rc -eq 0 ] || failed+=(d)
+say "step probe used for (a) and (d): $STEP_PROBE"
+
+cuprobe_run a "$STEP_PROBE" --cupti || failed+=(a)
+stage b 120 $TRAIN --config b --steps "$STEPS" --profile-dir "$WORK/b" --schedule "$SCHED" \
+	--out "$WORK/b.steps.json" || failed+=(b)
+stage c2 90 $TRAIN --config c2 --steps "$STEPS" --out "$WORK/c2.steps.json" || failed+=(c2)
+
+if [ -d "$WORK/a" ]; then
+	say ""
+	say "== cuprobe report of (a) (first 60 lines) =="
+	timeout 60 "$CUPROBE" report "$WORK/a" 2>&1 | head -n 60 | sed 's/^/    /' | tee -a "$SUMMARY"
+fi
+
+# ---- 4. the comparison ----------------------------------------------------------------
+
+say ""
+steps_args=()
+for k in c d a b c2; do
+	[ -f "$WORK/$k.steps.json" ] && steps_args+=(--steps "$k=$WORK/$k.steps.json")
+done
+timeout 120 $PY tests/gpu/compare.py report --schedule "$SCHED" --nsteps "$STEPS" \
+	--a "$WORK/a" --b "$WORK/b" --d "$WORK/d" ${steps_args[@]+"${steps_args[@]}"} \
+	--json "$OUT/summary.json" \
+	2>&1 | tee -a "$SUMMARY"
+crc=${PIPESTATUS[0]}
+[ "$crc" -eq 0 ] || say "run.sh: compare.py exited $crc"
+
+if [ ${#failed[@]} -gt 0 ]; then
+	die 13 "configurations that did not exit 0: ${failed[*]} (their logs are in traces.tar.gz)"
+fi
+[ "$crc" -eq 0 ] || exit 13
+exit 0

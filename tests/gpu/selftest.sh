@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Checks tests/gpu/ without a GPU: the scripts parse, compare.py gives the right
+# figures on a cuprobe --cupti recording made with the CUPTI simulator and a
+# torch.profiler-like trace made from it (fixtures.py), stepcheck tells a good
+# step probe from a bad one, and run.sh stops with a clear message where torch
+# or CUDA is missing. Needs root (BPF) and a built tree:
+#   make && make agent-tests && bash tests/gpu/selftest.sh
+# Prints "ok - ..." / "not ok - ..." lines, then "# done"; make test runs it.
+set -u -o pipefail
+cd "$(dirname "$0")/../.." || exit 1
+ROOT=$PWD
+O=$ROOT/.output
+KINETO_REF=${KINETO_REF:-$ROOT/../shared/reference/kineto-minimal.pt.trace.json}
+TMP=$(mktemp -d /tmp/cuprobe-gpu-selftest.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+passed=0 failed=0
+ok() { echo "ok - $1"; passed=$((passed + 1)); }
+not_ok() { echo "not ok - $1: $2"; failed=$((failed + 1)); }
+expect() { # expect NAME COMMAND...
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then ok "$name"; else not_ok "$name" "$(tail -5 <<<"$out" | tr '\n' ' ')"; fi
+}
+# expect_rc NAME RC PATTERN COMMAND...: COMMAND exits RC and prints PATTERN.
+expect_rc() {
+	local name=$1 want=$2 pat=$3 out rc
+	shift 3
+	out=$("$@" 2>&1); rc=$?
+	if [ $rc -ne "$want" ]; then not_ok "$name" "exit $rc, not $want: $(tail -3 <<<"$out" | tr '\n' ' ')"
+	elif ! grep -qE -- "$pat" <<<"$out"; then not_ok "$name" "no /$pat/ in: $(tail -3 <<<"$out" | tr '\n' ' ')"
+	else ok "$name"; fi
+}
+
+expect "run.sh parses" bash -n tests/gpu/run.sh
+# Compiled in memory: py_compile would leave __pycache__ in the tree.
+expect "the Python helpers compile" python3 -c \
+	'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' \
+	tests/gpu/train.py tests/gpu/compare.py tests/gpu/fixtures.py
+for f in ./cuprobe "$O/libcuprobe-agent.so" "$O/cupti_sim/libcupti.so.13" "$O/workloads/basic" \
+	"$KINETO_REF"; do
+	if [ ! -e "$f" ]; then
+		not_ok "inputs" "$f is missing (make && make agent-tests; KINETO_REF=)"
+		echo "$passed passed, $failed failed"
+		exit 1
+	fi
+done
+
+# A --cupti recording on the simulator: one cycle, steps 2 and 3.
+SCHED=wait=1,warmup=1,active=2,repeat=1
+expect "cuprobe record --cupti on the CUPTI simulator" \
+	./cuprobe record -q --cupti -o "$TMP/a" --step cuprobe_step --schedule "$SCHED" -- \
+	env LD_PRELOAD="$O/libcuprobe-agent.so:$O/cupti_sim/libcupti.so.13" \
+	LD_LIBRARY_PATH="$O/cupti_sim" "$O/workloads/basic" --steps --iters 6 --sleep-ms 30
+expect "fixtures from it" python3 tests/gpu/fixtures.py "$TMP/a" "$KINETO_REF" "$TMP/fx" \
+	--gpu-scale 1.05 --steps 6
+steps=()
+for k in c c2 a b d; do steps+=(--steps "$k=$TMP/fx/$k.steps.json"); done
+expect "compare.py report runs" python3 tests/gpu/compare.py report --schedule "$SCHED" \
+	--a "$TMP/a" --b "$TMP/fx/b" --d "$TMP/a" "${steps[@]}" --json "$TMP/summary.json"
+expect "compare.py's figures" python3 - "$TMP/summary.json" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+n = r["names"]
+assert n["a"] == n["b"] == n["both"] == n["equal_counts"] > 0, n
+assert n["a_per_step"] == n["b_per_step"] > 0, n
+d = r["durations"]["summary"]
+assert abs(d["median_diff_pct"] - (1 / 1.05 - 1) * 100) < 0.01, d
+assert r["join"]["rate"] == 1.0 and r["join"]["clock_faults"] == 0, r["join"]
+assert r["mapping"]["a"]["offset"] == 0 and r["mapping"]["a"]["consistent"], r["mapping"]
+t = r["times"]
+assert abs(t["b"]["ratio_to_c"]["active"] - 1.2) < 1e-9, t["b"]
+assert abs(t["a"]["ratio_to_c"]["all"] - 1.05) < 1e-9, t["a"]
+rows = r["per_step"]
+assert [x["step"] for x in rows] == [2, 3], rows
+assert all(x["a"]["gpu"] == x["b"]["gpu"] > 0 and x["a"]["launches"] == x["b"]["calls"]
+           for x in rows), rows
+EOF
+expect_rc "stepcheck: a probe hit once per iteration" 0 "spans \[2, 3\]" \
+	python3 tests/gpu/compare.py stepcheck --schedule "$SCHED" --trace-dir "$TMP/a" \
+	--steps-file "$TMP/fx/a.steps.json"
+python3 tests/gpu/fixtures.py "$TMP/a" "$KINETO_REF" "$TMP/fx1" --offset 1 --steps 6 >/dev/null
+expect_rc "stepcheck: a probe hit once more before the loop" 1 "loop iteration k - 1" \
+	python3 tests/gpu/compare.py stepcheck --schedule "$SCHED" --trace-dir "$TMP/a" \
+	--steps-file "$TMP/fx1/a.steps.json"
+expect_rc "stepcheck: no trace" 2 "no trace" \
+	python3 tests/gpu/compare.py stepcheck --schedule "$SCHED" --trace-dir "$TMP/none"
+
+# run.sh where torch is missing, then where CUDA is.
+mkdir -p "$TMP/py/notorch" "$TMP/py/nocuda/torch"
+cat >"$TMP/py/notorch/torch.py" <<'EOF'
+raise ImportError("no torch in this test")
+EOF
+cat >"$TMP/py/nocuda/torch/__init__.py" <<'EOF'
+__version__ = "0.0-selftest"
+class version:
+    cuda = None
+class cuda:
+    @staticmethod
+    def is_available():
+        return False
+EOF
+expect_rc "run.sh without torch: exit 11, says so" 11 "cannot import torch" \
+	env PYTHONPATH="$TMP/py/notorch" OUT="$TMP/out1" WORK="$TMP/work1" bash tests/gpu/run.sh
+expect_rc "run.sh without CUDA: exit 12, says so" 12 "no usable CUDA" \
+	env PYTHONPATH="$TMP/py/nocuda" OUT="$TMP/out2" WORK="$TMP/work2" bash tests/gpu/run.sh
+expect "run.sh leaves summary.txt and traces.tar.gz" \
+	test -s "$TMP/out2/summary.txt" -a -s "$TMP/out2/traces.tar.gz"
+
+# tests/run.sh counts the lines above; "# done" says the script ran to its end.
+echo "# $passed passed, $failed failed"
+echo "# done"
+[ $failed -eq 0 ]
