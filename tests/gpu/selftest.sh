@@ -10,7 +10,7 @@ set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 1
 ROOT=$PWD
 O=$ROOT/.output
-KINETO_REF=${KINETO_REF:-$ROOT/../shared/reference/kineto-minimal.pt.trace.json}
+KINETO_REF=${KINETO_REF:-$ROOT/tests/gpu/kineto-minimal.pt.trace.json}
 TMP=$(mktemp -d /tmp/cuprobe-gpu-selftest.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 passed=0 failed=0
