@@ -1,5 +1,6 @@
 #!/bin/sh
-# make demo: profile the bundled demo workload with cuprobe, then summarise it.
+# make demo: profile the bundled demo workload with cuprobe, on a schedule like
+# torch.profiler's, then summarise what it recorded.
 set -eu
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" -ne 0 ]; then
@@ -7,9 +8,15 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 out=${DEMO_OUT:-cuprobe-runs}
-echo "demo: ./cuprobe record -o $out -- .output/workloads/demo"
-./cuprobe record -o "$out" -- .output/workloads/demo
-run=$(ls -d "$out"/run_* | sort -t_ -k2 -n | tail -1)
+before=$(ls -d "$out"/run_* 2>/dev/null || true)
+set -x
+./cuprobe record -o "$out" --step cuprobe_step --schedule wait=5,warmup=1,active=3,repeat=2 \
+	-- .output/workloads/demo
+set +x
+new=""
+for d in $(ls -d "$out"/run_* | sort -t_ -k2 -n); do
+	case " $before " in *" $d "*) ;; *) new="$new $d" ;; esac
+done
 echo
-echo "demo: ./cuprobe report $run"
-./cuprobe report "$run"
+set -x
+./cuprobe report $new
