@@ -171,11 +171,19 @@ static int attach_launch(struct target *t, const struct probe_ctx *ctx, struct e
 	return 0;
 }
 
-static void detach_launch(struct examined *e)
+static void dispose(const struct probe_ctx *ctx, struct uprobe_link **l)
 {
-	uprobe_link__destroy(e->entry);
-	uprobe_link__destroy(e->ret);
-	e->entry = e->ret = NULL;
+	if (*l && ctx->dispose)
+		ctx->dispose(*l, ctx->dispose_arg);
+	else
+		uprobe_link__destroy(*l);
+	*l = NULL;
+}
+
+static void detach_launch(const struct probe_ctx *ctx, struct examined *e)
+{
+	dispose(ctx, &e->entry);
+	dispose(ctx, &e->ret);
 }
 
 /* The agent's switch follows the launch probes: CUPTI runs from warmup to the window's end. */
@@ -190,8 +198,7 @@ static int switch_agent(struct target *t, const struct probe_ctx *ctx, bool on)
 	int found, err;
 
 	if (!on || !t->agent) {
-		uprobe_link__destroy(t->agent_enable);
-		t->agent_enable = NULL;
+		dispose(ctx, &t->agent_enable);
 		return 0;
 	}
 	if (t->agent_enable)
@@ -236,7 +243,7 @@ int target__set_probes(struct target *t, const struct probe_ctx *ctx, bool on)
 		if (on)
 			err = attach_launch(t, ctx, &t->objs[i]);
 		else
-			detach_launch(&t->objs[i]);
+			detach_launch(ctx, &t->objs[i]);
 	}
 	return err;
 }
@@ -439,8 +446,11 @@ void target__suggest_step(struct target *t, const struct probe_ctx *ctx, char *b
 
 void target__detach(struct target *t)
 {
-	for (size_t i = 0; i < t->nobjs; i++)
-		detach_launch(&t->objs[i]);
+	for (size_t i = 0; i < t->nobjs; i++) {
+		uprobe_link__destroy(t->objs[i].entry);
+		uprobe_link__destroy(t->objs[i].ret);
+		t->objs[i].entry = t->objs[i].ret = NULL;
+	}
 	bpf_link__destroy(t->libmap);
 	t->libmap = NULL;
 	uprobe_link__destroy(t->step);
