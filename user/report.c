@@ -7,9 +7,11 @@
  * each step when the traces carry CUPTI's GPU work, and prints it all as
  * text, JSON or CSV.
  *
- * Files are read one at a time: each is loaded whole, folded into hash tables
- * and freed, so memory follows the largest file and the work is linear in the
- * number of events plus one sort of the distinct keys.
+ * Files are read one at a time into a report of their own, which is then
+ * added to the whole. A trace in cuprobe record's layout, one event a line,
+ * is read a line at a time, so memory follows the report's tables and not the
+ * file; any other (torch.profiler's) is loaded whole and freed once counted.
+ * The work is linear in the number of events plus one sort of the distinct keys.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -666,22 +668,73 @@ static void span_extend(struct span *s, const json_t *ev)
 	s->any = true;
 }
 
+/*
+ * A GPU event that may join a launch: what the join needs of it, so that the
+ * event itself can be freed as soon as it is read.
+ */
+struct gpu_pending {
+	size_t sample; /* index in report.gpu_samples */
+	int64_t correlation;
+	double ts_us;
+	int64_t device;
+};
+
 /* What reading one file keeps until its last event. */
 struct file_scan {
 	struct span span;
 	struct row_vec launches; /* struct corr_launch */
-	struct row_vec gpu;	 /* const json_t *: joined once every launch is read */
+	struct row_vec gpu;	 /* struct gpu_pending: joined once every launch is read */
 };
+
+static void file_scan_free(struct file_scan *fs)
+{
+	free(fs->launches.v);
+	free(fs->gpu.v);
+	memset(fs, 0, sizeof(*fs));
+}
 
 static bool is_gpu_work(const char *cat)
 {
 	return !strcmp(cat, "kernel") || !strcmp(cat, "gpu_memcpy") || !strcmp(cat, "gpu_memset");
 }
 
+/*
+ * A GPU event becomes its sample at once; the join to its launch waits for
+ * the end of the file, since the launch may come after it.
+ */
+static int consume_gpu(struct report *r, const json_t *ev, struct file_scan *fs)
+{
+	const char *name = str_member(ev, "name");
+	const json_t *args = json_object_get(ev, "args");
+	const json_t *corr = json_object_get(args, "correlation");
+	const json_t *device = json_object_get(args, "device");
+	const json_t *ts = json_object_get(ev, "ts");
+	const json_t *dur = json_object_get(ev, "dur");
+	struct tally_entry *e = tally_get(&r->gpu_names, name ? name : "?", 0, 0);
+	struct gpu_pending *p;
+	struct gpu_sample *s;
+
+	if (!e || !(s = row_vec_push(&r->gpu_samples, sizeof(*s))))
+		return -ENOMEM;
+	e->count++;
+	s->name = e->key;
+	s->dur_ns = json_is_number(dur) ? us_to_ns(json_number_value(dur)) : 0;
+	if (!json_is_integer(corr) || !json_is_number(ts))
+		return 0;
+	p = row_vec_push(&fs->gpu, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->sample = r->gpu_samples.n - 1;
+	p->correlation = json_integer_value(corr);
+	p->ts_us = json_number_value(ts);
+	/* Kineto puts GPU work on pid = device: the same number, should args lack it. */
+	p->device = json_is_integer(device) ? json_integer_value(device) : int_member(ev, "pid");
+	return 0;
+}
+
 static int consume_event(struct report *r, const json_t *ev, struct file_scan *fs)
 {
 	const char *ph = str_member(ev, "ph");
-	const json_t **gpu;
 	const char *cat;
 
 	if (!ph)
@@ -700,11 +753,7 @@ static int consume_event(struct report *r, const json_t *ev, struct file_scan *f
 		return consume_step(r, ev);
 	if (!is_gpu_work(cat))
 		return 0;
-	gpu = row_vec_push(&fs->gpu, sizeof(*gpu));
-	if (!gpu)
-		return -ENOMEM;
-	*gpu = ev;
-	return 0;
+	return consume_gpu(r, ev, fs);
 }
 
 /* A time, or a difference of times, in µs as whole ns; garbage cannot overflow. */
@@ -744,60 +793,47 @@ static const struct corr_launch *find_launch(const struct row_vec *launches, int
 }
 
 /* The interval of GPU work whose launch was made in a step, for the step's busy time. */
-static int add_interval(struct report *r, const struct corr_launch *l, const json_t *ev,
-			int64_t start_ns, uint64_t dur_ns)
+static int add_interval(struct report *r, const struct corr_launch *l,
+			const struct gpu_pending *p, int64_t start_ns, uint64_t dur_ns)
 {
-	const json_t *device = json_object_get(json_object_get(ev, "args"), "device");
 	struct gpu_interval *iv = row_vec_push(&r->gpu_intervals, sizeof(*iv));
 
 	if (!iv)
 		return -ENOMEM;
 	iv->pid = l->pid;
 	iv->step = l->step;
-	/* Kineto puts GPU work on pid = device: the same number, should args lack it. */
-	iv->device = json_is_integer(device) ? json_integer_value(device) : int_member(ev, "pid");
+	iv->device = p->device;
 	iv->start_ns = start_ns;
 	iv->end_ns = start_ns + (int64_t)dur_ns;
 	return 0;
 }
 
 /* A GPU event, joined to the launch of the same file with its correlation id. */
-static int consume_gpu(struct report *r, const json_t *ev, const struct row_vec *launches)
+static int join_gpu(struct report *r, const struct gpu_pending *p,
+		    const struct row_vec *launches)
 {
-	const char *name = str_member(ev, "name");
-	const json_t *corr = json_object_get(json_object_get(ev, "args"), "correlation");
-	const json_t *ts = json_object_get(ev, "ts");
-	const json_t *dur = json_object_get(ev, "dur");
-	const struct corr_launch *l = NULL;
-	struct tally_entry *e = tally_get(&r->gpu_names, name ? name : "?", 0, 0);
-	struct gpu_sample *s;
+	const struct corr_launch *l = find_launch(launches, p->correlation);
+	struct gpu_sample *s = (struct gpu_sample *)r->gpu_samples.v + p->sample;
 
-	if (!e || !(s = row_vec_push(&r->gpu_samples, sizeof(*s))))
-		return -ENOMEM;
-	e->count++;
-	s->name = e->key;
-	s->dur_ns = json_is_number(dur) ? us_to_ns(json_number_value(dur)) : 0;
-	if (json_is_integer(corr))
-		l = find_launch(launches, json_integer_value(corr));
-	if (!l || !json_is_number(ts))
+	if (!l)
 		return 0;
 	/* The difference first: absolute times in µs lose nanoseconds in a double. */
-	s->delay_ns = us_to_ns_signed(json_number_value(ts) - l->ts_us);
+	s->delay_ns = us_to_ns_signed(p->ts_us - l->ts_us);
 	s->joined = true;
 	if (!l->has_step)
 		return 0;
-	return add_interval(r, l, ev, us_to_ns_signed(json_number_value(ts)), s->dur_ns);
+	return add_interval(r, l, p, us_to_ns_signed(p->ts_us), s->dur_ns);
 }
 
 static int consume_gpu_work(struct report *r, struct file_scan *fs)
 {
-	const json_t *const *gpu = fs->gpu.v;
+	const struct gpu_pending *p = fs->gpu.v;
 	int err = 0;
 
 	if (fs->launches.n)
 		qsort(fs->launches.v, fs->launches.n, sizeof(struct corr_launch), cmp_corr_launch);
 	for (size_t i = 0; !err && i < fs->gpu.n; i++)
-		err = consume_gpu(r, gpu[i], &fs->launches);
+		err = join_gpu(r, &p[i], &fs->launches);
 	return err;
 }
 
@@ -859,15 +895,14 @@ static void consume_gpu_counts(struct report *r, const json_t *gpu, struct step_
 		steps[i].has_gpu = true;
 }
 
-/* steps_before: the steps read before this file, which are not its own. */
-static int consume_meta(struct report *r, const json_t *meta, const struct span *span,
-			uint64_t launches, size_t steps_before)
+/* r holds this file alone (see report_add_file): its launches and steps are the file's. */
+static int consume_meta(struct report *r, const json_t *meta, const struct span *span)
 {
 	const json_t *pid = json_object_get(meta, "pid");
 	uint64_t wall_ns = file_wall_ns(meta, span);
+	uint64_t launches = r->launches;
 
-	consume_gpu_counts(r, json_object_get(meta, "gpu"),
-			   (struct step_row *)r->steps.v + steps_before, r->steps.n - steps_before);
+	consume_gpu_counts(r, json_object_get(meta, "gpu"), r->steps.v, r->steps.n);
 	r->wall_ns += wall_ns;
 	r->drops += meta_count(meta, "drops");
 	r->late_launches += meta_count(meta, "late_launches");
@@ -914,40 +949,25 @@ static int seen_before(struct report *r, const char *path, bool *seen)
 	return 0;
 }
 
-static int consume_events(struct report *r, json_t *root)
+/* What needs every event of the file read: the GPU joins, then the top-level keys. */
+static int consume_file_end(struct report *r, const json_t *root, struct file_scan *fs)
 {
-	uint64_t launches_before = r->launches;
-	size_t steps_before = r->steps.n;
-	struct file_scan fs = {};
-	size_t i;
-	json_t *ev;
-	int err = 0;
+	int err = consume_gpu_work(r, fs);
 
-	json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
-		err = consume_event(r, ev, &fs);
-		if (err)
-			break;
-	}
 	if (!err)
-		err = consume_gpu_work(r, &fs);
-	if (!err)
-		err = consume_meta(r, json_object_get(root, "cuprobe"), &fs.span,
-				   r->launches - launches_before, steps_before);
-	free(fs.launches.v);
-	free(fs.gpu.v);
+		err = consume_meta(r, json_object_get(root, "cuprobe"), &fs->span);
 	return err;
 }
 
-static int report_add_file(struct report *r, const char *path)
+/* Reads a trace loaded whole: any layout, any writer. */
+static int load_whole(struct report *r, const char *path)
 {
+	struct file_scan fs = {};
 	json_error_t jerr;
-	json_t *root;
-	bool seen;
-	int err;
+	json_t *root, *ev;
+	size_t i;
+	int err = 0;
 
-	err = seen_before(r, path, &seen);
-	if (err || seen)
-		goto out;
 	root = json_load_file(path, 0, &jerr);
 	if (!root)
 		return load_error(path, &jerr);
@@ -958,12 +978,384 @@ static int report_add_file(struct report *r, const char *path)
 		json_decref(root);
 		return -EINVAL;
 	}
-	err = consume_events(r, root);
+	json_array_foreach(json_object_get(root, "traceEvents"), i, ev) {
+		err = consume_event(r, ev, &fs);
+		if (err)
+			break;
+	}
+	if (!err)
+		err = consume_file_end(r, root, &fs);
+	file_scan_free(&fs);
 	json_decref(root);
-	r->trace_files++;
-out:
-	/* Reading errors were reported above; only memory can run out here. */
+	return err;
+}
+
+/*
+ * cuprobe record writes one event a line between these two lines (see
+ * user/trace.c), so that its traces can be read a line at a time. Lines are
+ * bounded so that a file in another layout (one long line) is given up early.
+ */
+#define EVENTS_OPEN " \"traceEvents\": ["
+#define EVENT_PREFIX "  {"
+#define TRACE_LINE_MAX (16u << 20)
+#define TRACE_DOC_MAX (16u << 20) /* everything but the events */
+
+struct line_reader {
+	FILE *f;
+	char *buf;
+	size_t cap, pos, end; /* [pos, end) is read but not returned */
+	bool eof;
+};
+
+/* 1: the next line, without its '\n'; 0: end of file; -E2BIG, -EIO or -ENOMEM. */
+static int line_next(struct line_reader *lr, const char **line, size_t *len)
+{
+	const char *nl;
+	size_t n;
+
+	for (;;) {
+		nl = lr->end > lr->pos ? memchr(lr->buf + lr->pos, '\n', lr->end - lr->pos) : NULL;
+		if (nl || (lr->eof && lr->end > lr->pos)) {
+			*line = lr->buf + lr->pos;
+			*len = (nl ? (size_t)(nl - lr->buf) : lr->end) - lr->pos;
+			lr->pos += *len + (nl ? 1 : 0);
+			return 1;
+		}
+		if (lr->eof)
+			return 0;
+		if (lr->pos) {
+			memmove(lr->buf, lr->buf + lr->pos, lr->end - lr->pos);
+			lr->end -= lr->pos;
+			lr->pos = 0;
+		}
+		if (lr->end == lr->cap) {
+			size_t ncap = lr->cap ? lr->cap * 2 : 1u << 16;
+			char *buf;
+
+			if (ncap > TRACE_LINE_MAX)
+				return -E2BIG;
+			buf = realloc(lr->buf, ncap);
+			if (!buf)
+				return -ENOMEM;
+			lr->buf = buf;
+			lr->cap = ncap;
+		}
+		n = fread(lr->buf + lr->end, 1, lr->cap - lr->end, lr->f);
+		lr->end += n;
+		if (!n && ferror(lr->f))
+			return -EIO;
+		lr->eof = !n;
+	}
+}
+
+/* The lines of a trace that are not events: its top-level keys. */
+struct doc_text {
+	char *v;
+	size_t n, cap;
+};
+
+static int doc_put(struct doc_text *d, const char *s, size_t len)
+{
+	if (d->n + len > d->cap) {
+		size_t ncap = d->cap ? d->cap : 4096;
+		char *v;
+
+		while (ncap < d->n + len)
+			ncap *= 2;
+		if (ncap > TRACE_DOC_MAX)
+			return -E2BIG;
+		v = realloc(d->v, ncap);
+		if (!v)
+			return -ENOMEM;
+		d->v = v;
+		d->cap = ncap;
+	}
+	memcpy(d->v + d->n, s, len);
+	d->n += len;
+	return 0;
+}
+
+static int doc_add_line(struct doc_text *d, const char *line, size_t len)
+{
+	int err = doc_put(d, line, len);
+
+	return err ? err : doc_put(d, "\n", 1);
+}
+
+static bool line_is(const char *line, size_t len, const char *s)
+{
+	return len == strlen(s) && !memcmp(line, s, len);
+}
+
+/*
+ * The header, closed right after the events' '[', must be a whole JSON
+ * object: then that '[' opens the top-level traceEvents, not one nested deeper.
+ */
+static int check_header(struct doc_text *d)
+{
+	size_t n = d->n;
+	json_error_t jerr;
+	json_t *head;
+	int err = doc_put(d, "]}", 2);
+
 	if (err)
+		return err;
+	head = json_loadb(d->v, d->n, 0, &jerr);
+	d->n = n;
+	err = json_is_object(head) ? 0 : -EINVAL;
+	json_decref(head);
+	return err;
+}
+
+/* What reading a trace a line at a time has seen so far. */
+struct line_scan {
+	enum { PART_HEADER, PART_EVENTS, PART_TRAILER } part;
+	uint64_t events;
+	bool comma; /* the last event line ended with ',' */
+	struct doc_text doc;
+	struct file_scan fs;
+};
+
+static int scan_event(struct report *r, struct line_scan *ls, const char *line, size_t len)
+{
+	json_error_t jerr;
+	json_t *ev;
+	int err;
+
+	/* Commas between the events, none after the last, as the whole file needs. */
+	if (ls->events && !ls->comma)
+		return -EINVAL;
+	ls->comma = line[len - 1] == ',';
+	ev = json_loadb(line, len - ls->comma, 0, &jerr);
+	if (!ev)
+		return -EINVAL;
+	err = consume_event(r, ev, &ls->fs);
+	json_decref(ev);
+	ls->events++;
+	return err;
+}
+
+static int scan_line(struct report *r, struct line_scan *ls, const char *line, size_t len)
+{
+	int err;
+
+	switch (ls->part) {
+	case PART_HEADER:
+		err = doc_add_line(&ls->doc, line, len);
+		if (err || !line_is(line, len, EVENTS_OPEN))
+			return err;
+		ls->part = PART_EVENTS;
+		return check_header(&ls->doc);
+	case PART_EVENTS:
+		if (len >= strlen(EVENT_PREFIX) && !memcmp(line, EVENT_PREFIX, strlen(EVENT_PREFIX)))
+			return scan_event(r, ls, line, len);
+		if (!line_is(line, len, " ],") && !line_is(line, len, " ]"))
+			return -EINVAL;
+		if (ls->events && ls->comma)
+			return -EINVAL;
+		ls->part = PART_TRAILER;
+		return doc_add_line(&ls->doc, line, len);
+	default:
+		return doc_add_line(&ls->doc, line, len);
+	}
+}
+
+/*
+ * The top-level keys, read from the file less its events: what the whole
+ * file gives, since jansson keeps the last of two equal keys and duplicates
+ * (one could hide the events' array) send the file to the whole-file path.
+ */
+static int scan_end(struct report *r, struct line_scan *ls)
+{
+	const json_t *events;
+	json_error_t jerr;
+	json_t *root;
+	int err;
+
+	if (ls->part != PART_TRAILER)
+		return -EINVAL;
+	root = json_loadb(ls->doc.v, ls->doc.n, JSON_REJECT_DUPLICATES, &jerr);
+	events = json_object_get(root, "traceEvents");
+	if (!json_is_object(root) || !json_is_array(events) || json_array_size(events)) {
+		json_decref(root);
+		return -EINVAL;
+	}
+	err = consume_file_end(r, root, &ls->fs);
+	json_decref(root);
+	return err;
+}
+
+/* Files read a line at a time since the program started; the unit tests check it. */
+unsigned long report_streamed_files;
+
+/*
+ * Reads a trace in cuprobe's layout a line at a time, so that memory follows
+ * the report's tables, not the file. 0 when read; -ENOMEM; any other error
+ * when the file is not in that layout or not valid, and nothing can be told
+ * of it from here: the caller then loads it whole, which says what is wrong.
+ */
+static int stream_trace(struct report *r, const char *path)
+{
+	struct line_reader lr = {};
+	struct line_scan ls = {};
+	const char *line;
+	size_t len;
+	int err = 0, rc;
+
+	lr.f = fopen(path, "re");
+	if (!lr.f)
+		return -errno;
+	while (!err && (rc = line_next(&lr, &line, &len)) > 0)
+		err = scan_line(r, &ls, line, len);
+	if (!err && rc < 0)
+		err = rc;
+	if (!err)
+		err = scan_end(r, &ls);
+	if (!err)
+		report_streamed_files++;
+	file_scan_free(&ls.fs);
+	free(ls.doc.v);
+	free(lr.buf);
+	fclose(lr.f);
+	return err;
+}
+
+static int tally_merge(struct tally *dst, const struct tally *src)
+{
+	for (size_t i = 0; i < src->cap; i++) {
+		const struct tally_entry *s = &src->slots[i];
+		struct tally_entry *e;
+
+		if (!s->used)
+			continue;
+		e = tally_get(dst, s->key, s->a, s->b);
+		if (!e)
+			return -ENOMEM;
+		e->count += s->count;
+		/* The first name wins, as within a file. */
+		if (s->label && !e->label && !(e->label = strdup(s->label)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int row_vec_append(struct row_vec *dst, const struct row_vec *src, size_t size)
+{
+	if (dst->n + src->n > dst->cap) {
+		size_t ncap = dst->cap ? dst->cap : 16;
+		void *v;
+
+		while (ncap < dst->n + src->n)
+			ncap *= 2;
+		v = realloc(dst->v, ncap * size);
+		if (!v)
+			return -ENOMEM;
+		dst->v = v;
+		dst->cap = ncap;
+	}
+	if (src->n)
+		memcpy((char *)dst->v + dst->n * size, src->v, src->n * size);
+	dst->n += src->n;
+	return 0;
+}
+
+/* Cycles take their commands from f; each gets its place in r's order. */
+static int merge_cycles(struct report *r, struct report *f)
+{
+	struct cycle_row *c = f->cycles.v;
+	size_t before = r->cycles.n;
+
+	if (row_vec_append(&r->cycles, &f->cycles, sizeof(*c)))
+		return -ENOMEM;
+	for (size_t i = 0; i < f->cycles.n; i++)
+		c[i].command = NULL;
+	c = r->cycles.v;
+	for (size_t i = before; i < r->cycles.n; i++)
+		c[i].seq = i;
+	return 0;
+}
+
+/* GPU samples name their kernel with a string of f's: they take r's instead. */
+static int merge_gpu_samples(struct report *r, const struct report *f)
+{
+	struct gpu_sample *s;
+	struct tally_entry *e = NULL;
+	size_t before = r->gpu_samples.n;
+
+	if (row_vec_append(&r->gpu_samples, &f->gpu_samples, sizeof(*s)))
+		return -ENOMEM;
+	s = r->gpu_samples.v;
+	for (size_t i = before; i < r->gpu_samples.n; i++) {
+		if (!e || strcmp(e->key, s[i].name))
+			e = tally_get(&r->gpu_names, s[i].name, 0, 0);
+		if (!e)
+			return -ENOMEM;
+		e->count++;
+		s[i].name = e->key;
+	}
+	return 0;
+}
+
+/* Adds f, the report of one file, to r. */
+static int report_merge(struct report *r, struct report *f)
+{
+	int err = 0;
+
+	for (int i = 0; !err && i < SEC__COUNT; i++)
+		err = tally_merge(&r->sections[i], &f->sections[i]);
+	if (!err)
+		err = tally_merge(&r->pids, &f->pids);
+	if (!err)
+		err = tally_merge(&r->step_launches, &f->step_launches);
+	if (!err)
+		err = row_vec_append(&r->steps, &f->steps, sizeof(struct step_row));
+	if (!err)
+		err = merge_cycles(r, f);
+	if (!err)
+		err = merge_gpu_samples(r, f);
+	if (!err)
+		err = row_vec_append(&r->gpu_intervals, &f->gpu_intervals,
+				     sizeof(struct gpu_interval));
+	if (err)
+		return err;
+	r->launches += f->launches;
+	r->wall_ns += f->wall_ns;
+	r->drops += f->drops;
+	r->late_launches += f->late_launches;
+	overhead_add(&r->ovh, &f->ovh);
+	for (int i = 0; i < GPU__COUNT; i++)
+		r->gpu_counts[i] += f->gpu_counts[i];
+	r->has_gpu_counts |= f->has_gpu_counts;
+	return 0;
+}
+
+/*
+ * Each file is read into a report of its own, then added to r: a file that
+ * turns out not to stream can be read again whole without being counted twice.
+ */
+static int report_add_file(struct report *r, const char *path)
+{
+	struct report f = {};
+	bool seen;
+	int err;
+
+	err = seen_before(r, path, &seen);
+	if (err || seen)
+		goto out;
+	err = stream_trace(&f, path);
+	if (err && err != -ENOMEM) {
+		report_free(&f);
+		memset(&f, 0, sizeof(f));
+		err = load_whole(&f, path);
+	}
+	if (!err)
+		err = report_merge(r, &f);
+	report_free(&f);
+	if (!err)
+		r->trace_files++;
+out:
+	/* Reading errors were reported where they were found; memory can run out anywhere. */
+	if (err == -ENOMEM)
 		report_err("%s: out of memory: report on fewer traces at a time", path);
 	return err;
 }
