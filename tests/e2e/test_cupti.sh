@@ -129,6 +129,21 @@ expect "driver launches are named from CUPTI" grep -q '"cat": "cuda_driver".*"ke
 	--sleep-ms 10 >/dev/null 2>&1
 expect "dormant agent makes no CUPTI call" grep -qx "cupti_calls	0" "$TMP/dormant.stats"
 
+# -p with --cupti on a process started with the agent (as a job launcher would start it).
+env LD_PRELOAD="$AGENT:$SIM/libcupti.so.13" LD_LIBRARY_PATH="$SIM" CUPROBE_GT="$TMP/pa.gt.json" \
+	"$W/basic" --steps --threads 2 --iters 8 --sleep-ms 50 --wait-file "$TMP/pa.go" 2>/dev/null &
+wl=$!
+"$CUPROBE" record --cupti -o "$TMP/pa" -p $wl --step cuprobe_step \
+	--schedule wait=1,warmup=1,active=2,repeat=1 >"$TMP/pa.log" 2>&1 &
+rec=$!
+for _ in $(seq 200); do grep -q "recording pid $wl" "$TMP/pa.log" && break; sleep 0.05; done
+touch "$TMP/pa.go"
+wait $wl $rec
+f=$(trace_in "$TMP/pa/run_0")
+expect "-p --cupti, agent loaded at start: steps 2-3 equal ground truth" \
+	$CHECK match --gt "$TMP/pa.gt.json" --steps 2,3 "$f"
+expect "-p --cupti, agent loaded at start: joined to GPU work" joined "$f"
+
 # -p with --cupti on a process started without the agent: said plainly.
 "$W/basic" --iters 30 --sleep-ms 20 --ready-file "$TMP/ready" 2>/dev/null &
 wl=$!
