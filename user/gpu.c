@@ -135,6 +135,16 @@ static int push_copy(struct vec *v, const void *rec)
 	return 0;
 }
 
+/* What a CUPTI refusal most likely means, for the user who reads it. */
+static const char *error_hint(const struct agent_error *e)
+{
+	if (e->code == 39) /* CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED */
+		return "another profiler (Kineto, Nsight Systems) holds CUPTI in this process";
+	if (e->stage == AGENT_STAGE_VERSION)
+		return "this CUPTI does not match the agent's CUDA version";
+	return "no usable GPU, or a driver that does not match this CUPTI";
+}
+
 static int on_record(const struct agent_record *r, void *ctx)
 {
 	struct gpu_store *g = ctx;
@@ -158,8 +168,8 @@ static int on_record(const struct agent_record *r, void *ctx)
 	case AGENT_REC_STRING:
 		return add_string(g, &r->string, r->bytes);
 	case AGENT_REC_ERROR:
-		snprintf(g->error, sizeof(g->error), "CUPTI error %u: %.*s", r->error.code,
-			 (int)r->bytes_len, r->bytes);
+		snprintf(g->error, sizeof(g->error), "CUPTI error %u: %.*s (%s)", r->error.code,
+			 (int)r->bytes_len, r->bytes, error_hint(&r->error));
 		g->error_new = true;
 		return 0;
 	case AGENT_REC_FLUSHED:

@@ -113,10 +113,24 @@ f=$(trace_in "$TMP/exit/run_0")
 CUPTI_ENV=(CUPTI_SIM_OTHER_SUBSCRIBER=1); cupti other "${STEPS[@]}" -- "${WL[@]}"
 rc=$?
 f=$(trace_in "$TMP/other/run_0")
-[ $rc = 0 ] && grep -q "CUPTI error 39" "$TMP/other.log" &&
+[ $rc = 0 ] && grep -q "CUPTI error 39.*another profiler" "$TMP/other.log" &&
 	$CHECK match --gt "$TMP/other.gt.json" --steps 2,3 "$f" >/dev/null &&
 	ok "another CUPTI subscriber: warned, exit 0, launches kept" ||
 	not_ok "another CUPTI subscriber: warned, exit 0, launches kept" "rc $rc: $(tail -3 "$TMP/other.log")"
+
+# The real libcupti on a machine without a GPU: CUPTI's refusal is said, launches are kept.
+"$CUPROBE" record --cupti -o "$TMP/real" -- env LD_PRELOAD="$AGENT" CUPROBE_GT="$TMP/real.gt.json" \
+	"$W/basic" --iters 20 --sleep-ms 20 >"$TMP/real.log" 2>&1
+rc=$?
+f=$(trace_in "$TMP/real/run_0")
+if [ -e /dev/nvidia0 ]; then
+	ok "real CUPTI: skipped the no-GPU check on a machine with a GPU"
+else
+	[ $rc = 0 ] && grep -q "CUPTI error .*no usable GPU" "$TMP/real.log" &&
+		$CHECK match --gt "$TMP/real.gt.json" "$f" >/dev/null &&
+		ok "real CUPTI without a GPU: said, exit 0, launches kept" ||
+		not_ok "real CUPTI without a GPU: said, exit 0, launches kept" "rc $rc: $(tail -3 "$TMP/real.log")"
+fi
 
 # Driver-API kernels are named by CUPTI.
 cupti driver -- driver --iters 30 --sleep-ms 10
