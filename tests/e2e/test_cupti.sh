@@ -124,7 +124,10 @@ f=$(trace_in "$TMP/other/run_0")
 rc=$?
 f=$(trace_in "$TMP/real/run_0")
 if [ -e /dev/nvidia0 ]; then
-	ok "real CUPTI: skipped the no-GPU check on a machine with a GPU"
+	# With a GPU the real CUPTI works: the launches are joined to real GPU work.
+	[ $rc = 0 ] && [ "$(gpu "$f" joined_launches)" -gt 0 ] &&
+		ok "real CUPTI with a GPU: launches joined to GPU work" ||
+		not_ok "real CUPTI with a GPU: launches joined to GPU work" "rc $rc: $(tail -3 "$TMP/real.log")"
 else
 	[ $rc = 0 ] && grep -q "CUPTI error .*no usable GPU" "$TMP/real.log" &&
 		$CHECK match --gt "$TMP/real.gt.json" "$f" >/dev/null &&
