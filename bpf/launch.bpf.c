@@ -246,11 +246,9 @@ int launch_entry(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
-	__u32 api = (__u32)bpf_get_attach_cookie(ctx);
+	__u32 api = (__u32)bpf_get_attach_cookie(ctx), step, phase;
 	struct launch_event *e;
 	struct inflight *in;
-
-	__u32 step, phase;
 
 	/* Probes stay attached from warmup to the window's end: record only its active steps. */
 	launch_phase(tgid, &step, &phase);
