@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "cycle.h"
 #include "gpu.h"
 #include "log.h"
@@ -200,6 +201,20 @@ void proc_cycles__thread(struct proc_cycles *pc, const struct thread_event *e)
 	tn->name[sizeof(tn->name) - 1] = '\0';
 }
 
+/* A run folder that a failed write left empty goes too: nothing half-written stays. */
+static void remove_empty_dir(const char *file)
+{
+	char dir[4096];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", file);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = '\0';
+	rmdir(dir); /* fails, as it should, while another process's trace is in it */
+}
+
 /* --cupti: the cycle's launches with their GPU work, and what the join found. */
 static void join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end_mono,
 		     bool timed_out)
@@ -261,8 +276,11 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 	for (size_t k = 0; k < pc->nthreads; k++)
 		trace__thread(oc->t, pc->threads[k].tid, pc->threads[k].name);
 	err = trace__close(oc->t, &sum);
-	if (err)
-		p_err("cannot write %s: %s", trace__path(oc->t), strerror(-err));
+	if (err) {
+		p_err("cannot write %s: %s; the traces written before it are whole",
+		      trace__path(oc->t), strerror(-err));
+		remove_empty_dir(trace__path(oc->t));
+	}
 	else
 		p_info("pid %d (%s): cycle %u%s: %lu launches -> %s", pc->t->pid, pc->t->comm, oc->k,
 		       partial ? " (partial)" : "", (unsigned long)oc->launches, trace__path(oc->t));

@@ -133,7 +133,6 @@ static void job_probes(void *ctx, long i)
 	if (on == t->probes_on)
 		return;
 	err = target__set_probes(t, &s->ctx, on);
-	__atomic_store_n(&t->probes_since, on && !err ? clock_mono_ns() : 0, __ATOMIC_RELEASE);
 	if (err && err != -ESRCH)
 		p_warn("pid %d: cannot %s launch probes: %s", t->pid, on ? "attach" : "detach",
 		       strerror(-err));

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
+#include "clock.h"
 #include "cuprobe.h"
 #include "schedule.h"
 #include "launch.skel.h"
@@ -168,6 +169,7 @@ static int attach_launch(struct target *t, const struct probe_ctx *ctx, struct e
 		return err;
 	}
 	p_dbg("pid %d: %zu launch probes on %s", t->pid, s.n, e->open_path);
+	__atomic_store_n(&t->probes_since, clock_mono_ns(), __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -238,6 +240,8 @@ int target__set_probes(struct target *t, const struct probe_ctx *ctx, bool on)
 	int err;
 
 	t->probes_on = on;
+	if (!on)
+		__atomic_store_n(&t->probes_since, 0, __ATOMIC_RELEASE);
 	err = switch_agent(t, ctx, on);
 	for (size_t i = 0; i < t->nobjs && !err; i++) {
 		if (on)

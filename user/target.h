@@ -42,7 +42,7 @@ struct target {
 	bool has_launch_apis;	/* some mapped object has launch APIs */
 	bool told_waiting;
 	bool probes_on;		/* launch probes attached (the schedule wants them) */
-	uint64_t probes_since;	/* CLOCK_MONOTONIC when they were last all attached; atomic */
+	uint64_t probes_since;	/* CLOCK_MONOTONIC of the latest launch probe attach; 0 when off */
 	struct examined *objs;	/* every object looked at, probed or not */
 	size_t nobjs;
 	struct bpf_link *libmap;

@@ -68,4 +68,25 @@ expect_fail "target exited during attach" \
 	"$CUPROBE" record -o "$out" -p "$(cat "$TMP/zpid")"
 kill $holder 2>/dev/null
 nothing_written "target exited during attach" "$out"
+# A full disk: the error names it, completed traces stay whole, nothing half-written.
+mkdir -p "$TMP/small"
+if mount -t tmpfs -o size=40k none "$TMP/small"; then
+	"$CUPROBE" record -q -o "$TMP/small" --step cuprobe_step --schedule wait=0,warmup=1,active=1 \
+		-- "$W/basic" --steps --iters 20 --threads 4 --sleep-ms 20 >"$TMP/small.log" 2>&1
+	rc=$?
+	bad=""
+	for f in "$TMP"/small/run_*/*.json; do
+		python3 -m json.tool "$f" >/dev/null 2>&1 || bad="$bad $f"
+	done
+	leftovers=$(find "$TMP/small" -name '*.tmp' -o -type d -empty -name 'run_*')
+	[ $rc -ne 0 ] && grep -q "No space left on device; the traces written before it are whole" \
+		"$TMP/small.log" && [ -z "$bad" ] && [ -z "$leftovers" ] &&
+		[ -n "$(ls "$TMP"/small/run_0/*.json 2>/dev/null)" ] &&
+		ok "full disk: said, exit 1, completed traces whole, nothing half-written" ||
+		not_ok "full disk: said, exit 1, completed traces whole, nothing half-written" \
+			"rc $rc bad [$bad] leftovers [$leftovers]: $(tail -2 "$TMP/small.log")"
+	umount "$TMP/small"
+else
+	not_ok "full disk" "cannot mount a small tmpfs"
+fi
 done_testing
