@@ -76,6 +76,20 @@ expect "stop in active: the partial cycle holds steps 2-4" \
 [ "$(spans "$f")" = "2 3 4 5" ] && ok "stop in active: spans 2-4 and the cut step 5" ||
 	not_ok "stop in active: spans 2-4 and the cut step 5" "got $(spans "$f")"
 
+# The target crashes in an active window: the partial cycle is written, whole.
+"$CUPROBE" record -q -o "$TMP/crash" --step cuprobe_step --schedule wait=1,warmup=1,active=500 \
+	-- "$W/basic" "${STEPARGS[@]}" --iters 100 --ready-file "$TMP/crash.ready" >/dev/null 2>&1 &
+rec=$!
+wait_for "$TMP/crash.ready"
+sleep 0.5
+pkill -SEGV -f "^$W/basic .*crash.ready"
+wait $rec
+rc=$?
+f=$(trace_in "$TMP/crash/run_0")
+[ $rc = 139 ] && [ "$($CHECK field "$f" partial)" = true ] && $CHECK valid "$f" >/dev/null &&
+	ok "target crash: partial cycle written whole, exit 139" ||
+	not_ok "target crash: partial cycle written whole, exit 139" "rc $rc, $f"
+
 # The step symbol of a library that the process dlopens later.
 CUPROBE_GT=$TMP/lib.gt.json "$CUPROBE" record -q -o "$TMP/lib" --step libkernlib.so:kernlib_step \
 	--schedule wait=1,warmup=1,active=2,repeat=1 -- "$W/dlopen_main" --steps --iters 6 \
