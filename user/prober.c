@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include "prober.h"
@@ -52,15 +53,22 @@ static void *run(void *arg)
 struct prober *prober__new(void)
 {
 	struct prober *p = calloc(1, sizeof(*p));
+	sigset_t all, old;
+	int err;
 
 	if (!p)
 		return NULL;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->more, NULL);
 	pthread_cond_init(&p->idle, NULL);
-	if (pthread_create(&p->thread, NULL, run, p)) {
+	/* The worker takes no signal: they belong to the event loop's signalfd. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&p->thread, NULL, run, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
 		free(p);
-		errno = EAGAIN;
+		errno = err;
 		return NULL;
 	}
 	return p;

@@ -359,6 +359,13 @@ static int setup_loop(struct session *s, sigset_t *orig)
 	sigset_t mask;
 	int err;
 
+	/*
+	 * A shell starts background jobs with SIGINT ignored, and an ignored
+	 * signal never reaches a signalfd: `kill -INT` must still stop cuprobe,
+	 * as it stops perf record. SIGHUP keeps what it inherited (nohup).
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);

@@ -90,6 +90,30 @@ f=$(trace_in "$TMP/crash/run_0")
 	ok "target crash: partial cycle written whole, exit 139" ||
 	not_ok "target crash: partial cycle written whole, exit 139" "rc $rc, $f"
 
+# Ctrl-C (SIGINT) to cuprobe during an active window of -p: the partial cycle is written,
+# cuprobe exits 0, and the process it watched runs on.
+"$W/basic" "${STEPARGS[@]}" --iters 100000 --ready-file "$TMP/int.ready" 2>/dev/null &
+wl=$!
+wait_for "$TMP/int.ready"
+"$CUPROBE" record -o "$TMP/int" -p $wl --step cuprobe_step --schedule wait=1,warmup=1,active=500 \
+	>"$TMP/int.log" 2>&1 &
+rec=$!
+for _ in $(seq 200); do grep -q "step 2 RECORD" "$TMP/int.log" && break; sleep 0.05; done
+sleep 0.3
+kill -INT $rec
+wait $rec
+rc=$?
+f=$(trace_in "$TMP/int/run_0")
+alive=no
+kill -0 $wl 2>/dev/null && alive=yes
+partial=$($CHECK field "$f" partial 2>&1)
+[ $rc = 0 ] && [ "$partial" = true ] && [ $alive = yes ] &&
+	grep -q "cycle 0 (partial).*-> .*run_0" "$TMP/int.log" &&
+	ok "Ctrl-C: partial cycle written and named, exit 0, the process runs on" ||
+	not_ok "Ctrl-C: partial cycle written and named, exit 0, the process runs on" \
+		"rc $rc, partial $partial, alive $alive: $(tail -1 "$TMP/int.log")"
+kill $wl 2>/dev/null
+
 # The step symbol of a library that the process dlopens later.
 CUPROBE_GT=$TMP/lib.gt.json "$CUPROBE" record -q -o "$TMP/lib" --step libkernlib.so:kernlib_step \
 	--schedule wait=1,warmup=1,active=2,repeat=1 -- "$W/dlopen_main" --steps --iters 6 \
