@@ -233,7 +233,8 @@ static void join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end
 		.matched = st.matched, .without_gpu = st.without_gpu,
 		.unmatched_launches = st.unmatched_launches,
 		.gpu_without_launch = st.gpu_without_launch, .clock_faults = st.clock_faults,
-		.dropped = st.dropped, .overhead_ns = st.overhead_ns, .gpu_records = st.gpu_records,
+		.dropped = st.dropped, .bad_chunks = st.bad_chunks, .overhead_ns = st.overhead_ns,
+		.gpu_records = st.gpu_records,
 		.missing = timed_out ? st.without_gpu + st.unmatched_launches : 0,
 	};
 	trace__set_gpu(oc->t, &sum);
@@ -248,6 +249,9 @@ static void join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end
 	if (st.dropped)
 		p_warn("pid %d: cycle %u: CUPTI or the agent dropped %lu records", pc->t->pid, oc->k,
 		       (unsigned long)st.dropped);
+	if (st.bad_chunks)
+		p_warn("pid %d: cycle %u: %lu malformed agent chunks refused (is the agent of this "
+		       "cuprobe version?)", pc->t->pid, oc->k, (unsigned long)st.bad_chunks);
 }
 
 static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool partial,

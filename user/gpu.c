@@ -203,11 +203,6 @@ const char *gpu_store__take_error(struct gpu_store *g)
 	return g->error;
 }
 
-uint64_t gpu_store__bad_chunks(const struct gpu_store *g)
-{
-	return g->bad_chunks;
-}
-
 static const char *kernel_name(struct gpu_store *g, uint32_t id)
 {
 	struct name *n = id < g->nnames ? &g->names[id] : NULL;
@@ -492,8 +487,9 @@ int gpu_store__join(struct gpu_store *g, struct gpu_launch *l, size_t n, uint64_
 		st->gpu_records++;
 	}
 	st->dropped = g->dropped;
+	st->bad_chunks = g->bad_chunks;
 	st->overhead_ns = g->overhead_ns;
-	g->dropped = g->overhead_ns = 0;
+	g->dropped = g->overhead_ns = g->bad_chunks = 0;
 	err = prune(g, refs, nrefs, t1);
 out:
 	free(written);

@@ -30,6 +30,7 @@ struct gpu_join_stats {
 	uint64_t gpu_without_launch;	/* GPU records of the window no launch made */
 	uint64_t clock_faults;		/* GPU work that starts before its launch */
 	uint64_t dropped;		/* records CUPTI or the agent lost */
+	uint64_t bad_chunks;		/* agent chunks refused as malformed */
 	uint64_t overhead_ns;		/* CUPTI's own OVERHEAD records */
 	uint64_t gpu_records;		/* kernel, memcpy and memset events written */
 };
@@ -43,7 +44,6 @@ int gpu_store__add_chunk(struct gpu_store *g, const void *data, size_t len);
 uint64_t gpu_store__flushed_at(const struct gpu_store *g);
 /* An error the agent reported (another profiler holds CUPTI...), once: NULL when none new. */
 const char *gpu_store__take_error(struct gpu_store *g);
-uint64_t gpu_store__bad_chunks(const struct gpu_store *g);
 
 /* Whether every launch already has its API record and some GPU work. */
 bool gpu_store__complete(struct gpu_store *g, struct gpu_launch *l, size_t n);

@@ -697,6 +697,9 @@ static int finish(struct session *s)
 	if (c->drops)
 		p_warn("%lu events were dropped (ring buffer full): raise --ringbuf-size",
 		       (unsigned long)c->drops);
+	if (c->agent_bad)
+		p_warn("%lu agent chunks had a bad length or could not be read: their GPU records "
+		       "are missing", (unsigned long)c->agent_bad);
 	return ret;
 }
 

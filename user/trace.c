@@ -457,10 +457,12 @@ static void write_gpu_summary(struct trace *t)
 		", \"gpu\": {\"joined_launches\": %" PRIu64 ", \"launches_without_gpu\": %" PRIu64
 		", \"launches_without_api_record\": %" PRIu64 ", \"gpu_without_launch\": %" PRIu64
 		", \"clock_faults\": %" PRIu64 ", \"cupti_dropped\": %" PRIu64
+		", \"malformed_chunks\": %" PRIu64
 		", \"missing_at_timeout\": %" PRIu64 ", \"gpu_records\": %" PRIu64 "}"
 		", \"cupti_overhead_ns\": %" PRIu64,
 		g->matched, g->without_gpu, g->unmatched_launches, g->gpu_without_launch,
-		g->clock_faults, g->dropped, g->missing, g->gpu_records, g->overhead_ns);
+		g->clock_faults, g->dropped, g->bad_chunks, g->missing, g->gpu_records,
+		g->overhead_ns);
 }
 
 static void write_trailer(struct trace *t, const struct trace_summary *s)

@@ -67,7 +67,7 @@ void trace__flow(struct trace *t, bool start, int pid, int tid, uint64_t mono, u
 /* GPU facts of the cycle for the cuprobe object (--cupti); NULL members are left out. */
 struct trace_gpu_summary {
 	uint64_t matched, without_gpu, unmatched_launches, gpu_without_launch;
-	uint64_t clock_faults, dropped, missing, overhead_ns, gpu_records;
+	uint64_t clock_faults, dropped, bad_chunks, missing, overhead_ns, gpu_records;
 };
 void trace__set_gpu(struct trace *t, const struct trace_gpu_summary *g);
 

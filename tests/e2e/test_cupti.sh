@@ -70,6 +70,7 @@ f=$(trace_in "$TMP/join/run_0")
 expect "join: launches of steps 2-3 equal ground truth" $CHECK match --gt "$TMP/join.gt.json" --steps 2,3 "$f"
 expect "join: each launch has its GPU work, names agree, flows pair" joined "$f"
 [ "$(gpu "$f" joined_launches)" = 36 ] && [ "$(gpu "$f" launches_without_api_record)" = 0 ] &&
+	[ "$(gpu "$f" malformed_chunks)" = 0 ] &&
 	ok "join: 36 launches joined, none unmatched" ||
 	not_ok "join: 36 launches joined, none unmatched" "$(gpu "$f" joined_launches) joined"
 # basic launches 2 graph nodes per cudaGraphLaunch: 2 threads x 2 steps = 4 graph launches.
