@@ -26,6 +26,7 @@ struct open_cycle {
 	/* --cupti: the launches wait here for their GPU records. */
 	struct gpu_launch *pending;
 	size_t npending, cap;
+	uint64_t checked_chunks;	/* the store's chunk count at the last completeness check */
 };
 
 struct thread_name {
@@ -352,9 +353,14 @@ static bool ready(struct proc_cycles *pc, struct open_cycle *oc, uint64_t now, b
 		return true;
 	if (now < oc->end_mono + pc->env->grace_ns)
 		return false;
-	if (!pc->env->cupti || gpu_store__flushed_at(pc->gpu) >= oc->end_mono ||
-	    gpu_store__complete(pc->gpu, oc->pending, oc->npending))
+	if (!pc->env->cupti || gpu_store__flushed_at(pc->gpu) >= oc->end_mono)
 		return true;
+	/* A full join is costly: try it only when new records came in. */
+	if (gpu_store__chunks(pc->gpu) != oc->checked_chunks) {
+		oc->checked_chunks = gpu_store__chunks(pc->gpu);
+		if (gpu_store__complete(pc->gpu, oc->pending, oc->npending))
+			return true;
+	}
 	*timed_out = now >= oc->end_mono + pc->env->cupti_wait_ns;
 	return *timed_out;
 }

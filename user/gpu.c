@@ -31,6 +31,7 @@ struct gpu_store {
 	struct name *names;	/* by id */
 	size_t nnames;
 	uint64_t dropped, overhead_ns, bad_chunks;
+	uint64_t chunks;
 	uint64_t flushed_at;
 	char error[CUPROBE_AGENT_ERROR_MAX + 64];
 	bool error_new;
@@ -185,9 +186,15 @@ int gpu_store__add_chunk(struct gpu_store *g, const void *data, size_t len)
 {
 	int err = agent_records__decode(data, len, on_record, g);
 
+	g->chunks++;
 	if (err == -EINVAL)
 		g->bad_chunks++;
 	return err;
+}
+
+uint64_t gpu_store__chunks(const struct gpu_store *g)
+{
+	return g->chunks;
 }
 
 uint64_t gpu_store__flushed_at(const struct gpu_store *g)

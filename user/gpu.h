@@ -45,6 +45,8 @@ uint64_t gpu_store__flushed_at(const struct gpu_store *g);
 /* An error the agent reported (another profiler holds CUPTI...), once: NULL when none new. */
 const char *gpu_store__take_error(struct gpu_store *g);
 
+/* Chunks added so far: a cycle need not check again until this moves. */
+uint64_t gpu_store__chunks(const struct gpu_store *g);
 /* Whether every launch already has its API record and some GPU work. */
 bool gpu_store__complete(struct gpu_store *g, struct gpu_launch *l, size_t n);
 

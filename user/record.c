@@ -697,6 +697,8 @@ static int finish(struct session *s)
 	if (c->drops)
 		p_warn("%lu events were dropped (ring buffer full): raise --ringbuf-size",
 		       (unsigned long)c->drops);
+	p_dbg("nested driver entries skipped: %lu; returns with no entry (--latency): %lu",
+	      (unsigned long)c->nested, (unsigned long)c->lat_misses);
 	if (c->agent_bad)
 		p_warn("%lu agent chunks had a bad length or could not be read: their GPU records "
 		       "are missing", (unsigned long)c->agent_bad);
