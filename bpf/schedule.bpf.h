@@ -14,23 +14,12 @@ const volatile struct schedule sched = {};
 /* Count one step every step_every hits of the step probe. */
 const volatile __u32 step_every = 1;
 
-struct proc_state {
-	__u64 hits;	/* hits of the step probe */
-	__u64 state;	/* step << 8 | phase, written in one store */
-	__u64 launch_hits; /* hits of the launch probes, whatever the phase */
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, struct proc_state);
 } proc_state SEC(".maps");
-
-static __always_inline __u64 pack_state(__u64 step, __u32 phase)
-{
-	return step << 8 | phase;
-}
 
 /*
  * The step and phase a launch belongs to, counting the hit. Without a step

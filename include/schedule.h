@@ -21,6 +21,18 @@ struct schedule {
 	__u32 repeat;		/* 0: forever */
 };
 
+/* A process's entry in the BPF map proc_state: the loader creates it, BPF keeps it. */
+struct proc_state {
+	__u64 hits;	   /* hits of the step probe */
+	__u64 state;	   /* step << 8 | phase, written in one store */
+	__u64 launch_hits; /* hits of the launch probes, whatever the phase */
+};
+
+static inline __u64 pack_state(__u64 step, __u32 phase)
+{
+	return step << 8 | phase;
+}
+
 /* The step counted from the start of the first cycle's wait, or -1 before it. */
 static inline long long schedule_pos(const struct schedule *s, __u64 step)
 {

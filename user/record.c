@@ -391,9 +391,7 @@ static int setup_target(struct session *s, size_t i)
 {
 	struct target *t = &s->targets[i];
 	__u32 phase = schedule_action(&s->env.sched, 0);
-	struct {
-		__u64 hits, state, launch_hits;
-	} ps = { 0, phase, 0 };
+	struct proc_state ps = { .state = pack_state(0, phase) };
 	__u32 key = t->pid;
 	int err;
 
@@ -636,9 +634,7 @@ static int run_loop(struct session *s)
 /* The launch probe hits of a target so far, from its schedule state. */
 static uint64_t target_hits(struct session *s, size_t i)
 {
-	struct {
-		__u64 hits, state, launch_hits;
-	} ps;
+	struct proc_state ps;
 	__u32 key = s->targets[i].pid;
 
 	if (bpf_map__lookup_elem(s->skel->maps.proc_state, &key, sizeof(key), &ps, sizeof(ps), 0))
