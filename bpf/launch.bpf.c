@@ -33,12 +33,6 @@ struct {
 #include "agent.bpf.h"
 
 /* Per process: code ranges of CUDA runtimes, so nested driver calls are skipped. */
-struct runtime_ranges {
-	__u32 n;
-	__u32 pad;
-	struct code_range r[MAX_RUNTIME_RANGES];
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);

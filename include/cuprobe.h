@@ -125,4 +125,11 @@ struct code_range {
 	__u64 hi;
 };
 
+/* A process's entry in the BPF map runtime_ranges. */
+struct runtime_ranges {
+	__u32 n;
+	__u32 pad;
+	struct code_range r[MAX_RUNTIME_RANGES];
+};
+
 #endif /* CUPROBE_H */

@@ -390,10 +390,7 @@ int target__prepare_exec(struct target *t, const struct probe_ctx *ctx, const ch
 static int update_runtime_ranges(struct target *t, const struct probe_ctx *ctx,
 				 const struct procmaps *m)
 {
-	struct {
-		__u32 n, pad;
-		struct code_range r[MAX_RUNTIME_RANGES];
-	} rr = {};
+	struct runtime_ranges rr = {};
 	__u32 key = t->pid;
 
 	for (size_t i = 0; i < m->n && rr.n < MAX_RUNTIME_RANGES; i++) {
