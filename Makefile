@@ -43,7 +43,8 @@ endif
 
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 SKELS     := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
-USER_SRCS := $(wildcard user/*.c)
+# Every C file under user/ but the agent, which is a library of its own (agent.mk).
+USER_SRCS := $(sort $(shell find user -name '*.c' -not -path 'user/agent/*'))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 LIB_OBJS  := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -54,6 +55,10 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 SAN_OBJS  := $(patsubst user/%.c,$(OUTPUT)/san/user/%.o,$(USER_SRCS))
 SAN_LIB   := $(filter-out $(OUTPUT)/san/user/main.o,$(SAN_OBJS))
 SAN_UNITS := $(patsubst tests/unit/%.c,$(OUTPUT)/san/tests/%,$(UNIT_SRCS))
+
+# The loader again with ThreadSanitizer: each piece of state has one owner.
+TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
+TSAN_OBJS  := $(patsubst user/%.c,$(OUTPUT)/tsan/user/%.o,$(USER_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(patsubst %.skel.h,%.bpf.o,$(SKELS))
@@ -92,6 +97,11 @@ $(OUTPUT)/san/user/%.o: user/%.c $(SKELS) | $(OUTPUT)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
+$(OUTPUT)/tsan/user/%.o: user/%.c $(SKELS) | $(OUTPUT)
+	$(call msg,CC-TSAN,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(TSAN_FLAGS) -c $< -o $@
+
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(dir $@)
@@ -106,6 +116,10 @@ $(OUTPUT)/san/cuprobe: $(SAN_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
 
+$(OUTPUT)/tsan/cuprobe: $(TSAN_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(TSAN_FLAGS) $^ $(LDLIBS) -o $@
+
 # Workloads (nvcc against the real libcudart) and their build rules.
 include tests/workloads/workloads.mk
 # The in-process CUPTI agent, the CUPTI simulator that tests it, the decoder's fuzzer.
@@ -116,7 +130,7 @@ include bench/bench.mk
 
 workloads: $(WORKLOADS)
 
-san: $(SAN_UNITS) $(OUTPUT)/san/cuprobe
+san: $(SAN_UNITS) $(OUTPUT)/san/cuprobe $(OUTPUT)/tsan/cuprobe
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -143,4 +157,4 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT) cuprobe
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/san/user/*.d $(OUTPUT)/tests/*.d $(OUTPUT)/san/tests/*.d)
+-include $(shell find $(OUTPUT) -name '*.d' -not -path '$(OUTPUT)/workloads/*' 2>/dev/null)
