@@ -12,7 +12,7 @@
 #include "launch.h"
 #include "trace.h"
 
-#define CUPROBE_VERSION "0.1.0"
+#define CUPROBE_VERSION "0.2.0"
 
 struct trace {
 	FILE *f;
@@ -482,9 +482,11 @@ static void write_trailer(struct trace *t, const struct trace_summary *s)
 	fprintf(t->f,
 		", \"cycle\": %u, \"partial\": %s, \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64
 		", \"duration_ns\": %" PRIu64 ", \"launches\": %" PRIu64 ", \"unnamed_kernels\": %" PRIu64
-		", \"late_launches\": %" PRIu64 ", \"drops\": %" PRIu64,
+		", \"late_launches\": %" PRIu64 ", \"drops\": %" PRIu64
+		", \"nested_skipped\": %" PRIu64 ", \"lost_steps\": %" PRIu64,
 		t->m.cycle, s->partial ? "true" : "false", t->m.start_mono + off, s->end_mono + off,
-		s->end_mono - t->m.start_mono, s->launches, s->unnamed, s->late, s->drops);
+		s->end_mono - t->m.start_mono, s->launches, s->unnamed, s->late, s->drops, s->nested,
+		s->lost_steps);
 	if (s->first_step >= 0)
 		fprintf(t->f, ", \"steps\": [%" PRId64 ", %" PRId64 "]", s->first_step, s->last_step);
 	if (s->probe_ns >= 0)
