@@ -17,7 +17,9 @@ VMLINUX_H ?= vmlinux/$(ARCH)/vmlinux.h
 
 CFLAGS   ?= -g -O2
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -MMD -MP
-CPPFLAGS += -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE
+# Headers are found by name from every folder of user/ (core/, util/, ...).
+USER_DIRS := $(sort $(dir $(shell find user -name '*.h' -not -path 'user/agent/*')))
+CPPFLAGS += -Iinclude -Iuser $(addprefix -I,$(USER_DIRS)) -I$(OUTPUT) -D_GNU_SOURCE
 # The host's system include folders, after ours: libbpf's usdt.bpf.h needs
 # <asm/errno.h> (libbpf-bootstrap's CLANG_BPF_SYS_INCLUDES).
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
@@ -41,19 +43,24 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-BPF_SRCS  := $(wildcard bpf/*.bpf.c)
-SKELS     := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+# Each program group is its own .bpf.c; they share maps.bpf.c's maps as externs
+# and are linked into one object, so there is one skeleton (cuprobe_bpf).
+# maps.bpf.o goes first: libbpf 1.1's linker mislocates a map defined in a
+# file that also declares extern maps unless their definitions came earlier.
+BPF_SRCS  := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(OUTPUT)/cuprobe.skel.h
 # Every C file under user/ but the agent, which is a library of its own (agent.mk).
 USER_SRCS := $(sort $(shell find user -name '*.c' -not -path 'user/agent/*'))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
-LIB_OBJS  := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+LIB_OBJS  := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 # The same sources again with ASan/UBSan, in their own folder.
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 SAN_OBJS  := $(patsubst user/%.c,$(OUTPUT)/san/user/%.o,$(USER_SRCS))
-SAN_LIB   := $(filter-out $(OUTPUT)/san/user/main.o,$(SAN_OBJS))
+SAN_LIB   := $(filter-out $(OUTPUT)/san/user/cmd/main.o,$(SAN_OBJS))
 SAN_UNITS := $(patsubst tests/unit/%.c,$(OUTPUT)/san/tests/%,$(UNIT_SRCS))
 
 # The loader again with ThreadSanitizer: each piece of state has one owner.
@@ -61,7 +68,7 @@ TSAN_FLAGS := -fsanitize=thread -fno-omit-frame-pointer
 TSAN_OBJS  := $(patsubst user/%.c,$(OUTPUT)/tsan/user/%.o,$(USER_SRCS))
 
 .DELETE_ON_ERROR:
-.SECONDARY: $(SKELS) $(patsubst %.skel.h,%.bpf.o,$(SKELS))
+.SECONDARY: $(SKELS) $(BPF_OBJS) $(OUTPUT)/cuprobe.bpf.o
 .PHONY: all deps demo test unit bench clean workloads san FORCE
 
 all: cuprobe agent
@@ -74,13 +81,18 @@ cuprobe: $(USER_OBJS) $(OUTPUT)/link-mode
 $(OUTPUT)/link-mode: FORCE | $(OUTPUT)
 	$(Q)echo 'STATIC=$(STATIC)' | cmp -s - $@ || echo 'STATIC=$(STATIC)' > $@
 
-$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+$(OUTPUT)/cuprobe.bpf.o: $(BPF_OBJS)
+	$(call msg,BPF-LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/cuprobe.skel.h: $(OUTPUT)/cuprobe.bpf.o
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name cuprobe_bpf > $@
 
 $(VMLINUX_H):
 	$(call msg,GEN,$@)

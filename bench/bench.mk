@@ -35,11 +35,11 @@ $(BENCH_DIR)/empty.skel.h: $(BENCH_DIR)/empty.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name empty_bpf > $@
 
 # It links cuprobe's own attach and symbol code: the baseline attaches as cuprobe does.
-BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,attach.o symbols.o procmaps.o log.o)
+BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,core/attach.o symbols.o core/procmaps.o util/log.o)
 
 $(BENCH_DIR)/empty_uprobe: bench/empty_uprobe.c $(BENCH_DIR)/empty.skel.h $(BENCH_USER_OBJS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) -D_GNU_SOURCE -Iuser -Iinclude -I$(BENCH_DIR) $(CFLAGS) -MF $@.d $< \
+	$(Q)$(CC) -D_GNU_SOURCE -Iuser -Iuser/core -Iuser/util -Iinclude -I$(BENCH_DIR) $(CFLAGS) -MF $@.d $< \
 		$(BENCH_USER_OBJS) -lbpf -ldw -lelf -lz -lstdc++ -o $@
 
 -include $(wildcard $(BENCH_DIR)/*.d)

@@ -1,55 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Launch probes: one entry program for every launch API (the attach cookie
- * says which), one return program for --latency, and a probe on the dynamic
- * linker's _dl_debug_state that holds the target while the loader looks for
- * newly mapped CUDA libraries.
+ * says which, and whether a return probe completes the call: --latency), and
+ * the return program.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
+#include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
-#include "cuprobe.h"
 #include "launch.bpf.h"
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-#define SIGSTOP 19
-
-/* Wake the reader only once this much data waits (or the loader's timer). */
-const volatile __u64 wakeup_bytes = 256 * 1024;
-/* Fill dur_ns from return probes. */
-const volatile bool latency = false;
-/* Stop the target at each _dl_debug_state until the loader continues it. */
-const volatile bool hold_on_libmap = true;
-
-struct cuprobe_counters counters = {};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 16 << 20);
-} events SEC(".maps");
-
-#include "schedule.bpf.h"
-#include "agent.bpf.h"
-
-/* Per process: code ranges of CUDA runtimes, so nested driver calls are skipped. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, struct runtime_ranges);
-} runtime_ranges SEC(".maps");
-
-/* --latency: the entry waiting for its return, by thread. */
+/* A call waiting for its return (latency cookie), one per thread. */
 struct inflight {
-	__u64 sp;
+	__u64 sp;	/* stack pointer at entry; 0 when the slot is free */
 	struct launch_event ev;
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct inflight);
 } inflight SEC(".maps");
 
@@ -60,13 +28,6 @@ struct {
 	__type(key, int);
 	__type(value, __u8);
 } threads_seen SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct inflight);
-} scratch SEC(".maps");
 
 static __always_inline bool called_from_runtime(struct pt_regs *ctx, __u32 tgid)
 {
@@ -190,7 +151,7 @@ static __always_inline void fill_args(struct pt_regs *ctx, struct launch_event *
 	}
 }
 
-__u64 last_wakeup_ns = 0;
+static __u64 last_wakeup_ns;
 
 static __always_inline __u64 wakeup_flag(void)
 {
@@ -210,64 +171,46 @@ static __always_inline __u64 wakeup_flag(void)
 	return BPF_RB_FORCE_WAKEUP;
 }
 
-static __always_inline void submit(void *rec, __u64 size)
-{
-	if (bpf_ringbuf_output(&events, rec, size, wakeup_flag()))
-		__sync_fetch_and_add(&counters.drops, 1);
-}
+/* Counts into the process's own state, or the shared counters (calibration). */
+#define COUNT(ps, field)                                                                           \
+	do {                                                                                       \
+		if (ps)                                                                            \
+			__sync_fetch_and_add(&(ps)->field, 1);                                     \
+		else                                                                               \
+			__sync_fetch_and_add(&counters.field, 1);                                  \
+	} while (0)
 
-/* Threads are named in BPF on first sight: by the time the loader reads, they may be gone. */
-static __always_inline void name_thread(__u32 tgid, __u32 tid)
+/*
+ * Threads are named in BPF on first sight: by the time the loader reads, they
+ * may be gone. A name that does not fit in the ring is asked for again.
+ */
+static __always_inline void name_thread(struct proc_state *ps, __u32 tgid, __u32 tid)
 {
-	struct thread_event t;
+	struct thread_event *t;
 	__u8 *seen;
 
 	seen = bpf_task_storage_get(&threads_seen, bpf_get_current_task_btf(), 0,
 				    BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!seen || *seen)
 		return;
+	t = bpf_ringbuf_reserve(&ctrl, sizeof(*t), 0);
+	if (!t) {
+		if (ps)
+			__sync_fetch_and_add(&ps->lost_ctrl, 1);
+		return;
+	}
 	*seen = 1;
-	t.type = REC_THREAD;
-	t.tgid = tgid;
-	t.tid = tid;
-	t.pad = 0;
-	bpf_get_current_comm(t.comm, sizeof(t.comm));
-	submit(&t, sizeof(t));
+	t->type = REC_THREAD;
+	t->tgid = tgid;
+	t->tid = tid;
+	t->pad = 0;
+	bpf_get_current_comm(t->comm, sizeof(t->comm));
+	bpf_ringbuf_submit(t, BPF_RB_NO_WAKEUP);
 }
 
-SEC("uprobe")
-int launch_entry(struct pt_regs *ctx)
+static __always_inline void fill(struct pt_regs *ctx, struct launch_event *e, __u32 api,
+				 __u32 tgid, __u32 tid, __u32 step, __u32 phase)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0;
-	__u32 api = (__u32)bpf_get_attach_cookie(ctx), step, phase;
-	struct launch_event *e;
-	struct inflight *in;
-
-	/* Probes stay attached from warmup to the window's end: record only its active steps. */
-	launch_phase(tgid, &step, &phase);
-	if (!phase_records(phase))
-		return 0;
-	if (api >= API_FIRST_DRIVER && called_from_runtime(ctx, tgid)) {
-		__sync_fetch_and_add(&counters.nested, 1);
-		return 0;
-	}
-
-	name_thread(tgid, tid);
-	if (latency) {
-		in = bpf_map_lookup_elem(&scratch, &zero);
-		if (!in)
-			return 0;
-		e = &in->ev;
-		__builtin_memset(e, 0, sizeof(*e));
-	} else {
-		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-		if (!e) {
-			__sync_fetch_and_add(&counters.drops, 1);
-			return 0;
-		}
-	}
-
 	e->type = REC_LAUNCH;
 	e->api = api;
 	e->tgid = tgid;
@@ -285,14 +228,71 @@ int launch_entry(struct pt_regs *ctx)
 	e->step = step;
 	e->phase = phase;
 	fill_args(ctx, e);
+}
 
-	if (latency) {
-		in->sp = PT_REGS_SP(ctx);
-		/* An entry already waiting on this thread is an outer call: keep it. */
-		bpf_map_update_elem(&inflight, &tid, in, BPF_NOEXIST);
+/*
+ * --latency: the entry waits in the thread's slot for its return. A slot
+ * still taken by a call further up this stack (sp above ours) is an outer
+ * launch API calling an inner one: the outer call is the launch. A slot left
+ * by a call whose return was never seen (sp at or below ours) is lost.
+ */
+static __always_inline void hold_for_return(struct pt_regs *ctx, struct proc_state *ps, __u32 api,
+					    __u32 tgid, __u32 tid, __u32 step, __u32 phase)
+{
+	struct inflight *in;
+	__u64 sp = PT_REGS_SP(ctx);
+
+	in = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!in) {
+		COUNT(ps, drops);
+		return;
+	}
+	if (in->sp && in->sp > sp)
+		return;
+	if (in->sp)
+		COUNT(ps, drops);
+	fill(ctx, &in->ev, api, tgid, tid, step, phase);
+	in->sp = sp;
+}
+
+SEC("uprobe")
+int launch_entry(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
+	__u32 tgid = id >> 32, tid = (__u32)id, api = cookie & COOKIE_API_MASK, step, phase;
+	struct launch_event *e;
+	struct proc_state *ps;
+	__u64 st = PHASE_RECORD;
+
+	/* One lookup and one atomic per hit: the process's own state, else the shared counters. */
+	ps = bpf_map_lookup_elem(&proc_state, &tgid);
+	if (ps) {
+		__sync_fetch_and_add(&ps->launch_hits, 1);
+		st = ps->state;
+	} else {
+		__sync_fetch_and_add(&counters.hits, 1);
+	}
+	step = st >> 8;
+	phase = st & 0xff;
+	/* Probes stay attached from warmup to the window's end: record only its active steps. */
+	if (!phase_records(phase))
+		return 0;
+	if (api >= API_FIRST_DRIVER && called_from_runtime(ctx, tgid)) {
+		COUNT(ps, nested);
 		return 0;
 	}
-
+	name_thread(ps, tgid, tid);
+	if (cookie & COOKIE_LATENCY) {
+		hold_for_return(ctx, ps, api, tgid, tid, step, phase);
+		return 0;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		COUNT(ps, drops);
+		return 0;
+	}
+	fill(ctx, e, api, tgid, tid, step, phase);
 	bpf_ringbuf_submit(e, wakeup_flag());
 	return 0;
 }
@@ -300,44 +300,24 @@ int launch_entry(struct pt_regs *ctx)
 SEC("uretprobe")
 int launch_return(struct pt_regs *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct proc_state *ps;
 	struct inflight *in;
 
-	in = bpf_map_lookup_elem(&inflight, &tid);
-	if (!in) {
+	in = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
+	if (!in || !in->sp) {
 		__sync_fetch_and_add(&counters.lat_misses, 1);
 		return 0;
 	}
 	/* After `ret`, sp is one slot above where it was at entry: a nested return differs. */
 	if (PT_REGS_SP(ctx) != in->sp + 8)
 		return 0;
+	in->sp = 0;
 	in->ev.dur_ns = bpf_ktime_get_ns() - in->ev.ts_ns;
 	in->ev.flags |= LAUNCH_F_HAS_DUR;
-	submit(&in->ev, sizeof(in->ev));
-	bpf_map_delete_elem(&inflight, &tid);
-	return 0;
-}
-
-SEC("uprobe")
-int libmap(struct pt_regs *ctx)
-{
-	struct libmap_event e = {};
-
-	e.type = REC_LIBMAP;
-	e.tgid = bpf_get_current_pid_tgid() >> 32;
-	e.ts_ns = bpf_ktime_get_ns();
-	/*
-	 * Stop first, then tell: the loader's SIGCONT must never arrive before
-	 * the SIGSTOP it answers. A stop is only sent if the event got out.
-	 */
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) + sizeof(e) >
-	    bpf_ringbuf_query(&events, BPF_RB_RING_SIZE)) {
-		__sync_fetch_and_add(&counters.drops, 1);
-		return 0;
+	if (bpf_ringbuf_output(&events, &in->ev, sizeof(in->ev), wakeup_flag())) {
+		ps = bpf_map_lookup_elem(&proc_state, &tgid);
+		COUNT(ps, drops);
 	}
-	if (hold_on_libmap)
-		bpf_send_signal(SIGSTOP);
-	if (bpf_ringbuf_output(&events, &e, sizeof(e), BPF_RB_FORCE_WAKEUP))
-		__sync_fetch_and_add(&counters.drops, 1);
 	return 0;
 }

@@ -78,12 +78,21 @@ struct launch_event {
 	__u32 flags;	 /* LAUNCH_F_* */
 };
 
+/*
+ * The dynamic linker changed the map of tgid. With held set, the process was
+ * stopped (SIGSTOP) before this event went out, and the loader must continue
+ * it; either way it answers seq in proc_conf.holds_answered.
+ */
 struct libmap_event {
 	__u32 type;	 /* REC_LIBMAP */
 	__u32 tgid;
 	__u64 ts_ns;
+	__u64 seq;	 /* proc_state.stops after this event */
+	__u32 held;	 /* the process was stopped */
+	__u32 pad;
 };
 
+/* A step boundary: the totals of the process's counters at that moment. */
 struct step_event {
 	__u32 type;	 /* REC_STEP */
 	__u32 tgid;
@@ -93,6 +102,8 @@ struct step_event {
 	__u32 phase;	 /* phase of the step that begins */
 	__u32 pad;
 	__u64 launch_hits; /* launch probe hits in this process so far */
+	__u64 drops;	 /* launches lost so far */
+	__u64 nested;	 /* nested entries skipped so far */
 };
 
 struct thread_event {
@@ -103,18 +114,62 @@ struct thread_event {
 	char comm[16];	 /* TASK_COMM_LEN */
 };
 
-/* Counters in the BPF program's .bss, read by the loader at exit. */
+/* Counters of processes with no state of their own (calibration), and session-wide ones. */
 struct cuprobe_counters {
-	__u64 hits;	   /* launch probe hits in processes without schedule state (calibration) */
-	__u64 nested;	   /* driver entries skipped as part of a runtime call */
-	__u64 drops;	   /* failed ring-buffer reserves */
-	__u64 lat_misses;  /* returns with no matching entry */
+	__u64 hits;	   /* launch probe hits in processes without state (calibration) */
+	__u64 nested;	   /* the same for nested entries */
+	__u64 drops;	   /* the same for lost launches */
+	__u64 lat_misses;  /* returns with no matching entry (calls begun before attach) */
 	__u64 agent_bad;   /* agent chunks with a bad length or unreadable */
+	__u64 agent_drops; /* agent chunks lost: the ring buffer was full */
 };
 
+/* torch.profiler.schedule's parameters (schedule.h evaluates them). */
+struct schedule {
+	__u32 skip_first;
+	__u32 skip_first_wait;	/* 1: skip only the first wait phase */
+	__u32 wait;
+	__u32 warmup;
+	__u32 active;		/* > 0 */
+	__u32 repeat;		/* 0: forever */
+};
+
+/* A process's entry in the BPF map proc_conf: written by the loader only. */
+struct proc_conf {
+	struct schedule sched;
+	__u32 step_every;	/* one step per this many hits of the step probe */
+	__u32 pad;
+	__u64 holds_answered;	/* the last libmap_event.seq the loader answered */
+};
+
+/*
+ * A process's entry in the BPF map proc_state: the loader creates it, then
+ * only BPF writes it (counters with atomics, state in one store).
+ */
+struct proc_state {
+	__u64 step_hits;   /* hits of the step probe */
+	__u64 state;	   /* step << 8 | phase, written in one store */
+	__u64 launch_hits; /* hits of the launch probes, whatever the phase */
+	__u64 drops;	   /* launches lost: the events ring was full */
+	__u64 nested;	   /* driver entries skipped inside a runtime call */
+	__u64 stops;	   /* holds (SIGSTOP) by the library-map probe */
+	__u64 lost_ctrl;   /* step, library-map or thread events lost: ctrl ring full */
+};
+
+/* Sizes of the maps both sides agree on. */
+#define CUPROBE_MAX_PROCS 4096
+#define CUPROBE_CTRL_RING (256 * 1024)
+
+/* Attach cookies of launch probes: the API, and whether a return probe completes the call. */
+#define COOKIE_API_MASK 0xffu
+#define COOKIE_LATENCY (1u << 8)
+
 _Static_assert(sizeof(struct launch_event) == 104, "launch_event layout");
-_Static_assert(sizeof(struct libmap_event) == 16, "libmap_event layout");
-_Static_assert(sizeof(struct step_event) == 40, "step_event layout");
+_Static_assert(sizeof(struct libmap_event) == 32, "libmap_event layout");
+_Static_assert(sizeof(struct step_event) == 56, "step_event layout");
+_Static_assert(sizeof(struct schedule) == 24, "schedule layout");
+_Static_assert(sizeof(struct proc_conf) == 40, "proc_conf layout");
+_Static_assert(sizeof(struct proc_state) == 56, "proc_state layout");
 _Static_assert(sizeof(struct thread_event) == 32, "thread_event layout");
 
 /* Ranges of code that belong to a CUDA runtime, for the nested-call check. */

@@ -12,22 +12,6 @@
 #include <stdbool.h>
 #endif
 
-struct schedule {
-	__u32 skip_first;
-	__u32 skip_first_wait;	/* 1: skip only the first wait phase */
-	__u32 wait;
-	__u32 warmup;
-	__u32 active;		/* > 0 */
-	__u32 repeat;		/* 0: forever */
-};
-
-/* A process's entry in the BPF map proc_state: the loader creates it, BPF keeps it. */
-struct proc_state {
-	__u64 hits;	   /* hits of the step probe */
-	__u64 state;	   /* step << 8 | phase, written in one store */
-	__u64 launch_hits; /* hits of the launch probes, whatever the phase */
-};
-
 static inline __u64 pack_state(__u64 step, __u32 phase)
 {
 	return step << 8 | phase;

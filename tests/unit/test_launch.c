@@ -266,17 +266,21 @@ static void test_launch_event_layout(void **state)
 static void test_other_event_layouts(void **state)
 {
 	(void)state;
-	assert_int_equal(sizeof(struct libmap_event), 16);
+	assert_int_equal(sizeof(struct libmap_event), 32);
 	assert_field(libmap_event, tgid, 4, 4);
 	assert_field(libmap_event, ts_ns, 8, 8);
+	assert_field(libmap_event, seq, 16, 8);
+	assert_field(libmap_event, held, 24, 4);
 
-	assert_int_equal(sizeof(struct step_event), 40);
+	assert_int_equal(sizeof(struct step_event), 56);
 	assert_field(step_event, tgid, 4, 4);
 	assert_field(step_event, tid, 8, 4);
 	assert_field(step_event, step, 12, 4);
 	assert_field(step_event, ts_ns, 16, 8);
 	assert_field(step_event, phase, 24, 4);
 	assert_field(step_event, launch_hits, 32, 8);
+	assert_field(step_event, drops, 40, 8);
+	assert_field(step_event, nested, 48, 8);
 
 	assert_int_equal(sizeof(struct thread_event), 32);
 	assert_field(thread_event, tgid, 4, 4);
@@ -288,12 +292,22 @@ static void test_other_event_layouts(void **state)
 static void test_counters_and_code_range_layout(void **state)
 {
 	(void)state;
-	assert_int_equal(sizeof(struct cuprobe_counters), 40);
+	assert_int_equal(sizeof(struct cuprobe_counters), 48);
 	assert_field(cuprobe_counters, hits, 0, 8);
 	assert_field(cuprobe_counters, nested, 8, 8);
 	assert_field(cuprobe_counters, drops, 16, 8);
 	assert_field(cuprobe_counters, lat_misses, 24, 8);
 	assert_field(cuprobe_counters, agent_bad, 32, 8);
+	assert_field(cuprobe_counters, agent_drops, 40, 8);
+
+	/* The guardian reads proc_state.stops against proc_conf.holds_answered. */
+	assert_int_equal(sizeof(struct proc_state), 56);
+	assert_field(proc_state, stops, 40, 8);
+	assert_field(proc_state, lost_ctrl, 48, 8);
+	assert_int_equal(sizeof(struct proc_conf), 40);
+	assert_field(proc_conf, sched, 0, 24);
+	assert_field(proc_conf, step_every, 24, 4);
+	assert_field(proc_conf, holds_answered, 32, 8);
 
 	assert_int_equal(sizeof(struct code_range), 16);
 	assert_field(code_range, lo, 0, 8);

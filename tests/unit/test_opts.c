@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "opts.h"
+#include "record_opts.h"
 
 #define MAX_ARGS 80
 

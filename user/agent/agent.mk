@@ -53,7 +53,7 @@ AT_HARNESS  := $(AT_DIR)/agent_harness
 AT_UNIT     := $(AT_DIR)/test_agent_records $(AT_DIR)/san/test_agent_records
 AT_FUZZ     := $(AT_DIR)/fuzz_records
 AT_INJECT   := $(AT_DIR)/inject_check
-AT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser -Iuser/agent -Itests/agent -I$(AT_DIR) \
+AT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser -Iuser/core -Iuser/util -Iuser/agent -Itests/agent -I$(AT_DIR) \
 	       -isystem $(CUDA_HOME)/include
 # Spelled out, not from sim.mk and workloads.mk: this file may be included first.
 AT_SIM_LIB   := $(OUTPUT)/cupti_sim/libcupti.so.13
@@ -83,11 +83,11 @@ $(AT_SKEL): $(AT_DIR)/agent_test.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-$(AT_HARNESS): tests/agent/agent_harness.c user/agent_records.c $(AT_SKEL)
+$(AT_HARNESS): tests/agent/agent_harness.c user/core/agent_records.c $(AT_SKEL)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(AT_CPPFLAGS) $(CFLAGS) $(filter %.c,$^) -lbpf -lelf -lz -lstdc++ -o $@
 
-AT_UNIT_SRCS := tests/agent/test_agent_records.c user/agent_records.c user/agent/emit.c \
+AT_UNIT_SRCS := tests/agent/test_agent_records.c user/core/agent_records.c user/agent/emit.c \
 		user/agent/convert.c
 
 $(AT_DIR)/test_agent_records: $(AT_UNIT_SRCS)
@@ -107,7 +107,7 @@ $(AT_INJECT): tests/agent/inject_check.c
 	$(Q)$(CC) $(CFLAGS) $< -ldl -o $@
 
 # Seeded with well-formed chunks of every record type (tests/agent/fuzz_seeds.py).
-$(AT_FUZZ): tests/agent/fuzz_records.c user/agent_records.c tests/agent/fuzz_seeds.py
+$(AT_FUZZ): tests/agent/fuzz_records.c user/core/agent_records.c tests/agent/fuzz_seeds.py
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)python3 tests/agent/fuzz_seeds.py $(AT_DIR)/fuzz-corpus

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,64 +44,85 @@ int preflight_btf(void)
 	return -ENOENT;
 }
 
-/* mkdir -p: the output folder's parents are made as torch's trace handler makes them. */
-static int mkdir_p(const char *dir)
+/* mkdir -p, remembering what it made: the output folder's parents are made as torch's trace handler makes them. */
+static int mkdir_p(const char *dir, struct out_dir *d)
 {
 	char buf[PATH_MAX];
 	size_t len = strlen(dir);
+	char *p = buf + 1;
 
 	if (len >= sizeof(buf))
 		return -ENAMETOOLONG;
 	memcpy(buf, dir, len + 1);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
+	for (;; p++) {
+		bool last = !*p;
+
+		if (*p && *p != '/')
 			continue;
 		*p = '\0';
-		if (mkdir(buf, 0755) && errno != EEXIST)
+		if (!mkdir(buf, 0755)) {
+			if (d->nmade < (int)(sizeof(d->made) / sizeof(d->made[0])))
+				snprintf(d->made[d->nmade++], sizeof(d->made[0]), "%s", buf);
+		} else if (errno != EEXIST) {
 			return -errno;
+		}
+		if (last)
+			return 0;
 		*p = '/';
 	}
-	if (mkdir(buf, 0755) && errno != EEXIST)
-		return -errno;
-	return 0;
 }
 
-int preflight_output(const char *out, long *run_base)
+void out_dir__undo(struct out_dir *d)
 {
-	char probe[PATH_MAX];
-	struct dirent *d;
+	while (d->nmade > 0)
+		rmdir(d->made[--d->nmade]); /* fails, as it should, on a folder with anything in it */
+}
+
+int preflight_output(const char *out, struct out_dir *d)
+{
+	struct dirent *e;
 	long next = 0;
 	DIR *dir;
 	int fd, err;
 
-	err = mkdir_p(out);
+	memset(d, 0, sizeof(*d));
+	err = mkdir_p(out, d);
 	if (err) {
 		p_err("cannot create output folder %s: %s; choose another with -o", out, strerror(-err));
 		return err;
 	}
-	snprintf(probe, sizeof(probe), "%s/.cuprobe-write-test.XXXXXX", out);
-	fd = mkstemp(probe);
+	/* An unnamed file: the check leaves nothing behind, even if cuprobe is killed. */
+	fd = open(out, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR)) {
+		char probe[PATH_MAX];
+
+		snprintf(probe, sizeof(probe), "%s/.cuprobe-write-test.XXXXXX", out);
+		fd = mkstemp(probe);
+		if (fd >= 0)
+			unlink(probe);
+	}
 	if (fd < 0) {
+		err = -errno;
 		p_err("cannot write in output folder %s: %s; choose another with -o", out,
-		      strerror(errno));
-		return -errno;
+		      strerror(-err));
+		out_dir__undo(d);
+		return err;
 	}
 	close(fd);
-	unlink(probe);
 	dir = opendir(out);
 	if (!dir)
 		return -errno;
-	while ((d = readdir(dir))) {
+	while ((e = readdir(dir))) {
 		char *end;
 		long k;
 
-		if (strncmp(d->d_name, "run_", 4))
+		if (strncmp(e->d_name, "run_", 4))
 			continue;
-		k = strtol(d->d_name + 4, &end, 10);
+		k = strtol(e->d_name + 4, &end, 10);
 		if (!*end && k >= next)
 			next = k + 1;
 	}
 	closedir(dir);
-	*run_base = next;
+	d->run_base = next;
 	return 0;
 }

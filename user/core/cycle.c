@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +21,9 @@ struct open_cycle {
 	struct trace *t;	/* made at its first event: a failed start leaves nothing */
 	uint64_t start_mono;
 	uint64_t launches, unnamed;
-	uint64_t hits;		/* launch probe hits in its recorded steps */
-	int64_t first_step, last_step;
+	struct cycle_counts c;	/* over its recorded steps */
+	uint64_t lo, hi;	/* its recorded steps; hi is UINT64_MAX while it runs */
+	uint64_t last_step;	/* the latest of them that ended */
 	uint64_t end_mono;	/* when its last active step ended; 0 while it runs */
 	/* --cupti: the launches wait here for their GPU records. */
 	struct gpu_launch *pending;
@@ -41,21 +43,18 @@ struct proc_cycles {
 	uint32_t phase;
 	uint64_t step_start;
 	pid_t step_tid;		/* the thread whose hit began the step */
-	uint64_t step_hits;	/* launch probe hits when the step began */
+	struct cycle_counts at;	/* the counters when the step began */
+	int64_t cycle;		/* the cycle of the running (or latest) step; -1 before any */
 	struct open_cycle oc[MAX_OPEN];
 	size_t noc;
 	uint64_t late;		/* not yet written in a trace: goes into the next */
+	uint64_t lost_steps;	/* boundaries lost since the last trace: go into the next */
 	uint64_t launches;
 	uint64_t written;
 	struct gpu_store *gpu;	/* --cupti */
 	struct thread_name *threads;
 	size_t nthreads, cap;
 };
-
-static uint32_t cycle_of(const struct proc_cycles *pc, uint64_t step)
-{
-	return schedule_cycle(&pc->env->sched, step);
-}
 
 static struct open_cycle *find_open(struct proc_cycles *pc, uint32_t k)
 {
@@ -65,20 +64,69 @@ static struct open_cycle *find_open(struct proc_cycles *pc, uint32_t k)
 	return NULL;
 }
 
-static int open_cycle(struct proc_cycles *pc, uint32_t k, uint64_t start_mono)
+/* The open cycle whose recorded steps hold step. */
+static struct open_cycle *cycle_of_step(struct proc_cycles *pc, uint64_t step)
+{
+	for (size_t i = 0; i < pc->noc; i++)
+		if (pc->oc[i].lo <= step && step <= pc->oc[i].hi)
+			return &pc->oc[i];
+	return NULL;
+}
+
+/* The running step records: it belongs to cycle pc->cycle, opened here at its first such step. */
+static int open_cycle(struct proc_cycles *pc, uint64_t start_mono)
 {
 	struct open_cycle *oc;
 
-	if (find_open(pc, k))
+	if (find_open(pc, (uint32_t)pc->cycle))
 		return 0;
 	if (pc->noc == MAX_OPEN)
 		return -EBUSY;
 	oc = &pc->oc[pc->noc++];
 	memset(oc, 0, sizeof(*oc));
-	oc->k = k;
+	oc->k = (uint32_t)pc->cycle;
 	oc->start_mono = start_mono;
-	oc->first_step = oc->last_step = pc->env->steps ? (int64_t)pc->step : -1;
+	oc->lo = pc->step;
+	oc->hi = UINT64_MAX;
 	return 0;
+}
+
+/* A cycle begins with a step that does something after one that did nothing or ended one. */
+static bool begins_cycle(uint32_t prev, uint32_t phase)
+{
+	return phase != PHASE_NONE && (prev == PHASE_NONE || prev == PHASE_RECORD_AND_SAVE);
+}
+
+/*
+ * A run folder: made now, or made already by another process of this
+ * session. Never one that is a symlink or that someone else made: in a
+ * folder others can write to, they could point run_<k> anywhere.
+ */
+static int run_dir_check(const char *dir)
+{
+	struct stat st;
+	int fd, err = 0;
+
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		err = -errno;
+		p_err("cannot create %s: %s", dir, strerror(errno));
+		return err;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		p_err("%s is not a folder cuprobe can write in (%s): remove it, or choose another "
+		      "folder with -o", dir, err == -ELOOP || err == -ENOTDIR ? "a symlink or a file"
+									: strerror(-err));
+		return err;
+	}
+	if (fstat(fd, &st) || st.st_uid != geteuid()) {
+		err = -EPERM;
+		p_err("%s belongs to another user (uid %u): cuprobe does not write in it; remove it, "
+		      "or choose another folder with -o", dir, (unsigned)st.st_uid);
+	}
+	close(fd);
+	return err;
 }
 
 /* The cycle's trace file, made when first needed. */
@@ -100,11 +148,8 @@ static struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
 	if (oc->t)
 		return oc->t;
 	snprintf(dir, sizeof(dir), "%s/run_%ld", env->out, env->run_base + (long)oc->k);
-	/* Another process of this session may have made it already. */
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		p_err("cannot create %s: %s", dir, strerror(errno));
+	if (run_dir_check(dir))
 		return NULL;
-	}
 	oc->t = trace__open(dir, &m);
 	if (!oc->t)
 		p_err("cannot create a trace in %s: %s", dir, strerror(errno));
@@ -122,13 +167,14 @@ struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct t
 	pc->t = t;
 	/* Step 0 starts at attach. */
 	pc->phase = schedule_action(&env->sched, 0);
+	pc->cycle = pc->phase != PHASE_NONE ? 0 : -1;
 	pc->step_start = start_mono;
 	pc->step_tid = t->pid;
 	if (env->cupti && !(pc->gpu = gpu_store__new())) {
 		free(pc);
 		return NULL;
 	}
-	if (phase_records(pc->phase) && open_cycle(pc, cycle_of(pc, 0), start_mono)) {
+	if (phase_records(pc->phase) && open_cycle(pc, start_mono)) {
 		free(pc);
 		return NULL;
 	}
@@ -153,14 +199,28 @@ static int hold_launch(struct open_cycle *oc, const struct launch_event *e, cons
 	return 0;
 }
 
+static int advance(struct proc_cycles *pc, uint64_t step, uint32_t phase, uint64_t ts, pid_t tid);
+
+bool proc_cycles__ahead(const struct proc_cycles *pc, const struct launch_event *e)
+{
+	return e->step > pc->step;
+}
+
 int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, const char *kernel,
 			bool unnamed, uint64_t correlation)
 {
 	struct open_cycle *oc;
+	int err;
 
 	if (!phase_records(e->phase))
 		return 0;
-	oc = find_open(pc, cycle_of(pc, e->step));
+	/* Its boundary was lost on the way (the caller looked for it first). */
+	if (e->step > pc->step) {
+		err = advance(pc, e->step, e->phase, e->ts_ns, e->tid);
+		if (err)
+			return err;
+	}
+	oc = cycle_of_step(pc, e->step);
 	if (!oc) {
 		/* Its cycle was written already: say so in the next one. */
 		pc->late++;
@@ -259,17 +319,18 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 		       bool timed_out)
 {
 	struct open_cycle *oc = &pc->oc[i];
-	const struct cuprobe_counters *c = pc->env->counters;
 	struct trace_summary sum = {
 		.end_mono = end_mono,
 		.launches = oc->launches,
 		.unnamed = oc->unnamed,
 		.late = pc->late,
-		.probe_hits = oc->hits,
+		.probe_hits = oc->c.hits,
 		.probe_ns = pc->env->probe_ns,
-		.drops = c ? c->drops : 0,
-		.first_step = oc->first_step,
-		.last_step = oc->last_step,
+		.drops = oc->c.drops,
+		.nested = oc->c.nested,
+		.lost_steps = pc->lost_steps,
+		.first_step = pc->env->steps ? (int64_t)oc->lo : -1,
+		.last_step = pc->env->steps ? (int64_t)oc->last_step : -1,
 		.partial = partial,
 	};
 	int err = -EIO;
@@ -285,11 +346,20 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 		p_err("cannot write %s: %s; the traces written before it are whole",
 		      trace__path(oc->t), strerror(-err));
 		remove_empty_dir(trace__path(oc->t));
+	} else {
+		p_info("pid %d (%s): cycle %u%s: %lu launches%s -> %s", pc->t->pid, pc->t->comm,
+		       oc->k, partial ? " (partial)" : "", (unsigned long)oc->launches,
+		       oc->c.drops ? " (and drops: see the trace)" : "", trace__path(oc->t));
+		if (oc->c.drops)
+			p_warn("pid %d: cycle %u lost %lu launches: the ring buffer was full; raise "
+			       "--ringbuf-size", pc->t->pid, oc->k, (unsigned long)oc->c.drops);
+		if (pc->lost_steps)
+			p_warn("pid %d: %lu step boundaries were lost before cycle %u was written: "
+			       "their spans are missing", pc->t->pid, (unsigned long)pc->lost_steps,
+			       oc->k);
 	}
-	else
-		p_info("pid %d (%s): cycle %u%s: %lu launches -> %s", pc->t->pid, pc->t->comm, oc->k,
-		       partial ? " (partial)" : "", (unsigned long)oc->launches, trace__path(oc->t));
 	pc->late = 0;
+	pc->lost_steps = 0;
 	pc->written += !err;
 out:
 	trace__free(oc->t);
@@ -298,47 +368,107 @@ out:
 	return err;
 }
 
-/* Ends the running step at end: its span and hits go to its cycle, if it records. */
-static void end_step(struct proc_cycles *pc, pid_t tid, uint64_t end, uint64_t hits, bool partial)
+static void add_counts(struct cycle_counts *sum, const struct cycle_counts *a,
+		       const struct cycle_counts *b)
+{
+	sum->hits += b->hits - a->hits;
+	sum->drops += b->drops - a->drops;
+	sum->nested += b->nested - a->nested;
+}
+
+/*
+ * Ends the running step at end: its span and counts go to its cycle, if it
+ * records. c: the counters at end (NULL when not known: no span counts).
+ */
+static void end_step(struct proc_cycles *pc, pid_t tid, uint64_t end,
+		     const struct cycle_counts *c, bool partial)
 {
 	struct open_cycle *oc;
+	bool known = c != NULL;
 	struct trace_step st = {
 		.tid = tid,
 		.step = pc->step,
 		.start_mono = pc->step_start,
 		.end_mono = end,
-		.probe_hits = hits == UINT64_MAX ? -1 : (int64_t)(hits - pc->step_hits),
+		.probe_hits = known ? (int64_t)(c->hits - pc->at.hits) : -1,
 		.probe_ns = pc->env->probe_ns,
 		.partial = partial,
 	};
 
 	p_dbg("pid %d: step %lu (%s) ended: %ld launch probe hits", pc->t->pid,
 	      (unsigned long)pc->step, schedule_phase_name(pc->phase), (long)st.probe_hits);
-	if (!phase_records(pc->phase) || !(oc = find_open(pc, cycle_of(pc, pc->step))))
+	if (!phase_records(pc->phase) || !(oc = cycle_of_step(pc, pc->step)))
 		return;
-	if (st.probe_hits > 0)
-		oc->hits += st.probe_hits;
-	if (!pc->env->steps || !cycle_trace(pc, oc))
-		return;
-	trace__step(oc->t, &st);
+	if (known)
+		add_counts(&oc->c, &pc->at, c);
 	oc->last_step = pc->step;
-	if (pc->phase == PHASE_RECORD_AND_SAVE && !partial)
-		oc->end_mono = end;
+	if (pc->env->steps && cycle_trace(pc, oc))
+		trace__step(oc->t, &st);
+}
+
+/*
+ * Moves the mirror to step, which begins at ts with phase: the running
+ * cycle closes when its last active step ended, or when the new step does
+ * not record; a new cycle begins when the new step starts one.
+ */
+static int begin_step(struct proc_cycles *pc, uint64_t step, uint32_t phase, uint64_t ts,
+		      pid_t tid)
+{
+	bool begins = begins_cycle(pc->phase, phase);
+	struct open_cycle *oc;
+
+	if (phase_records(pc->phase) && (pc->phase == PHASE_RECORD_AND_SAVE ||
+					 !phase_records(phase) || begins) &&
+	    (oc = cycle_of_step(pc, pc->step)) && oc->hi == UINT64_MAX) {
+		oc->hi = pc->step;
+		oc->end_mono = ts;
+	}
+	if (begins)
+		pc->cycle++;
+	pc->step = step;
+	pc->phase = phase;
+	pc->step_start = ts;
+	pc->step_tid = tid;
+	return phase_records(phase) ? open_cycle(pc, ts) : 0;
+}
+
+/*
+ * Boundaries lost on the way (a gap in the step numbers): the steps up to
+ * step are passed at ts with the phases the schedule gives them, and counted.
+ * The counters of the next boundary then cover all of them: totals stay
+ * exact, and the trace says boundaries were lost.
+ */
+static int advance(struct proc_cycles *pc, uint64_t step, uint32_t phase, uint64_t ts, pid_t tid)
+{
+	int err = 0;
+
+	end_step(pc, pc->step_tid, ts, NULL, false);
+	for (uint64_t s = pc->step + 1; s < step && !err; s++) {
+		err = begin_step(pc, s, schedule_action(&pc->env->sched, s), ts, tid);
+		end_step(pc, tid, ts, NULL, false);
+		pc->lost_steps++;
+	}
+	pc->lost_steps++;
+	return err ?: begin_step(pc, step, phase, ts, tid);
 }
 
 int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e)
 {
+	struct cycle_counts c = { e->launch_hits, e->drops, e->nested };
+	int err;
+
 	if (e->step <= pc->step)
 		return 0; /* not a later boundary */
-	end_step(pc, e->tid, e->ts_ns, e->launch_hits, false);
-	pc->step = e->step;
-	pc->phase = e->phase;
-	pc->step_start = e->ts_ns;
-	pc->step_tid = e->tid;
-	pc->step_hits = e->launch_hits;
-	if (phase_records(e->phase))
-		return open_cycle(pc, cycle_of(pc, e->step), e->ts_ns);
-	return 0;
+	if (e->step > pc->step + 1) {
+		/* The boundaries between were lost: the counts since cover them all. */
+		err = advance(pc, e->step - 1, schedule_action(&pc->env->sched, e->step - 1),
+			      e->ts_ns, e->tid);
+		if (err)
+			return err;
+	}
+	end_step(pc, e->tid, e->ts_ns, &c, false);
+	pc->at = c;
+	return begin_step(pc, e->step, e->phase, e->ts_ns, e->tid);
 }
 
 /*
@@ -379,12 +509,12 @@ int proc_cycles__flush(struct proc_cycles *pc, uint64_t now)
 	return ret;
 }
 
-int proc_cycles__stop(struct proc_cycles *pc, uint64_t now, uint64_t hits)
+int proc_cycles__stop(struct proc_cycles *pc, uint64_t now, const struct cycle_counts *c)
 {
 	int ret;
 
 	/* The step that was running when the recording stopped. */
-	end_step(pc, pc->step_tid, now, hits, true);
+	end_step(pc, pc->step_tid, now, c, true);
 	ret = proc_cycles__flush(pc, UINT64_MAX);
 	while (pc->noc)
 		ret = write_cycle(pc, pc->noc - 1, now, pc->env->steps, false) ?: ret;
@@ -395,7 +525,7 @@ void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st)
 {
 	st->step = pc->step;
 	st->phase = pc->phase;
-	st->cycle = cycle_of(pc, pc->step);
+	st->cycle = pc->cycle < 0 ? 0 : (uint32_t)pc->cycle;
 	st->launches = pc->launches;
 	st->written = pc->written;
 }

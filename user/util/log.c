@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <pthread.h>
 #include <stdio.h>
 #include <bpf/libbpf.h>
 #include "log.h"
 
 int log_level = LOG_INFO;
-bool log_status_line;
+static bool log_status_line;
+/* Any thread may log: one message at a time, and the status line is shared state. */
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
@@ -18,6 +21,7 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 
 	if (lvl > log_level && lvl != LOG_ERROR)
 		return;
+	pthread_mutex_lock(&log_mu);
 	if (log_status_line) {
 		fputs("\r\033[K", stderr);
 		log_status_line = false;
@@ -27,6 +31,31 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	pthread_mutex_unlock(&log_mu);
+}
+
+void log_status(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_level < LOG_INFO)
+		return;
+	pthread_mutex_lock(&log_mu);
+	fputs("\r\033[K", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	log_status_line = true;
+	pthread_mutex_unlock(&log_mu);
+}
+
+void log_status_end(void)
+{
+	pthread_mutex_lock(&log_mu);
+	if (log_status_line)
+		fputc('\n', stderr);
+	log_status_line = false;
+	pthread_mutex_unlock(&log_mu);
 }
 
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)

@@ -9,10 +9,13 @@
 enum log_level { LOG_QUIET = -1, LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 extern int log_level;
-/* A status line is drawn in place on stderr: the next message starts a fresh line. */
-extern bool log_status_line;
 
+/* Safe from any thread. */
 void log_msg(enum log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A status line drawn in place on stderr (a terminal): the next message starts a fresh line. */
+void log_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Ends a status line, if one is drawn. */
+void log_status_end(void);
 /* Routes libbpf's messages through log_msg; warnings only with -v. */
 void log_setup_libbpf(void);
 

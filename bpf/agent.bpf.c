@@ -1,15 +1,14 @@
-/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The agent's USDT probes (include/agent.h). cuprobe:records hands out a
- * chunk of agent records: it is copied whole into the ring buffer; the
+ * chunk of agent records: it is copied whole into the events ring; the
  * loader checks every length in it. cuprobe:enable is the agent's switch:
  * attaching raises its semaphore, and its program has nothing to do. It is a
  * plain uprobe (uprobe_multi where the kernel has it), so that the switch
  * turns off in tens of ms, not the ~100 ms of a perf-event link.
  */
-#ifndef AGENT_BPF_H
-#define AGENT_BPF_H
-
+#include "maps.bpf.h"
+#include <bpf/bpf_tracing.h>
 #include <bpf/usdt.bpf.h>
 #include "agent.h"
 
@@ -28,7 +27,7 @@ int BPF_USDT(agent_records, void *ptr, long len)
 	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&counters.drops, 1);
+		__sync_fetch_and_add(&counters.agent_drops, 1);
 		return 0;
 	}
 	n = len;
@@ -55,5 +54,3 @@ int agent_enable(struct pt_regs *ctx)
 	(void)ctx;
 	return 0;
 }
-
-#endif /* AGENT_BPF_H */

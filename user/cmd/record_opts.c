@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "opts.h"
+#include "record_opts.h"
 #include "schedule_parse.h"
 
 #define DEFAULT_RINGBUF (16ull << 20)

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The maps and globals every BPF program of cuprobe shares. maps.bpf.c
+ * defines them (it defines CUPROBE_DEFINE_MAPS first); every other .bpf.c
+ * sees them as extern, and the build links the objects into one
+ * (bpftool gen object), so there is one skeleton and one copy of each map.
+ *
+ * Who writes what: proc_conf and runtime_ranges are the loader's; BPF only
+ * reads them. proc_state is created by the loader and then written only by
+ * BPF; the loader and the guardian only read it.
+ */
+#ifndef MAPS_BPF_H
+#define MAPS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "cuprobe.h"
+#include "schedule.h"
+
+#ifdef CUPROBE_DEFINE_MAPS
+#define SHARED
+#define INIT(v) = v
+#else
+#define SHARED extern
+#define INIT(v)
+#endif
+
+/* Launches and agent chunks: the flood. Its size is set by the loader. */
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);
+} events SEC(".maps");
+
+/*
+ * Step boundaries, library maps and thread names: rare, and never crowded out
+ * by a flood of launches in the other ring.
+ */
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, CUPROBE_CTRL_RING);
+} ctrl SEC(".maps");
+
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CUPROBE_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct proc_state);
+} proc_state SEC(".maps");
+
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CUPROBE_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct proc_conf);
+} proc_conf SEC(".maps");
+
+/* Per process: code ranges of CUDA runtimes, so nested driver calls are skipped. */
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CUPROBE_MAX_PROCS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct runtime_ranges);
+} runtime_ranges SEC(".maps");
+
+/* Counters of processes with no state of their own (calibration), read at exit. */
+SHARED struct cuprobe_counters counters INIT({});
+
+/* Wake the reader of events only once this much data waits (or the loader's timer). */
+SHARED const volatile __u64 wakeup_bytes INIT(256 * 1024);
+/* Stop the target at each _dl_debug_state until the loader continues it. */
+SHARED const volatile bool hold_on_libmap INIT(true);
+
+#endif /* MAPS_BPF_H */

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `cuprobe record`: the command-line front-end of a session. It checks what
+ * it was given, starts the session on a command or on running processes,
+ * turns the session's crank until the targets end, --duration passes or a
+ * signal comes, and exits with the command's status.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include "clock.h"
+#include "cycle.h"
+#include "log.h"
+#include "preflight.h"
+#include "record.h"
+#include "record_opts.h"
+#include "schedule_parse.h"
+#include "session.h"
+#include "step.h"
+#include "target.h"
+
+#define POLL_MS 100
+
+struct record {
+	struct record_opts o;
+	struct session *s;
+	struct out_dir out;	/* -o, and which of its folders this run made */
+	char host[256];
+	char agent[PATH_MAX];	/* --cupti -- COMMAND: the agent the command loads */
+	int epfd, sigfd;
+	bool status_tty;	/* the status line is redrawn in place */
+	bool stop, timed_out;
+};
+
+static void print_status(void *ctx, const struct target *t, const struct cycle_status *st,
+			 bool changed)
+{
+	struct record *r = ctx;
+	char cyc[32] = "";
+
+	if (r->o.quiet || !r->o.has_step || !(changed || r->status_tty))
+		return;
+	if (phase_probes(st->phase))
+		snprintf(cyc, sizeof(cyc), ", cycle %u%s%.0u", st->cycle, r->o.sched.repeat ? "/" : "",
+			 r->o.sched.repeat);
+	if (r->status_tty)
+		log_status("cuprobe: pid %d: step %lu %s%s, %lu launches", t->pid,
+			   (unsigned long)st->step, schedule_phase_name(st->phase), cyc,
+			   (unsigned long)st->launches);
+	else
+		p_info("pid %d: step %lu %s%s, %lu launches", t->pid, (unsigned long)st->step,
+		       schedule_phase_name(st->phase), cyc, (unsigned long)st->launches);
+}
+
+/* The agent library for --cupti -- COMMAND: CUPROBE_AGENT, or beside the cuprobe binary. */
+static int find_agent(char *buf, size_t len)
+{
+	static const char *const rel[] = { "", ".output/", "../lib/cuprobe/" };
+	const char *env = getenv("CUPROBE_AGENT");
+	char exe[PATH_MAX], *slash;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return access(buf, R_OK) ? -errno : 0;
+	}
+	if (!realpath("/proc/self/exe", exe) || !(slash = strrchr(exe, '/')))
+		return -ENOENT;
+	slash[1] = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		if (snprintf(buf, len, "%.*s%slibcuprobe-agent.so", (int)(len / 2), exe, rel[i]) <
+			    (int)len &&
+		    !access(buf, R_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/* A step probe in a named file is checked now; elsewhere it may come with a library. */
+static int preflight_step(struct record *r)
+{
+	const struct step_spec *st = &r->o.step;
+	struct step_sites sites;
+	char close[512] = "";
+	int found;
+
+	if (r->o.has_schedule && r->o.sched.warmup == 0)
+		p_warn("warmup=0: launch probes attach only as the first active step begins, so "
+		       "its first launches can be missed (torch.profiler warns likewise)");
+	if (!st->object || !strchr(st->object, '/'))
+		return 0;
+	found = step_spec__find(st, st->object, &sites);
+	if (found > 0)
+		return 0;
+	if (found < 0) {
+		p_err("--step: cannot read %s: %s; check the path", st->object, strerror(-found));
+		return found;
+	}
+	step_spec__suggest(st, st->object, close, sizeof(close));
+	p_err("--step: %s not found in %s%s%s; check the name (nm -D %s%s)", step_spec__str(st),
+	      st->object, close[0] ? "; close matches: " : "", close, st->object,
+	      st->kind == STEP_USDT ? ", readelf -n for USDT probes" : "");
+	return -ENOENT;
+}
+
+static int preflight(struct record *r)
+{
+	char msg[256];
+	int err;
+
+	if (r->o.cupti && r->o.cmd && find_agent(r->agent, sizeof(r->agent))) {
+		p_err("--cupti: libcuprobe-agent.so is not next to cuprobe (nor in .output/ or "
+		      "../lib/cuprobe/): build it (make), or set CUPROBE_AGENT=/path/to/it");
+		return -ENOENT;
+	}
+	err = preflight_privileges();
+	if (!err)
+		err = preflight_btf();
+	/* Bad PIDs are said before anything is made on disk. */
+	for (size_t i = 0; i < r->o.npids && !err; i++) {
+		err = target_check_pid(r->o.pids[i], msg, sizeof(msg));
+		if (err)
+			p_err("-p: %s", msg);
+	}
+	if (!err && r->o.has_step)
+		err = preflight_step(r);
+	if (!err)
+		err = preflight_output(r->o.output, &r->out);
+	return err;
+}
+
+/*
+ * A shell starts background jobs with SIGINT ignored, and an ignored signal
+ * never reaches a signalfd: `kill -INT` must still stop cuprobe, as it stops
+ * perf record. SIGHUP keeps what it inherited (nohup).
+ */
+static int setup_signals(struct record *r, sigset_t *orig)
+{
+	sigset_t mask;
+
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, orig))
+		return -errno;
+	r->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return r->sigfd < 0 ? -errno : 0;
+}
+
+static int setup_loop(struct record *r)
+{
+	struct epoll_event sev = { .events = EPOLLIN, .data.u32 = 1 };
+	struct epoll_event eev = { .events = EPOLLIN, .data.u32 = 2 };
+
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (r->epfd < 0 || epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->sigfd, &sev) ||
+	    epoll_ctl(r->epfd, EPOLL_CTL_ADD, session__fd(r->s), &eev))
+		return -errno;
+	return 0;
+}
+
+static void on_signal(struct record *r)
+{
+	struct signalfd_siginfo si;
+
+	while (read(r->sigfd, &si, sizeof(si)) == sizeof(si))
+		if (si.ssi_signo != SIGCHLD) /* the pidfd tells */
+			r->stop = true;
+}
+
+static int run_loop(struct record *r)
+{
+	uint64_t deadline = r->o.duration > 0 ? clock_mono_ns() + (uint64_t)(r->o.duration * 1e9) : 0;
+	struct epoll_event evs[4];
+	int err = 0;
+
+	while (!err && !r->stop && session__alive(r->s)) {
+		int n = epoll_wait(r->epfd, evs, 4, POLL_MS);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (int k = 0; k < n; k++)
+			if (evs[k].data.u32 == 1)
+				on_signal(r);
+		err = session__dispatch(r->s);
+		if (deadline && clock_mono_ns() >= deadline)
+			r->stop = r->timed_out = true;
+	}
+	return err;
+}
+
+static int start_targets(struct record *r, const sigset_t *orig)
+{
+	int err;
+
+	if (r->o.cmd)
+		return session__spawn(r->s, r->o.cmd, r->agent, orig);
+	for (size_t i = 0; i < r->o.npids; i++) {
+		err = session__attach(r->s, r->o.pids[i]);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < r->o.npids; i++)
+		p_info("recording pid %d; Ctrl-C to stop", r->o.pids[i]);
+	return 0;
+}
+
+static int exit_code(struct record *r, int err)
+{
+	int st;
+
+	if (err)
+		return 1;
+	/* A command that --duration ended did what was asked of it. */
+	if (r->timed_out)
+		return 0;
+	if (r->o.cmd && r->s && session__command_status(r->s, &st))
+		return (st & 0xff00) ? (st >> 8) & 0xff : (st ? 128 + st : 0);
+	return 0;
+}
+
+static int start(struct record *r, sigset_t *orig)
+{
+	struct session_opts so = {
+		.out = r->o.output,
+		.run_base = r->out.run_base,
+		.host = r->host,
+		.ringbuf_bytes = r->o.ringbuf_bytes,
+		.step = r->o.has_step ? &r->o.step : NULL,
+		.sched = r->o.sched,
+		.step_every = r->o.step_every,
+		.mode = r->o.cupti ? MODE_CUPTI : r->o.latency ? MODE_LATENCY : MODE_BPF,
+		.cupti_wait = r->o.cupti_wait,
+	};
+	struct session_hooks h = { .ctx = r, .step = print_status };
+	int err;
+
+	r->s = session__new(&so, &h);
+	if (!r->s)
+		return -errno;
+	err = setup_signals(r, orig);
+	if (!err)
+		err = setup_loop(r);
+	if (!err)
+		err = start_targets(r, orig);
+	return err;
+}
+
+int record_main(int argc, char **argv)
+{
+	struct record r = { .epfd = -1, .sigfd = -1 };
+	sigset_t orig;
+	int err;
+
+	err = record_opts__parse(&r.o, argc, argv);
+	if (err) {
+		record_opts__free(&r.o);
+		return err > 0 ? 0 : 2;
+	}
+	log_level = r.o.quiet ? LOG_WARN : r.o.verbose ? LOG_DEBUG : LOG_INFO;
+	log_setup_libbpf();
+	gethostname(r.host, sizeof(r.host) - 1);
+	r.status_tty = isatty(STDERR_FILENO);
+	err = preflight(&r);
+	if (!err)
+		err = start(&r, &orig);
+	if (!err) {
+		err = run_loop(&r);
+		/* Like perf record: a command still running gets SIGTERM, then SIGKILL. */
+		session__end_command(r.s, 3000);
+		err = session__finish(r.s) ?: err;
+	}
+	err = exit_code(&r, err);
+	session__free(r.s);
+	/* A run that recorded nothing leaves no folder it made behind. */
+	if (err)
+		out_dir__undo(&r.out);
+	if (r.epfd >= 0)
+		close(r.epfd);
+	if (r.sigfd >= 0)
+		close(r.sigfd);
+	record_opts__free(&r.o);
+	return err;
+}

@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/libbpf.h>
+#include "attach.h"
+#include "bpfobj.h"
+#include "clock.h"
+#include "cuprobe.h"
+#include "launch.h"
+#include "log.h"
+#include "probeset.h"
+#include "procmaps.h"
+#include "step.h"
+#include "symbols.h"
+
+/*
+ * Names looked up in every object: the launch APIs, the linker's hook, and
+ * what marks a real CUDA runtime (cudaMalloc) or driver (cuInit). A library
+ * that only wraps launch functions (an interposer, forwarding to the real
+ * ones) is not probed: the real entry it calls would count each launch twice.
+ */
+#define SYM_DL_DEBUG_STATE API__COUNT
+#define SYM_RUNTIME_MARK (API__COUNT + 1)
+#define SYM_DRIVER_MARK (API__COUNT + 2)
+#define NSYMS (API__COUNT + 3)
+
+struct examined {
+	uint64_t dev, ino;
+	char *path;		/* set when examined before exec, by path */
+	char *open_path;	/* the path probes attach through */
+	bool runtime;		/* holds runtime launch APIs: its code is a runtime range */
+	uint64_t api_off[API__COUNT];	/* file offsets of launch APIs, 0 when absent */
+	struct uprobe_link *entry, *ret;
+};
+
+struct probeset {
+	const struct probe_env *env;
+	pid_t pid;
+	struct examined *objs;	/* every object looked at, probed or not */
+	size_t nobjs;
+	bool has_launch_apis;
+	struct probe_want want;	/* what is attached */
+	uint64_t probes_since;
+	struct uprobe_link *libmap;	/* the dynamic linker's hook, for the whole session */
+	struct uprobe_link *step;	/* the step probe, once found */
+	char *step_object;	/* where it was found */
+	char *agent;		/* the agent library, once found (--cupti) */
+	struct bpf_link *agent_records;	/* listens to the agent for the whole session */
+	struct uprobe_link *agent_enable;	/* raises its switch while a window wants it */
+};
+
+struct probeset *probeset__new(const struct probe_env *env, pid_t pid)
+{
+	struct probeset *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return NULL;
+	ps->env = env;
+	ps->pid = pid;
+	return ps;
+}
+
+/*
+ * Objects examined before exec are known by path too: on overlay file
+ * systems stat() and /proc/PID/maps may disagree on the device.
+ */
+static struct examined *find_examined(const struct probeset *ps, uint64_t dev, uint64_t ino,
+				      const char *path)
+{
+	for (size_t i = 0; i < ps->nobjs; i++) {
+		struct examined *e = &ps->objs[i];
+
+		if ((e->dev == dev && e->ino == ino) || (path && e->path && !strcmp(e->path, path)))
+			return e;
+	}
+	return NULL;
+}
+
+static struct examined *add_examined(struct probeset *ps, uint64_t dev, uint64_t ino,
+				     const char *path)
+{
+	struct examined *v = realloc(ps->objs, (ps->nobjs + 1) * sizeof(*v)), *e;
+
+	if (!v)
+		return NULL;
+	ps->objs = v;
+	e = &v[ps->nobjs];
+	memset(e, 0, sizeof(*e));
+	e->dev = dev;
+	e->ino = ino;
+	e->open_path = strdup(path);
+	if (!e->open_path)
+		return NULL;
+	ps->nobjs++;
+	return e;
+}
+
+static void dispose(const struct probe_env *env, struct uprobe_link **l)
+{
+	if (*l && env->dispose)
+		env->dispose(*l, env->dispose_arg);
+	else
+		uprobe_link__destroy(*l);
+	*l = NULL;
+}
+
+static int attach_libmap(struct probeset *ps, const char *path, uint64_t off)
+{
+	struct uprobe_spec s = { .path = path, .pid = ps->pid, .offsets = &off, .n = 1 };
+	int err;
+
+	if (ps->libmap)
+		return 0;
+	err = bpfobj__attach(ps->env->bpf, PROG_LIBMAP, &s, &ps->libmap);
+	if (err)
+		return err;
+	p_dbg("pid %d: watching the dynamic linker (%s) for new libraries", ps->pid, path);
+	return 0;
+}
+
+/*
+ * The return probes go in before the entries that wait for them, and come
+ * out after them (dispose closes in order): an entry marked for latency
+ * always finds its return probe there.
+ */
+static int attach_launch(struct probeset *ps, struct examined *e)
+{
+	uint64_t o[API__COUNT], cookies[API__COUNT];
+	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
+				 .cookies = cookies };
+	int err = 0;
+
+	if (e->entry)
+		return 0;
+	for (int api = 0; api < API__COUNT; api++) {
+		if (!e->api_off[api])
+			continue;
+		o[s.n] = e->api_off[api];
+		cookies[s.n++] = api | (ps->want.latency ? COOKIE_LATENCY : 0);
+	}
+	if (!s.n)
+		return 0;
+	if (ps->want.latency) {
+		s.retprobe = true;
+		err = bpfobj__attach(ps->env->bpf, PROG_LAUNCH_RETURN, &s, &e->ret);
+		s.retprobe = false;
+	}
+	if (!err)
+		err = bpfobj__attach(ps->env->bpf, PROG_LAUNCH, &s, &e->entry);
+	if (err) {
+		uprobe_link__destroy(e->ret);
+		e->ret = NULL;
+		return err;
+	}
+	p_dbg("pid %d: %zu launch probes on %s%s", ps->pid, s.n, e->open_path,
+	      ps->want.latency ? ", with return probes" : "");
+	ps->probes_since = clock_mono_ns();
+	return 0;
+}
+
+static void detach_launch(const struct probe_env *env, struct examined *e)
+{
+	dispose(env, &e->entry);
+	dispose(env, &e->ret);
+}
+
+/* The agent's switch follows the window: CUPTI runs from warmup to the window's end. */
+static int switch_agent(struct probeset *ps, bool on)
+{
+	static const struct step_spec enable = {
+		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "enable",
+	};
+	struct step_sites sites;
+	struct uprobe_spec s = { .path = ps->agent, .pid = ps->pid, .offsets = sites.offsets,
+				 .ref_ctr_offsets = sites.ref_ctr };
+	int found, err;
+
+	if (!on || !ps->agent) {
+		dispose(ps->env, &ps->agent_enable);
+		return 0;
+	}
+	if (ps->agent_enable)
+		return 0;
+	found = step_spec__find(&enable, ps->agent, &sites);
+	if (found <= 0)
+		return found ?: -ENOENT;
+	s.n = sites.n;
+	err = bpfobj__attach(ps->env->bpf, PROG_AGENT_ENABLE, &s, &ps->agent_enable);
+	p_dbg("pid %d: agent switched on: %s", ps->pid, err ? strerror(-err) : "ok");
+	return err;
+}
+
+/* The agent library: it has the cuprobe:records USDT probe. Listen to it from now on. */
+static int attach_agent(struct probeset *ps, const char *path)
+{
+	static const struct step_spec records = {
+		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "records",
+	};
+	struct step_sites sites;
+	int err;
+
+	if (!ps->env->cupti || ps->agent || step_spec__find(&records, path, &sites) <= 0)
+		return 0;
+	err = bpfobj__attach_agent_records(ps->env->bpf, ps->pid, path, &ps->agent_records);
+	if (err)
+		return err;
+	ps->agent = strdup(path);
+	if (!ps->agent)
+		return -ENOMEM;
+	p_dbg("pid %d: agent in %s", ps->pid, path);
+	return switch_agent(ps, ps->want.agent);
+}
+
+int probeset__set(struct probeset *ps, const struct probe_want *w)
+{
+	int err = 0;
+
+	/* A change of return probes is a new set of links: take the old ones out first. */
+	if (!w->launch || w->latency != ps->want.latency) {
+		ps->probes_since = 0;
+		for (size_t i = 0; i < ps->nobjs; i++)
+			detach_launch(ps->env, &ps->objs[i]);
+	}
+	ps->want = *w;
+	if (!w->launch)
+		ps->want.latency = ps->want.agent = false;
+	err = switch_agent(ps, ps->want.agent);
+	for (size_t i = 0; i < ps->nobjs && !err && w->launch; i++)
+		err = attach_launch(ps, &ps->objs[i]);
+	return err;
+}
+
+static int attach_step(struct probeset *ps, const char *path)
+{
+	const struct step_spec *step = ps->env->step;
+	struct step_sites sites;
+	struct uprobe_spec s = { .path = path, .pid = ps->pid, .offsets = sites.offsets };
+	int found, err;
+
+	if (!step || ps->step || !step_spec__wants_object(step, path))
+		return 0;
+	found = step_spec__find(step, path, &sites);
+	if (found <= 0)
+		return found;
+	s.n = sites.n;
+	s.ref_ctr_offsets = sites.ref_ctr;
+	err = bpfobj__attach(ps->env->bpf, PROG_STEP, &s, &ps->step);
+	if (err)
+		return err;
+	ps->step_object = strdup(path);
+	p_dbg("pid %d: step probe %s in %s (%zu sites)", ps->pid, step_spec__str(step), path,
+	      sites.n);
+	return 0;
+}
+
+/* Examines one object file: launch APIs, the dynamic linker's hook, the step probe, the agent. */
+static int examine(struct probeset *ps, const char *path, uint64_t dev, uint64_t ino)
+{
+	const char *names[NSYMS];
+	uint64_t offs[NSYMS] = {};
+	struct examined *e;
+	int n, err = 0;
+
+	e = add_examined(ps, dev, ino, path);
+	if (!e)
+		return -ENOMEM;
+	launch_api_names(names);
+	names[SYM_DL_DEBUG_STATE] = "_dl_debug_state";
+	names[SYM_RUNTIME_MARK] = "cudaMalloc";
+	names[SYM_DRIVER_MARK] = "cuInit";
+	n = elf_func_offsets(path, names, NSYMS, offs);
+	if (n < 0)
+		return 0; /* not an ELF file */
+	for (int api = 0; api < API__COUNT; api++) {
+		if (!offs[launch_api_is_driver(api) ? SYM_DRIVER_MARK : SYM_RUNTIME_MARK])
+			continue;
+		e->api_off[api] = offs[api];
+		if (offs[api]) {
+			ps->has_launch_apis = true;
+			e->runtime |= !launch_api_is_driver(api);
+		}
+	}
+	if (ps->want.launch)
+		err = attach_launch(ps, e);
+	if (!err && offs[SYM_DL_DEBUG_STATE])
+		err = attach_libmap(ps, path, offs[SYM_DL_DEBUG_STATE]);
+	if (!err)
+		err = attach_step(ps, path);
+	if (!err)
+		err = attach_agent(ps, path);
+	return err;
+}
+
+/* A path this process can open for the target's object (containers: through /proc/PID/root). */
+static void object_path(pid_t pid, const char *mapped, char *buf, size_t len)
+{
+	snprintf(buf, len, "/proc/%d/root%s", (int)pid, mapped);
+	if (access(buf, R_OK))
+		snprintf(buf, len, "%s", mapped);
+}
+
+static int interp_of(const char *exe, char *buf, size_t len)
+{
+	int fd = open(exe, O_RDONLY | O_CLOEXEC), err = -ENOENT;
+	Elf *elf;
+	size_t n;
+
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf && !elf_getphdrnum(elf, &n)) {
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+			ssize_t r;
+
+			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_INTERP || ph.p_filesz >= len)
+				continue;
+			r = pread(fd, buf, ph.p_filesz, ph.p_offset);
+			if (r == (ssize_t)ph.p_filesz) {
+				buf[r] = '\0';
+				err = 0;
+			}
+			break;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+static int examine_file(struct probeset *ps, const char *file)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int err;
+
+	if (!realpath(file, path) || stat(path, &st))
+		return -errno;
+	if (find_examined(ps, st.st_dev, st.st_ino, path))
+		return 0;
+	err = examine(ps, path, st.st_dev, st.st_ino);
+	if (!err) {
+		ps->objs[ps->nobjs - 1].path = strdup(path);
+		if (!ps->objs[ps->nobjs - 1].path)
+			err = -ENOMEM;
+	}
+	return err;
+}
+
+int probeset__prepare_exec(struct probeset *ps, const char *exe)
+{
+	char interp[PATH_MAX];
+	int err;
+
+	err = examine_file(ps, exe);
+	if (err)
+		return err;
+	/* Scripts (#!) run an interpreter whose loader is the system's. */
+	if (interp_of(exe, interp, sizeof(interp)))
+		snprintf(interp, sizeof(interp), "%s", "/lib64/ld-linux-x86-64.so.2");
+	if (access(interp, R_OK))
+		return 0; /* statically linked system: nothing is loaded later */
+	return examine_file(ps, interp);
+}
+
+static int update_runtime_ranges(struct probeset *ps, const struct procmaps *m)
+{
+	struct runtime_ranges rr = {};
+
+	for (size_t i = 0; i < m->n && rr.n < MAX_RUNTIME_RANGES; i++) {
+		const struct map_entry *me = &m->v[i];
+		struct examined *e;
+
+		if (!me->exec || !me->path)
+			continue;
+		e = find_examined(ps, me->dev, me->inode, me->path);
+		if (!e || !e->runtime)
+			continue;
+		rr.r[rr.n].lo = me->start;
+		rr.r[rr.n++].hi = me->end;
+	}
+	if (!rr.n)
+		return 0;
+	return bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &rr);
+}
+
+int probeset__scan(struct probeset *ps)
+{
+	struct procmaps m;
+	char path[PATH_MAX + 32];
+	int err;
+
+	err = procmaps__read(ps->pid, &m);
+	if (err)
+		return err;
+	for (size_t i = 0; i < m.n; i++) {
+		const struct map_entry *me = &m.v[i];
+
+		if (!me->exec || !me->path || me->path[0] != '/' ||
+		    find_examined(ps, me->dev, me->inode, me->path))
+			continue;
+		object_path(ps->pid, me->path, path, sizeof(path));
+		err = examine(ps, path, me->dev, me->inode);
+		/* One bad object does not stop the others. */
+		if (err)
+			p_warn("pid %d: cannot probe %s: %s", ps->pid, me->path, strerror(-err));
+	}
+	err = update_runtime_ranges(ps, &m);
+	procmaps__free(&m);
+	return err;
+}
+
+void probeset__facts(const struct probeset *ps, struct probe_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->has_launch_apis = ps->has_launch_apis;
+	f->step_found = ps->step != NULL;
+	if (ps->step_object)
+		snprintf(f->step_object, sizeof(f->step_object), "%s", ps->step_object);
+	f->agent_found = ps->agent != NULL;
+	f->nobjs = ps->nobjs;
+	f->probes_on = ps->want.launch;
+	f->probes_since = ps->probes_since;
+}
+
+void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)
+{
+	for (size_t i = 0; i < ps->nobjs; i++)
+		if (step_spec__wants_object(ps->env->step, ps->objs[i].open_path))
+			step_spec__suggest(ps->env->step, ps->objs[i].open_path, buf, len);
+}
+
+void probeset__free(struct probeset *ps)
+{
+	if (!ps)
+		return;
+	/* Entries before returns, as on any detach. */
+	for (size_t i = 0; i < ps->nobjs; i++) {
+		uprobe_link__destroy(ps->objs[i].entry);
+		uprobe_link__destroy(ps->objs[i].ret);
+		free(ps->objs[i].open_path);
+		free(ps->objs[i].path);
+	}
+	uprobe_link__destroy(ps->libmap);
+	uprobe_link__destroy(ps->step);
+	uprobe_link__destroy(ps->agent_enable);
+	bpf_link__destroy(ps->agent_records);
+	free(ps->step_object);
+	free(ps->agent);
+	free(ps->objs);
+	free(ps);
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Where cuprobe's uprobes are in one process: the objects it maps, which of
+ * them carry launch APIs, the dynamic linker's hook, the step probe, the
+ * agent, and the links attached to them. A probeset belongs to the prober
+ * thread: the session creates it, hands it over in jobs, and learns about it
+ * only from the facts each job returns.
+ */
+#ifndef PROBESET_H
+#define PROBESET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct bpfobj;
+struct probeset;
+struct step_spec;
+struct uprobe_link;
+
+/* The same for every process of a session, and never changed once set. */
+struct probe_env {
+	struct bpfobj *bpf;
+	const struct step_spec *step;	/* NULL without --step */
+	bool cupti;			/* look for the agent */
+	/*
+	 * Detaching a uprobe takes tens of ms: a detached link is handed to
+	 * dispose (another thread closes it), so that the next attach need not
+	 * wait. The link stops mattering at once: BPF filters by phase.
+	 */
+	void (*dispose)(struct uprobe_link *l, void *arg);
+	void *dispose_arg;
+};
+
+/* What a window attaches. */
+struct probe_want {
+	bool launch;	/* launch entry probes */
+	bool latency;	/* and return probes completing them */
+	bool agent;	/* and the agent's switch (CUPTI on) */
+};
+
+/* What the owner learns after each job: copies, never pointers into the probeset. */
+struct probe_facts {
+	bool has_launch_apis;	/* some object has launch APIs */
+	bool step_found;
+	char step_object[256];	/* where the step probe is, when found */
+	bool agent_found;
+	size_t nobjs;		/* objects looked at */
+	bool probes_on;		/* launch probes attached */
+	uint64_t probes_since;	/* CLOCK_MONOTONIC of the latest launch probe attach; 0 when off */
+	int err;		/* the job's, -errno */
+};
+
+struct probeset *probeset__new(const struct probe_env *env, pid_t pid);
+/* Detaches everything and frees. */
+void probeset__free(struct probeset *ps);
+
+/*
+ * Before exec: probes the executable that will run (a statically linked
+ * runtime) and its dynamic linker, so that nothing after exec is missed.
+ */
+int probeset__prepare_exec(struct probeset *ps, const char *exe);
+/*
+ * Looks at objects mapped since the last scan: launch APIs (probed when
+ * probes are on), the dynamic linker's hook, the step probe, the agent.
+ */
+int probeset__scan(struct probeset *ps);
+/* Attaches or detaches launch probes, return probes and the agent's switch. */
+int probeset__set(struct probeset *ps, const struct probe_want *w);
+void probeset__facts(const struct probeset *ps, struct probe_facts *f);
+/* Appends to buf up to three names close to the step spec, from objects looked at. */
+void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len);
+
+#endif /* PROBESET_H */

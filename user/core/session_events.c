@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What comes out of the two rings: step boundaries, library maps and thread
+ * names from ctrl; launches and agent chunks from events. ctrl is read
+ * first; a launch whose step is ahead of the mirror reads ctrl again before
+ * it is placed, so it always lands in the cycle of its step.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "agent.h"
+#include "bpfobj.h"
+#include "clock.h"
+#include "cycle.h"
+#include "launch.h"
+#include "log.h"
+#include "session_int.h"
+#include "symbols.h"
+
+/* The kernel's name: the host stub's symbol; a CUfunction is a handle, named by CUPTI. */
+static bool kernel_name(struct session *s, const struct launch_event *e, char *buf, size_t len,
+			const char **kernel)
+{
+	*kernel = "";
+	if (launch_api_what(e->api) != LAUNCH_KERNEL)
+		return false;
+	if (launch_api_is_driver(e->api)) {
+		snprintf(buf, len, "CUfunction 0x%llx", (unsigned long long)e->func);
+		*kernel = buf;
+		return true;
+	}
+	return symbols__name(s->syms, e->tgid, e->func, kernel) != 0;
+}
+
+static int on_launch(struct session *s, const struct launch_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+	const char *kernel;
+	char handle[48];
+	bool unnamed;
+
+	if (!t || e->api >= API__COUNT || !t->cycles)
+		return 0;
+	if (proc_cycles__ahead(t->cycles, e))
+		ring_buffer__consume(s->ctrl);
+	unnamed = kernel_name(s, e, handle, sizeof(handle), &kernel);
+	return proc_cycles__launch(t->cycles, e, kernel, unnamed, ++s->correlation);
+}
+
+static void on_agent(struct session *s, const struct agent_chunk_event *e, size_t size)
+{
+	size_t room = size - offsetof(struct agent_chunk_event, data);
+	struct target *t = session_find(s, e->tgid);
+
+	/* BPF bounded len; the loader checks it again: the chunk came from a target's memory. */
+	if (e->len > room || !t || !t->cycles)
+		return;
+	proc_cycles__agent_chunk(t->cycles, e->data, e->len);
+}
+
+int session_data_event(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	__u32 type = size >= sizeof(__u32) ? *(__u32 *)data : 0;
+
+	if (type == REC_LAUNCH && size >= sizeof(struct launch_event))
+		return on_launch(s, data);
+	if (type == REC_AGENT && size >= offsetof(struct agent_chunk_event, data))
+		on_agent(s, data, size);
+	return 0;
+}
+
+/* Warmup is there to absorb the attach: say so when it was too short to. */
+void session_check_warmup(struct session *s, struct target *t, uint64_t step, uint64_t ts)
+{
+	uint64_t since = t->facts.probes_since;
+
+	if (s->o.mode == MODE_OFF || (since && since <= ts))
+		return;
+	p_warn("pid %d: step %lu began before the launch probes were in: its first launches are "
+	       "missed; give warmup more time (warmup=2, or longer steps)", t->pid,
+	       (unsigned long)step);
+}
+
+static void on_step(struct session *s, const struct step_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+	struct cycle_status before, after;
+	int err;
+
+	if (!t || !t->cycles)
+		return;
+	proc_cycles__status(t->cycles, &before);
+	err = proc_cycles__step(t->cycles, e);
+	if (err)
+		s->err = err;
+	proc_cycles__status(t->cycles, &after);
+	session_want_probes(s, t, phase_probes(after.phase));
+	if (before.phase == PHASE_WARMUP && phase_records(after.phase)) {
+		/* The attach's answer may still be on its way: check once it is in. */
+		if (t->jobs) {
+			t->warm_step = e->step;
+			t->warm_ts = e->ts_ns;
+		} else {
+			session_check_warmup(s, t, e->step, e->ts_ns);
+		}
+	}
+	if (s->h.step)
+		s->h.step(s->h.ctx, t, &after, before.phase != after.phase);
+}
+
+static void on_thread(struct session *s, const struct thread_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+
+	if (t && t->cycles)
+		proc_cycles__thread(t->cycles, e);
+}
+
+/*
+ * The dynamic linker changed the map: scan it while the process is held, and
+ * continue it when the scan is done (session_answer_hold). While cuprobe is
+ * leaving, or for a process it no longer follows, at once.
+ */
+static void on_libmap(struct session *s, const struct libmap_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+
+	if (!t || t->exited) {
+		if (e->held)
+			kill(e->tgid, SIGCONT);
+		return;
+	}
+	t->hold_seq = e->seq;
+	t->held |= e->held;
+	t->hold_since = clock_mono_ns();
+	if (s->leaving || !t->probes) {
+		session_answer_hold(s, t);
+		return;
+	}
+	/* Read while the process is held: its map is the one the new probes are for. */
+	target__refresh_identity(t);
+	symbols__refresh(s->syms, t->pid);
+	if (session_submit(s, t, JOB_SCAN, e->seq, NULL))
+		session_answer_hold(s, t);
+}
+
+int session_ctrl_event(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	__u32 type = size >= sizeof(__u32) ? *(__u32 *)data : 0;
+
+	if (type == REC_STEP && size >= sizeof(struct step_event))
+		on_step(s, data);
+	else if (type == REC_LIBMAP && size >= sizeof(struct libmap_event))
+		on_libmap(s, data);
+	else if (type == REC_THREAD && size >= sizeof(struct thread_event))
+		on_thread(s, data);
+	return 0;
+}

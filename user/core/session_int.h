@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* The session's insides, shared by session.c, session_events.c and session_jobs.c only. */
+#ifndef SESSION_INT_H
+#define SESSION_INT_H
+
+#include <limits.h>
+#include "cuprobe.h"
+#include "cycle.h"
+#include "probeset.h"
+#include "session.h"
+#include "target.h"
+
+struct bpfobj;
+struct guard;
+struct prober;
+struct ring_buffer;
+struct symbols;
+
+/* A library-map hold is answered within this long, probed or not. */
+#define HOLD_MAX_NS (500 * 1000 * 1000ull)
+/* How often each target's BPF counters are looked at for lost ctrl events. */
+#define POLL_STATE_NS (200 * 1000 * 1000ull)
+
+struct session {
+	struct session_opts o;
+	struct session_hooks h;
+	struct bpfobj *bpf;
+	struct guard *guard;
+	struct ring_buffer *ctrl, *events;
+	struct prober *prober;
+	struct prober *reaper;	/* closes detached links, off the prober's path */
+	struct symbols *syms;
+	struct probe_env penv;	/* what every probeset shares; fixed once set */
+	struct cycle_env cenv;
+	struct target **targets;
+	size_t ntargets, cap;
+	size_t last;		/* the target the latest event named */
+	pid_t command;		/* started by session__spawn; 0 when none */
+	int epfd;
+	uint64_t correlation;
+	uint64_t polled;	/* when targets' counters were last looked at */
+	bool leaving;		/* holds are answered at once: cuprobe is going */
+	bool guard_gone;	/* the guardian died: said once */
+	char suggest[512];	/* the latest JOB_SUGGEST answer */
+	int err;		/* cuprobe's own failure, -errno */
+};
+
+/* A message to the prober about one target's probeset, and its answer. */
+enum probe_job_kind { JOB_SCAN, JOB_SET, JOB_EXEC, JOB_SUGGEST, JOB_FREE };
+
+struct probe_job {
+	struct session *s;
+	enum probe_job_kind kind;
+	pid_t pid;
+	struct probeset *ps;
+	struct probe_want want;		/* JOB_SET */
+	uint64_t hold_seq;		/* JOB_SCAN: the hold it answers, 0 for none */
+	char arg[PATH_MAX];		/* JOB_EXEC: the executable; JOB_SUGGEST: the answer */
+	struct probe_facts facts;	/* the answer */
+};
+
+struct target *session_find(struct session *s, pid_t pid);
+/* session_jobs.c */
+/* arg: JOB_EXEC's executable. 0 or -ENOMEM. */
+int session_submit(struct session *s, struct target *t, enum probe_job_kind kind,
+		   uint64_t hold_seq, const char *arg);
+void session_want_probes(struct session *s, struct target *t, bool on);
+void session_answer_hold(struct session *s, struct target *t);
+void session_suggest_step(struct session *s, struct target *t, char *buf, size_t len);
+/* session_events.c */
+int session_ctrl_event(void *ctx, void *data, size_t size);
+int session_data_event(void *ctx, void *data, size_t size);
+void session_check_warmup(struct session *s, struct target *t, uint64_t step, uint64_t ts);
+
+#endif /* SESSION_INT_H */

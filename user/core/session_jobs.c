@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The session's side of the prober: jobs about a target's probeset go out
+ * as messages, and their answers (the probeset's facts) come back here, on
+ * the session's thread, where the target is updated, holds are answered and
+ * the user is told what changed.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "bpfobj.h"
+#include "clock.h"
+#include "log.h"
+#include "prober.h"
+#include "session_int.h"
+#include "step.h"
+
+/* On the prober thread: the probeset is the prober's, the job carries the rest. */
+static void job_run(void *arg)
+{
+	struct probe_job *j = arg;
+	int err = 0;
+
+	switch (j->kind) {
+	case JOB_SCAN:
+		err = probeset__scan(j->ps);
+		break;
+	case JOB_SET:
+		err = probeset__set(j->ps, &j->want);
+		break;
+	case JOB_EXEC:
+		err = probeset__prepare_exec(j->ps, j->arg);
+		break;
+	case JOB_SUGGEST:
+		j->arg[0] = '\0';
+		probeset__suggest_step(j->ps, j->arg, sizeof(j->arg));
+		break;
+	case JOB_FREE:
+		probeset__free(j->ps);
+		return;
+	}
+	probeset__facts(j->ps, &j->facts);
+	j->facts.err = err;
+}
+
+/* What the user hears when a scan found something new. */
+static void tell_scan(struct target *t, const struct probe_facts *f)
+{
+	if (!t->facts.has_launch_apis && f->has_launch_apis && t->told_waiting)
+		p_info("pid %d (%s): CUDA library loaded, probes attached", t->pid, t->comm);
+	/* More than the executable and the dynamic linker: the startup libraries are in. */
+	if (!f->has_launch_apis && !t->told_waiting && f->nobjs > 2) {
+		t->told_waiting = true;
+		p_info("pid %d (%s) has no CUDA library mapped yet: watching for one to be loaded",
+		       t->pid, t->comm);
+	}
+	if (!t->facts.step_found && f->step_found)
+		p_info("pid %d: step probe found in %s", t->pid, f->step_object);
+}
+
+/* On the session's thread: the answer. */
+static void job_done(void *arg)
+{
+	struct probe_job *j = arg;
+	struct session *s = j->s;
+	struct target *t = session_find(s, j->pid);
+
+	if (!t || j->kind == JOB_FREE)
+		goto out;
+	t->jobs--;
+	if (j->facts.err && j->facts.err != -ESRCH && j->facts.err != -ENOENT)
+		p_warn("pid %d: cannot %s: %s", t->pid,
+		       j->kind == JOB_SET ? "attach or detach its launch probes" :
+					    "read its new libraries", strerror(-j->facts.err));
+	if (j->kind == JOB_SUGGEST)
+		snprintf(s->suggest, sizeof(s->suggest), "%.500s", j->arg);
+	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC)
+		tell_scan(t, &j->facts);
+	t->facts = j->facts;
+	if (j->kind == JOB_SCAN && j->hold_seq && j->hold_seq == t->hold_seq)
+		session_answer_hold(s, t);
+	if (!t->jobs && t->warm_ts) {
+		session_check_warmup(s, t, t->warm_step, t->warm_ts);
+		t->warm_ts = 0;
+	}
+out:
+	free(j);
+}
+
+int session_submit(struct session *s, struct target *t, enum probe_job_kind kind,
+		   uint64_t hold_seq, const char *arg)
+{
+	struct probe_job *j = calloc(1, sizeof(*j));
+	int err;
+
+	if (!j)
+		return -ENOMEM;
+	j->s = s;
+	j->kind = kind;
+	j->pid = t->pid;
+	j->ps = t->probes;
+	j->want = t->want;
+	j->hold_seq = hold_seq;
+	if (arg)
+		snprintf(j->arg, sizeof(j->arg), "%s", arg);
+	err = prober__submit(s->prober, job_run, job_done, j);
+	if (err) {
+		free(j);
+		return err;
+	}
+	t->jobs++;
+	if (kind == JOB_FREE) {
+		t->probes = NULL;
+		t->jobs--; /* its answer names no target */
+	}
+	return 0;
+}
+
+void session_want_probes(struct session *s, struct target *t, bool on)
+{
+	struct probe_want w = {
+		.launch = on && s->o.mode != MODE_OFF,
+		.latency = on && s->o.mode == MODE_LATENCY,
+		.agent = on && s->o.mode == MODE_CUPTI,
+	};
+
+	if (!memcmp(&w, &t->want, sizeof(w)) || !t->probes)
+		return;
+	t->want = w;
+	if (session_submit(s, t, JOB_SET, 0, NULL))
+		p_warn("pid %d: out of memory: its launch probes stay as they are", t->pid);
+}
+
+/*
+ * The process is continued first and the answer written after: should
+ * cuprobe die in between, the guardian sees the stop unanswered and sends
+ * one SIGCONT too many, never one too few.
+ */
+void session_answer_hold(struct session *s, struct target *t)
+{
+	if (!t->hold_since)
+		return;
+	if (t->held)
+		kill(t->pid, SIGCONT);
+	t->conf.holds_answered = t->hold_seq;
+	if (bpfobj__set_conf(s->bpf, t->pid, &t->conf) && !t->exited)
+		p_warn("pid %d: cannot record that its hold was answered: %s", t->pid,
+		       strerror(errno));
+	t->hold_since = 0;
+	t->held = false;
+}
+
+void session_suggest_step(struct session *s, struct target *t, char *buf, size_t len)
+{
+	buf[0] = s->suggest[0] = '\0';
+	if (!t->probes || session_submit(s, t, JOB_SUGGEST, 0, NULL))
+		return;
+	/* Ask and wait: the answer lands in s->suggest. */
+	prober__drain(s->prober);
+	snprintf(buf, len, "%s", s->suggest);
+}

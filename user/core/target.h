@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * A process cuprobe records, as the session's thread knows it: who it is,
+ * whether it lives, its schedule and cycles, its holds, and the facts the
+ * prober last reported about its probes. Written by the session's thread
+ * only; the probes themselves (probeset.h) belong to the prober.
+ */
+#ifndef TARGET_H
+#define TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cuprobe.h"
+#include "probeset.h"
+
+struct proc_cycles;
+
+struct target {
+	pid_t pid;
+	int pidfd;		/* readable once the process exits */
+	char comm[64];
+	int rank, world_size;	/* from RANK / WORLD_SIZE, -1 when unset */
+	bool child;		/* started by cuprobe: reap it */
+	bool exited;
+	int status;		/* wait status when child */
+	struct proc_conf conf;	/* what BPF runs for it */
+	struct proc_cycles *cycles;
+	struct probeset *probes;	/* the prober's: handed over in jobs, never read here */
+	struct probe_facts facts;	/* the prober's last report */
+	struct probe_want want;	/* what the schedule asks the prober for */
+	bool told_waiting;	/* said that no CUDA library is mapped yet */
+	unsigned int jobs;	/* jobs about it still with the prober */
+	uint64_t warm_step, warm_ts;	/* an active step to check against the attach, once known */
+	/* The library-map hold: the latest stop BPF counted, and whether it is answered. */
+	uint64_t hold_seq;
+	uint64_t hold_since;	/* CLOCK_MONOTONIC of the stop; 0 when none waits */
+	bool held;		/* that stop was sent (not only counted) */
+	uint64_t lost_ctrl;	/* proc_state.lost_ctrl last seen */
+};
+
+/*
+ * Checks that pid names a process cuprobe may record: one that exists, is
+ * not a kernel thread, is a process and not one of its threads, and is not
+ * cuprobe itself. 0, or -errno with a message in msg that says what to do.
+ */
+int target_check_pid(pid_t pid, char *msg, size_t len);
+
+/* Fills t for pid: opens a pidfd, reads comm and rank. 0 or -errno (-ESRCH: no such process). */
+int target__init(struct target *t, pid_t pid, bool child);
+/* Re-reads comm, rank and world size (after exec). */
+void target__refresh_identity(struct target *t);
+void target__release(struct target *t);
+
+#endif /* TARGET_H */
