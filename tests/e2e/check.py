@@ -7,6 +7,10 @@
             [--steps 2,3]             ... counting only ground-truth calls of these steps
             [--step-div N]            ... where cuprobe counts one step per N workload steps
             [--any-step]              ... ignoring steps (no --step, or attached late)
+  check.py accounted --gt GT FILE     launches recorded + launches dropped = launches made,
+                                      none invented or doubled, probe hits all explained
+            [--steps LO-HI]           ... for ground-truth steps LO..HI, which the trace holds
+            [--said LOG]              ... and drops, if any, were said in cuprobe's LOG
   check.py field FILE KEY             prints cuprobe.KEY of a trace
 Exit status 0 when the check holds; otherwise what differs is printed.
 """
@@ -103,6 +107,36 @@ def check_match(paths, gt_path, steps, step_div, any_step):
     return False
 
 
+def check_accounted(path, gt_path, steps, said):
+    _, t = load(path)
+    meta = t["cuprobe"]
+    got = collections.Counter(launch_key(e) for e in t["traceEvents"]
+                              if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver"))
+    _, gt = load(gt_path)
+    want = collections.Counter()
+    for c in gt["calls"]:
+        if steps is None or steps[0] <= c.get("step", 0) <= steps[1]:
+            want[gt_key(c)] += c["count"]
+    recorded, drops, made = sum(got.values()), meta["drops"], sum(want.values())
+    print(f"# {recorded} recorded + {drops} dropped of {made} made")
+    errors = []
+    if recorded + drops != made:
+        errors.append(f"{recorded} recorded + {drops} dropped != {made} made")
+    if meta["launches"] != recorded:
+        errors.append(f"cuprobe.launches {meta['launches']} != {recorded} events")
+    errors += [f"more than made: {k}" for k in got if got[k] > want[k]]
+    hits = meta.get("probe_hits")
+    if hits is not None and hits != recorded + drops + meta["nested_skipped"]:
+        errors.append(f"probe_hits {hits} != recorded + dropped + nested {meta['nested_skipped']}")
+    if steps is not None and meta.get("steps") != list(steps):
+        errors.append(f"cuprobe.steps {meta.get('steps')} != {list(steps)}")
+    if said and drops and f"lost {drops} launches" not in open(said).read():
+        errors.append(f"{drops} drops not said in {said}")
+    for e in errors:
+        print(e)
+    return not errors
+
+
 def main():
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -114,6 +148,11 @@ def main():
     m.add_argument("--step-div", type=int, default=1)
     m.add_argument("--any-step", action="store_true")
     m.add_argument("files", nargs="+")
+    c = sub.add_parser("accounted")
+    c.add_argument("--gt", required=True)
+    c.add_argument("--steps")
+    c.add_argument("--said")
+    c.add_argument("file")
     f = sub.add_parser("field")
     f.add_argument("file")
     f.add_argument("key")
@@ -123,6 +162,9 @@ def main():
     if a.cmd == "match":
         steps = None if a.steps is None else {int(s) for s in a.steps.split(",") if s}
         return 0 if check_match(a.files, a.gt, steps, a.step_div, a.any_step) else 1
+    if a.cmd == "accounted":
+        steps = None if a.steps is None else tuple(int(x) for x in a.steps.split("-"))
+        return 0 if check_accounted(a.file, a.gt, steps, a.said) else 1
     _, t = load(a.file)
     print(json.dumps(t["cuprobe"][a.key]))
     return 0

@@ -68,6 +68,30 @@ expect_fail "target exited during attach" \
 	"$CUPROBE" record -o "$out" -p "$(cat "$TMP/zpid")"
 kill $holder 2>/dev/null
 nothing_written "target exited during attach" "$out"
+# PIDs that name no process cuprobe can record, said before anything is made.
+expect_fail "-p a kernel thread" "PID 2 \(kthreadd\) is a kernel thread.*give the PID of a CUDA process" \
+	"$CUPROBE" record -o "$TMP/new/kthread" -p 2
+sleep 5 &
+tmain=$!
+python3 -c 'import threading, time, os; t = threading.Thread(target=time.sleep, args=(5,)); t.start(); open(os.sys.argv[1], "w").write(str(t.native_id)); t.join()' "$TMP/tid" &
+tproc=$!
+wait_for "$TMP/tid"
+expect_fail "-p a thread" "PID $(cat "$TMP/tid") \(python3\) is a thread of process $tproc: give -p $tproc" \
+	"$CUPROBE" record -o "$TMP/new/thread" -p "$(cat "$TMP/tid")"
+kill $tmain $tproc 2>/dev/null
+expect_fail "-p cuprobe itself" "is cuprobe itself" sh -c "exec '$CUPROBE' record -o '$TMP/new/self' -p \$\$"
+expect_fail "--schedule with a key twice" "wait is given twice: give each key once" \
+	"$CUPROBE" record --step cuprobe_step --schedule wait=1,warmup=1,active=1,wait=2 -- true
+[ ! -e "$TMP/new" ] && ok "a failed start makes no output folder" ||
+	not_ok "a failed start makes no output folder" "$(find "$TMP/new")"
+# A start that fails after the folder was made takes away what it made.
+expect_fail "no such PID with a new folder" "no process with PID" "$CUPROBE" record -o "$TMP/new2/a/b" -p 999999
+[ ! -e "$TMP/new2" ] && ok "a failed start leaves no empty output folder" ||
+	not_ok "a failed start leaves no empty output folder" "$(find "$TMP/new2")"
+expect_fail "command not found, new folder" "cannot execute" "$CUPROBE" record -o "$TMP/new3/x" -- no-such-command-xyz
+[ ! -e "$TMP/new3" ] && ok "a command that cannot start leaves no output folder" ||
+	not_ok "a command that cannot start leaves no output folder" "$(find "$TMP/new3")"
+
 # A full disk: the error names it, completed traces stay whole, nothing half-written.
 mkdir -p "$TMP/small"
 if mount -t tmpfs -o size=40k none "$TMP/small"; then

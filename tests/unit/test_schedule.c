@@ -160,6 +160,8 @@ static void test_parse_errors(void **state)
 	expect_parse_error("wait=1,warmup=x,active=2", "whole number");
 	expect_parse_error("wait,warmup=1,active=2", "not KEY=N");
 	expect_parse_error("wait=1,warmup=1,active=2,skip_first_wait=2", "skip_first_wait is 0 or 1");
+	expect_parse_error("wait=1,warmup=1,active=2,wait=3", "wait is given twice");
+	expect_parse_error("active=2,wait=1,warmup=1,active=2", "active is given twice");
 }
 
 static void test_phase_names(void **state)

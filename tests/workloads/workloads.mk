@@ -11,7 +11,8 @@ WL_STUBS := $(WL_DIR)/stubs
 
 WORKLOADS := $(WL_DIR)/demo $(WL_DIR)/basic $(WL_DIR)/basic_ptsz $(WL_DIR)/static \
 	     $(WL_DIR)/dlopen_main $(WL_DIR)/libkernlib.so $(WL_DIR)/driver \
-	     $(WL_DIR)/nested $(WL_DIR)/libfakert.so $(WL_STUBS)/libcuda.so.1
+	     $(WL_DIR)/nested $(WL_DIR)/libfakert.so $(WL_STUBS)/libcuda.so.1 \
+	     $(WL_DIR)/dlloop $(WL_DIR)/libtiny.so
 
 # Host code is built warning-free. Frame pointers make functions that need a
 # frame start with a push, which a uprobe emulates instead of single-stepping.
@@ -58,6 +59,16 @@ $(WL_DIR)/dlopen_main: $(WL_SRC)/dlopen_main.cu | $(WL_DIR)/libkernlib.so
 	$(call msg,NVCC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d $(WL_HOSTONLY) $< -o $@ -ldl
+
+$(WL_DIR)/dlloop: $(WL_SRC)/dlloop.cu | $(WL_DIR)/libkernlib.so $(WL_DIR)/libtiny.so
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d $(WL_HOSTONLY) $< -o $@ -ldl
+
+$(WL_DIR)/libtiny.so: $(WL_SRC)/tiny.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(WL_CFLAGS) -MMD -MP -MF $@.d -shared $< -o $@
 
 # The toolkit's stub libcuda (every call returns CUDA_ERROR_STUB_LIBRARY),
 # under the soname programs ask for.

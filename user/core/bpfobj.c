@@ -58,6 +58,9 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 		goto fail;
 	}
 	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
+	/* A wakeup when a quarter of a small ring waits: it must come before the ring is full. */
+	if (skel->rodata->wakeup_bytes > o->ringbuf_bytes / 4)
+		skel->rodata->wakeup_bytes = o->ringbuf_bytes / 4;
 	b->multi = attach_has_uprobe_multi();
 	if (b->multi)
 		set_multi(skel);

@@ -347,9 +347,9 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 		      trace__path(oc->t), strerror(-err));
 		remove_empty_dir(trace__path(oc->t));
 	} else {
-		p_info("pid %d (%s): cycle %u%s: %lu launches%s -> %s", pc->t->pid, pc->t->comm,
+		p_info("pid %d (%s): cycle %u%s: %lu launches -> %s", pc->t->pid, pc->t->comm,
 		       oc->k, partial ? " (partial)" : "", (unsigned long)oc->launches,
-		       oc->c.drops ? " (and drops: see the trace)" : "", trace__path(oc->t));
+		       trace__path(oc->t));
 		if (oc->c.drops)
 			p_warn("pid %d: cycle %u lost %lu launches: the ring buffer was full; raise "
 			       "--ringbuf-size", pc->t->pid, oc->k, (unsigned long)oc->c.drops);

@@ -38,6 +38,10 @@ static int set_one(struct schedule *s, const char *item, unsigned int *seen, cha
 	}
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		if (strlen(keys[i]) == (size_t)(eq - item) && !strncmp(keys[i], item, eq - item)) {
+			if (*seen & 1u << i) {
+				snprintf(err, errlen, "%s is given twice: give each key once", keys[i]);
+				return -EINVAL;
+			}
 			*field(s, i) = v;
 			*seen |= 1u << i;
 			return 0;

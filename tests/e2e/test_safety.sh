@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# What cuprobe promises the processes it profiles and the files it writes
+# (README: Safety): no stop left behind whatever ends cuprobe, a stopped
+# process stays stopped, every launch recorded or counted as dropped, and no
+# write through a planted symlink or into another user's folder.
+source "$(dirname "$0")/lib.sh"
+
+state_of() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
+
+# not_stopped PID: the process is not left in state T (the guardian may take ~1 s).
+not_stopped() {
+	local n=40
+	while [ "$(state_of "$1")" = T ] && [ $n -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
+	[ "$(state_of "$1")" != T ]
+}
+
+# ---- SIGKILL at random moments against a process that is often held ----------
+"$W/dlloop" --ready-file "$TMP/dl.ready" 2>/dev/null &
+dl=$!
+wait_for "$TMP/dl.ready"
+KILLS=${SAFETY_KILLS:-200}
+left=0 continued=0 recorded=0
+for i in $(seq "$KILLS"); do
+	"$CUPROBE" record -p $dl -o "$TMP/kills" >"$TMP/kill.log" 2>&1 &
+	rec=$!
+	# From before the attach to well into the recording, where holds come every few ms.
+	sleep "0.$(printf '%03d' $((RANDOM % 450 + 20)))"
+	kill -9 $rec
+	wait $rec 2>/dev/null
+	if ! not_stopped $dl; then
+		left=$((left + 1))
+		kill -CONT $dl
+	fi
+	grep -q "guardian: continued" "$TMP/kill.log" && continued=$((continued + 1))
+	grep -q "recording pid" "$TMP/kill.log" && recorded=$((recorded + 1))
+	kill -0 $dl 2>/dev/null || break
+done
+echo "# $KILLS SIGKILLs: $recorded while recording, $continued found the target held and the guardian continued it"
+[ $left -eq 0 ] && ok "SIGKILL x$KILLS: no target left stopped" ||
+	not_ok "SIGKILL x$KILLS: no target left stopped" "$left left in state T"
+[ $continued -gt 0 ] && ok "SIGKILL: some kills caught a hold, and the guardian answered it" ||
+	not_ok "SIGKILL: some kills caught a hold" "none of $KILLS did: the test proves little"
+kill -0 $dl 2>/dev/null && ok "SIGKILL: the target lives on" || not_ok "SIGKILL: the target lives on" "it died"
+sleep 1.5
+# A guardian that exited may wait for its new parent to reap it: only live ones count.
+live=$(ps -eo stat=,comm= | awk '$2 == "cuprobe-guard" && $1 !~ /^Z/' | wc -l)
+[ "$live" -eq 0 ] && ok "guardians leave once their cuprobe is gone" ||
+	not_ok "guardians leave once their cuprobe is gone" "$live still run"
+
+# ---- a tiny ring: holds still answered, the target never frozen -------------
+# CPU time (utime + stime, in ticks) only grows while the process runs.
+cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+"$CUPROBE" record -q --ringbuf-size 8K -p $dl --duration 2 -o "$TMP/tinyring" >"$TMP/tiny.log" 2>&1 &
+rec=$!
+sleep 0.7
+c0=$(cpu_of $dl)
+sleep 1
+c1=$(cpu_of $dl)
+wait $rec
+rc=$?
+[ $rc -eq 0 ] && [ $((c1 - c0)) -ge 5 ] && ok "-p with an 8K ring: the target keeps running" ||
+	not_ok "-p with an 8K ring: the target keeps running" "rc $rc, $((c1 - c0)) ticks of CPU in 1 s"
+not_stopped $dl && ok "-p with an 8K ring: not stopped after" || not_ok "-p with an 8K ring: not stopped after" "state T"
+
+# ---- a process its user stopped stays stopped --------------------------------
+kill -STOP $dl
+"$CUPROBE" record -q -p $dl --duration 1 -o "$TMP/stopped" >"$TMP/stopped.log" 2>&1
+sleep 1.3
+[ "$(state_of $dl)" = T ] && ok "a process stopped by its user stays stopped" ||
+	not_ok "a process stopped by its user stays stopped" "state $(state_of $dl)"
+kill -CONT $dl
+kill $dl
+wait $dl 2>/dev/null
+
+# ---- a 4K ring under 4 launching threads: recorded + dropped = made ---------
+CUPROBE_GT=$TMP/ring.gt.json timeout 60 "$CUPROBE" record -q --ringbuf-size 4K -o "$TMP/ring" \
+	-- "$W/basic" --threads 4 --iters 300 >"$TMP/ring.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok "4K ring, 4 threads: the command runs to its end" ||
+	not_ok "4K ring, 4 threads: the command runs to its end" "rc $rc $(tail -3 "$TMP/ring.log")"
+expect "4K ring, 4 threads: launches + drops = launches made, and drops are said" \
+	$CHECK accounted --gt "$TMP/ring.gt.json" --said "$TMP/ring.log" "$(trace_in "$TMP/ring/run_0")"
+
+# Per cycle too, with step boundaries in their own ring: every cycle has its steps.
+# Steps are long enough for warmup to absorb the attach.
+CUPROBE_GT=$TMP/rs.gt.json timeout 60 "$CUPROBE" record -q --ringbuf-size 4K -o "$TMP/rs" \
+	--step cuprobe_step --schedule wait=1,warmup=1,active=2,repeat=3 \
+	-- "$W/basic" --threads 4 --iters 14 --steps --sleep-ms 30 >"$TMP/rs.log" 2>&1
+for k in 0 1 2; do
+	expect "4K ring with steps: cycle $k holds steps $((4 * k + 2))-$((4 * k + 3)), recorded + dropped = made" \
+		$CHECK accounted --gt "$TMP/rs.gt.json" --steps $((4 * k + 2))-$((4 * k + 3)) \
+		"$(trace_in "$TMP/rs/run_$k")"
+done
+
+# ---- output paths: never through a planted symlink or into another's folder ----
+mkdir -p "$TMP/secret" "$TMP/shared"
+chmod 1777 "$TMP/shared"
+# The run folder is planted after cuprobe chose it, before its first cycle is written.
+"$CUPROBE" record -q -o "$TMP/shared" --step cuprobe_step --schedule wait=3,warmup=1,active=1 \
+	-- "$W/basic" --threads 1 --iters 12 --steps --sleep-ms 40 >"$TMP/plant.log" 2>&1 &
+rec=$!
+sleep 0.1
+ln -s "$TMP/secret" "$TMP/shared/run_0"
+wait $rec
+rc=$?
+[ $rc -ne 0 ] && grep -q "run_0 is not a folder cuprobe can write in" "$TMP/plant.log" &&
+	ok "a planted run_0 symlink: refused, with a clear error" ||
+	not_ok "a planted run_0 symlink: refused" "rc $rc: $(cat "$TMP/plant.log")"
+[ -z "$(ls -A "$TMP/secret")" ] && ok "a planted run_0 symlink: nothing written through it" ||
+	not_ok "a planted run_0 symlink: nothing written through it" "$(ls "$TMP/secret")"
+
+rm -f "$TMP/shared/run_0"
+"$CUPROBE" record -q -o "$TMP/shared" --step cuprobe_step --schedule wait=3,warmup=1,active=1 \
+	-- "$W/basic" --threads 1 --iters 12 --steps --sleep-ms 40 >"$TMP/own.log" 2>&1 &
+rec=$!
+sleep 0.1
+mkdir "$TMP/shared/run_0" && chown 65534:65534 "$TMP/shared/run_0"
+wait $rec
+rc=$?
+[ $rc -ne 0 ] && grep -q "run_0 belongs to another user" "$TMP/own.log" &&
+	ok "a run folder made by another user: refused" ||
+	not_ok "a run folder made by another user: refused" "rc $rc: $(cat "$TMP/own.log")"
+[ -z "$(ls -A "$TMP/shared/run_0")" ] && ok "a run folder made by another user: nothing written in it" ||
+	not_ok "a run folder made by another user: nothing written in it" "$(ls "$TMP/shared/run_0")"
+done_testing
