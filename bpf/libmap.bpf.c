@@ -10,7 +10,10 @@
  * reserved record cannot fail to submit. Each stop is counted in
  * proc_state.stops before it is sent and answered by the loader in
  * proc_conf.holds_answered, so that whoever outlives the loader (the
- * guardian) can tell which processes are still held.
+ * guardian) can tell which processes are still held. A hold left unanswered
+ * for HOLD_STALE_NS means the loader is not running (stopped, starved): no
+ * new hold is made until it has caught up, so a stalled cuprobe cannot keep
+ * a process stopped; the event still tells the loader to look.
  */
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
@@ -23,6 +26,8 @@ int libmap(struct pt_regs *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct libmap_event *e;
 	struct proc_state *ps;
+	struct proc_conf *conf;
+	__u64 now;
 
 	(void)ctx;
 	/* Never hold a process whose hold nobody could account for. */
@@ -35,13 +40,19 @@ int libmap(struct pt_regs *ctx)
 		__sync_fetch_and_add(&ps->lost_ctrl, 1);
 		return 0;
 	}
+	now = bpf_ktime_get_ns();
 	e->type = REC_LIBMAP;
 	e->tgid = tgid;
-	e->ts_ns = bpf_ktime_get_ns();
+	e->ts_ns = now;
 	e->held = 0;
 	e->pad = 0;
 	e->seq = ps->stops;
-	if (hold_on_libmap) {
+	conf = bpf_map_lookup_elem(&proc_conf, &tgid);
+	if (hold_on_libmap && conf && ps->stops > conf->holds_answered &&
+	    now - ps->last_stop_ns > HOLD_STALE_NS) {
+		__sync_fetch_and_add(&ps->holds_skipped, 1);
+	} else if (hold_on_libmap && conf) {
+		ps->last_stop_ns = now;
 		e->seq = __sync_fetch_and_add(&ps->stops, 1) + 1;
 		e->held = !bpf_send_signal(SIGSTOP);
 	}

@@ -154,7 +154,16 @@ struct proc_state {
 	__u64 nested;	   /* driver entries skipped inside a runtime call */
 	__u64 stops;	   /* holds (SIGSTOP) by the library-map probe */
 	__u64 lost_ctrl;   /* step, library-map or thread events lost: ctrl ring full */
+	__u64 last_stop_ns; /* CLOCK_MONOTONIC of the latest hold */
+	__u64 holds_skipped; /* holds not made: the previous one went unanswered too long */
 };
+
+/*
+ * A hold still unanswered after this long means the loader is not running:
+ * BPF holds the process no more until the loader catches up, and the
+ * guardian continues it (GUARD_STALE_NS).
+ */
+#define HOLD_STALE_NS (1000 * 1000000ull)
 
 /* Sizes of the maps both sides agree on. */
 #define CUPROBE_MAX_PROCS 4096
@@ -169,7 +178,7 @@ _Static_assert(sizeof(struct libmap_event) == 32, "libmap_event layout");
 _Static_assert(sizeof(struct step_event) == 56, "step_event layout");
 _Static_assert(sizeof(struct schedule) == 24, "schedule layout");
 _Static_assert(sizeof(struct proc_conf) == 40, "proc_conf layout");
-_Static_assert(sizeof(struct proc_state) == 56, "proc_state layout");
+_Static_assert(sizeof(struct proc_state) == 72, "proc_state layout");
 _Static_assert(sizeof(struct thread_event) == 32, "thread_event layout");
 
 /* Ranges of code that belong to a CUDA runtime, for the nested-call check. */

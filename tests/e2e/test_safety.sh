@@ -62,6 +62,41 @@ rc=$?
 	not_ok "-p with an 8K ring: the target keeps running" "rc $rc, $((c1 - c0)) ticks of CPU in 1 s"
 not_stopped $dl && ok "-p with an 8K ring: not stopped after" || not_ok "-p with an 8K ring: not stopped after" "state T"
 
+# ---- a cuprobe that is stopped (or starved) does not freeze its target -------
+"$CUPROBE" record -p $dl -o "$TMP/stall" >"$TMP/stall.log" 2>&1 &
+rec=$!
+sleep 1
+kill -STOP $rec
+sleep 2
+c0=$(cpu_of $dl)
+sleep 1
+c1=$(cpu_of $dl)
+kill -CONT $rec
+sleep 0.5
+kill -INT $rec
+wait $rec
+rc=$?
+[ $((c1 - c0)) -ge 20 ] && ok "a stopped cuprobe: its target runs on" ||
+	not_ok "a stopped cuprobe: its target runs on" "$((c1 - c0)) ticks of CPU in 1 s"
+grep -q "guardian: continued pid $dl, held for over" "$TMP/stall.log" &&
+	ok "a stopped cuprobe: the guardian said it continued the target" ||
+	not_ok "a stopped cuprobe: the guardian said it continued the target" "$(cat "$TMP/stall.log")"
+[ $rc -eq 0 ] && not_stopped $dl && ok "a stopped cuprobe, continued: ends cleanly, target running" ||
+	not_ok "a stopped cuprobe, continued: ends cleanly, target running" "rc $rc, state $(state_of $dl)"
+
+# ---- a crash of cuprobe, like a kill, leaves no stop -------------------------
+ulimit -c 0
+for sig in SEGV ABRT BUS; do
+	"$CUPROBE" record -p $dl -o "$TMP/crash" >"$TMP/crash.log" 2>&1 &
+	rec=$!
+	sleep 0.6
+	kill -$sig $rec
+	wait $rec 2>/dev/null
+	not_stopped $dl && ok "SIG$sig of cuprobe: no target left stopped" ||
+		not_ok "SIG$sig of cuprobe: no target left stopped" "state T"
+	kill -CONT $dl
+done
+
 # ---- a process its user stopped stays stopped --------------------------------
 kill -STOP $dl
 "$CUPROBE" record -q -p $dl --duration 1 -o "$TMP/stopped" >"$TMP/stopped.log" 2>&1

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,25 @@
 #define FD_BYE 1001
 #define FD_STATE 1002
 #define FD_CONF 1003
+
+/*
+ * A hold unanswered for this long means the loader is alive but not
+ * running (stopped, starved of CPU, stuck): its own bound is 500 ms, and
+ * BPF makes no new hold after HOLD_STALE_NS.
+ */
+#define STALE_NS (HOLD_STALE_NS + 500 * 1000000ull)
+#define LOOK_MS 250
+
+/* Holds seen unanswered while the loader lives, in the guardian's own memory. */
+struct seen {
+	__u32 tgid;
+	__u64 seq;
+	__u64 since;
+	bool continued;
+};
+
+static struct seen seen[CUPROBE_MAX_PROCS];
+static size_t nseen;
 
 struct guard {
 	pid_t pid;
@@ -54,6 +74,58 @@ static int sweep(void)
 		bpf_map_update_elem(FD_CONF, &key, &conf, BPF_EXIST);
 	}
 	return n;
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static struct seen *seen_get(__u32 tgid)
+{
+	for (size_t i = 0; i < nseen; i++)
+		if (seen[i].tgid == tgid)
+			return &seen[i];
+	if (nseen == CUPROBE_MAX_PROCS)
+		return NULL;
+	seen[nseen] = (struct seen){ .tgid = tgid };
+	return &seen[nseen++];
+}
+
+/*
+ * While the loader lives, the maps stay its own: a hold left unanswered for
+ * STALE_NS is continued once, and remembered here, not written there.
+ */
+static void look_stale(void)
+{
+	__u32 key, next, *prev = NULL;
+	__u64 now = now_ns();
+
+	while (!bpf_map_get_next_key(FD_STATE, prev, &next)) {
+		struct proc_state ps;
+		struct proc_conf conf;
+		struct seen *h;
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(FD_STATE, &key, &ps) ||
+		    bpf_map_lookup_elem(FD_CONF, &key, &conf) || ps.stops <= conf.holds_answered ||
+		    !(h = seen_get(key)))
+			continue;
+		if (h->seq != ps.stops) {
+			*h = (struct seen){ .tgid = key, .seq = ps.stops, .since = now };
+			continue;
+		}
+		if (h->continued || now - h->since < STALE_NS)
+			continue;
+		h->continued = true;
+		if (!kill((pid_t)key, SIGCONT))
+			fprintf(stderr, "cuprobe: guardian: continued pid %u, held for over %llu ms by a "
+					"cuprobe that is not running\n", key, STALE_NS / 1000000);
+	}
 }
 
 static void settle(void)
@@ -100,8 +172,14 @@ static __attribute__((noreturn)) void guard_main(void)
 	char c = 0;
 
 	settle();
-	while (poll(p, 2, -1) < 0 && errno == EINTR)
-		;
+	for (;;) {
+		int n = poll(p, 2, LOOK_MS);
+
+		if (n > 0)
+			break;
+		if (n == 0)
+			look_stale();
+	}
 	if (read(FD_BYE, &c, 1) == 1 && c == 'x') {
 		sweep();
 		_exit(0);

@@ -14,8 +14,10 @@
  * When the loader ends without saying goodbye, its links are gone with it,
  * so nothing stops a target again; the guardian continues every process with
  * an unanswered stop, looks again a little later for a stop that was in
- * flight, and exits. A process stopped by its user is never continued: only
- * stops cuprobe counted are.
+ * flight, and exits. While the loader lives but does not run (stopped,
+ * starved of CPU), the guardian continues a hold left unanswered for 1.5 s:
+ * the loader's own bound is 0.5 s. A process stopped by its user is never
+ * continued: only stops cuprobe counted are.
  */
 #ifndef GUARD_H
 #define GUARD_H
