@@ -25,7 +25,12 @@ int step_hit(struct pt_regs *ctx)
 	if (conf->step_every > 1 && hits % conf->step_every)
 		return 0;
 	step = conf->step_every > 1 ? hits / conf->step_every : hits;
-	phase = schedule_action(&conf->sched, step);
+	/* A new schedule counts from this step: it is step 0 of the new plan. */
+	if (ps->gen != conf->gen) {
+		ps->gen = conf->gen;
+		ps->base = step;
+	}
+	phase = schedule_action(&conf->sched, step - ps->base);
 	/*
 	 * The boundary goes out before the new state is published, so that any
 	 * launch that sees the new step was made after its boundary was in the

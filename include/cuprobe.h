@@ -134,11 +134,16 @@ struct schedule {
 	__u32 repeat;		/* 0: forever */
 };
 
-/* A process's entry in the BPF map proc_conf: written by the loader only. */
+/*
+ * A process's entry in the BPF map proc_conf: written by the loader only.
+ * The schedule counts steps from the first step hit after gen last changed
+ * (from attach, for gen 0): a new schedule, such as a window opened on
+ * demand, starts at the process's next step whatever step it is at.
+ */
 struct proc_conf {
 	struct schedule sched;
 	__u32 step_every;	/* one step per this many hits of the step probe */
-	__u32 pad;
+	__u32 gen;		/* raised with each new schedule */
 	__u64 holds_answered;	/* the last libmap_event.seq the loader answered */
 };
 
@@ -156,6 +161,9 @@ struct proc_state {
 	__u64 lost_ctrl;   /* step, library-map or thread events lost: ctrl ring full */
 	__u64 last_stop_ns; /* CLOCK_MONOTONIC of the latest hold */
 	__u64 holds_skipped; /* holds not made: the previous one went unanswered too long */
+	__u64 base;	   /* the step the schedule counts from */
+	__u32 gen;	   /* proc_conf.gen that base belongs to */
+	__u32 pad;
 };
 
 /*
@@ -178,7 +186,7 @@ _Static_assert(sizeof(struct libmap_event) == 32, "libmap_event layout");
 _Static_assert(sizeof(struct step_event) == 56, "step_event layout");
 _Static_assert(sizeof(struct schedule) == 24, "schedule layout");
 _Static_assert(sizeof(struct proc_conf) == 40, "proc_conf layout");
-_Static_assert(sizeof(struct proc_state) == 72, "proc_state layout");
+_Static_assert(sizeof(struct proc_state) == 88, "proc_state layout");
 _Static_assert(sizeof(struct thread_event) == 32, "thread_event layout");
 
 /* Ranges of code that belong to a CUDA runtime, for the nested-call check. */

@@ -301,13 +301,14 @@ static void test_counters_and_code_range_layout(void **state)
 	assert_field(cuprobe_counters, agent_drops, 40, 8);
 
 	/* The guardian reads proc_state.stops against proc_conf.holds_answered. */
-	assert_int_equal(sizeof(struct proc_state), 72);
+	assert_int_equal(sizeof(struct proc_state), 88);
 	assert_field(proc_state, stops, 40, 8);
 	assert_field(proc_state, lost_ctrl, 48, 8);
 	assert_field(proc_state, last_stop_ns, 56, 8);
 	assert_int_equal(sizeof(struct proc_conf), 40);
 	assert_field(proc_conf, sched, 0, 24);
 	assert_field(proc_conf, step_every, 24, 4);
+	assert_field(proc_conf, gen, 28, 4);
 	assert_field(proc_conf, holds_answered, 32, 8);
 
 	assert_int_equal(sizeof(struct code_range), 16);

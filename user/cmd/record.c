@@ -184,7 +184,7 @@ static int run_loop(struct record *r)
 	int err = 0;
 
 	while (!err && !r->stop && session__alive(r->s)) {
-		int n = epoll_wait(r->epfd, evs, 4, POLL_MS);
+		int n = epoll_wait(r->epfd, evs, 4, session__busy(r->s) ? 0 : POLL_MS);
 
 		if (n < 0 && errno != EINTR)
 			return -errno;
@@ -228,20 +228,33 @@ static int exit_code(struct record *r, int err)
 	return 0;
 }
 
+/* Cycle k of every process goes to OUT/run_<k>, after the runs already there. */
+static int cycle_dir(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len)
+{
+	struct record *r = ctx;
+
+	(void)t;
+	return snprintf(buf, len, "%s/run_%ld", r->o.output, r->out.run_base + (long)k) <
+			       (int)len ? 0 : -ENAMETOOLONG;
+}
+
 static int start(struct record *r, sigset_t *orig)
 {
+	enum window_mode mode = r->o.cupti ? MODE_CUPTI : r->o.latency ? MODE_LATENCY : MODE_BPF;
 	struct session_opts so = {
-		.out = r->o.output,
-		.run_base = r->out.run_base,
 		.host = r->host,
 		.ringbuf_bytes = r->o.ringbuf_bytes,
-		.step = r->o.has_step ? &r->o.step : NULL,
-		.sched = r->o.sched,
-		.step_every = r->o.step_every,
-		.mode = r->o.cupti ? MODE_CUPTI : r->o.latency ? MODE_LATENCY : MODE_BPF,
+		.modes = 1u << mode,
+		.steps = r->o.has_step,
 		.cupti_wait = r->o.cupti_wait,
+		.plan = {
+			.step = r->o.has_step ? &r->o.step : NULL,
+			.sched = r->o.sched,
+			.step_every = r->o.step_every,
+			.mode = mode,
+		},
 	};
-	struct session_hooks h = { .ctx = r, .step = print_status };
+	struct session_hooks h = { .ctx = r, .step = print_status, .cycle_dir = cycle_dir };
 	int err;
 
 	r->s = session__new(&so, &h);

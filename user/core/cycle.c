@@ -18,6 +18,7 @@
 
 struct open_cycle {
 	uint32_t k;
+	enum window_mode mode;
 	struct trace *t;	/* made at its first event: a failed start leaves nothing */
 	uint64_t start_mono;
 	uint64_t launches, unnamed;
@@ -45,6 +46,11 @@ struct proc_cycles {
 	pid_t step_tid;		/* the thread whose hit began the step */
 	struct cycle_counts at;	/* the counters when the step began */
 	int64_t cycle;		/* the cycle of the running (or latest) step; -1 before any */
+	enum window_mode mode;	/* that cycle's */
+	struct schedule sched;	/* fills boundaries lost on the way */
+	uint64_t base;		/* the step sched counts from */
+	bool by_time;		/* launches are placed by time, not step */
+	bool steps;		/* steps (or slices) are spans; a stop is partial */
 	struct open_cycle oc[MAX_OPEN];
 	size_t noc;
 	uint64_t late;		/* not yet written in a trace: goes into the next */
@@ -73,6 +79,16 @@ static struct open_cycle *cycle_of_step(struct proc_cycles *pc, uint64_t step)
 	return NULL;
 }
 
+/* The open cycle whose recorded time holds ts (time slices). */
+static struct open_cycle *cycle_of_time(struct proc_cycles *pc, uint64_t ts)
+{
+	for (size_t i = 0; i < pc->noc; i++)
+		if (pc->oc[i].start_mono <= ts && (pc->oc[i].hi == UINT64_MAX ||
+						   ts < pc->oc[i].end_mono))
+			return &pc->oc[i];
+	return NULL;
+}
+
 /* The running step records: it belongs to cycle pc->cycle, opened here at its first such step. */
 static int open_cycle(struct proc_cycles *pc, uint64_t start_mono)
 {
@@ -85,6 +101,7 @@ static int open_cycle(struct proc_cycles *pc, uint64_t start_mono)
 	oc = &pc->oc[pc->noc++];
 	memset(oc, 0, sizeof(*oc));
 	oc->k = (uint32_t)pc->cycle;
+	oc->mode = pc->mode;
 	oc->start_mono = start_mono;
 	oc->lo = pc->step;
 	oc->hi = UINT64_MAX;
@@ -147,8 +164,7 @@ static struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
 
 	if (oc->t)
 		return oc->t;
-	snprintf(dir, sizeof(dir), "%s/run_%ld", env->out, env->run_base + (long)oc->k);
-	if (run_dir_check(dir))
+	if (env->cycle_dir(env->ctx, pc->t, oc->k, dir, sizeof(dir)) || run_dir_check(dir))
 		return NULL;
 	oc->t = trace__open(dir, &m);
 	if (!oc->t)
@@ -156,8 +172,16 @@ static struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
 	return oc->t;
 }
 
+/* A cycle begins: its mode is asked for now, before its probes are. */
+static void begin_cycle(struct proc_cycles *pc)
+{
+	pc->cycle++;
+	pc->mode = pc->env->cycle_mode(pc->env->ctx, pc->t, (uint32_t)pc->cycle);
+}
+
 struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct target *t,
-				     uint64_t start_mono)
+				     uint64_t start_mono, const struct schedule *sched,
+				     enum cycle_clock clock)
 {
 	struct proc_cycles *pc = calloc(1, sizeof(*pc));
 
@@ -165,12 +189,17 @@ struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct t
 		return NULL;
 	pc->env = env;
 	pc->t = t;
+	pc->sched = *sched;
+	pc->by_time = clock == CLOCK_SLICES;
+	pc->steps = clock != CLOCK_ONE;
 	/* Step 0 starts at attach. */
-	pc->phase = schedule_action(&env->sched, 0);
-	pc->cycle = pc->phase != PHASE_NONE ? 0 : -1;
+	pc->phase = schedule_action(sched, 0);
+	pc->cycle = -1;
+	if (pc->phase != PHASE_NONE)
+		begin_cycle(pc);
 	pc->step_start = start_mono;
 	pc->step_tid = t->pid;
-	if (env->cupti && !(pc->gpu = gpu_store__new())) {
+	if (!(pc->gpu = gpu_store__new())) {
 		free(pc);
 		return NULL;
 	}
@@ -203,7 +232,7 @@ static int advance(struct proc_cycles *pc, uint64_t step, uint32_t phase, uint64
 
 bool proc_cycles__ahead(const struct proc_cycles *pc, const struct launch_event *e)
 {
-	return e->step > pc->step;
+	return !pc->by_time && e->step > pc->step;
 }
 
 int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, const char *kernel,
@@ -215,18 +244,23 @@ int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, co
 	if (!phase_records(e->phase))
 		return 0;
 	/* Its boundary was lost on the way (the caller looked for it first). */
-	if (e->step > pc->step) {
+	if (!pc->by_time && e->step > pc->step) {
 		err = advance(pc, e->step, e->phase, e->ts_ns, e->tid);
 		if (err)
 			return err;
 	}
-	oc = cycle_of_step(pc, e->step);
+	oc = pc->by_time ? cycle_of_time(pc, e->ts_ns) : cycle_of_step(pc, e->step);
+	/* Time slices: a launch of a warmup slice belongs to no cycle, and is not late. */
+	if (!oc && pc->by_time && !phase_records(pc->phase))
+		return 0;
 	if (!oc) {
 		/* Its cycle was written already: say so in the next one. */
 		pc->late++;
 		return 0;
 	}
-	if (pc->env->cupti) {
+	if (oc->mode == MODE_OFF) {
+		/* Probes still in from the last window: counted, never written. */
+	} else if (oc->mode == MODE_CUPTI) {
 		if (hold_launch(oc, e, kernel, unnamed, correlation))
 			return -ENOMEM;
 	} else {
@@ -315,10 +349,44 @@ static void join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end
 		       "cuprobe version?)", pc->t->pid, oc->k, (unsigned long)st.bad_chunks);
 }
 
-static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool partial,
-		       bool timed_out)
+/* What the front-end hears of a cycle, written or not. */
+static void tell_cycle(struct proc_cycles *pc, const struct open_cycle *oc, uint64_t end_mono,
+		       bool partial, int err)
 {
-	struct open_cycle *oc = &pc->oc[i];
+	struct cycle_info ci = {
+		.k = oc->k,
+		.mode = oc->mode,
+		.path = oc->t && !err ? trace__path(oc->t) : NULL,
+		.err = err,
+		.launches = oc->launches,
+		.drops = oc->c.drops,
+		.hits = oc->c.hits,
+		.start_mono = oc->start_mono,
+		.end_mono = end_mono,
+		.first_step = pc->steps ? (int64_t)oc->lo : -1,
+		.last_step = pc->steps ? (int64_t)oc->last_step : -1,
+		.partial = partial,
+	};
+
+	if (pc->env->cycle_done)
+		pc->env->cycle_done(pc->env->ctx, pc->t, &ci);
+}
+
+static void tell_written(struct proc_cycles *pc, const struct open_cycle *oc, bool partial)
+{
+	p_info("pid %d (%s): cycle %u%s: %lu launches -> %s", pc->t->pid, pc->t->comm, oc->k,
+	       partial ? " (partial)" : "", (unsigned long)oc->launches, trace__path(oc->t));
+	if (oc->c.drops)
+		p_warn("pid %d: cycle %u lost %lu launches: the ring buffer was full; raise "
+		       "--ringbuf-size", pc->t->pid, oc->k, (unsigned long)oc->c.drops);
+	if (pc->lost_steps)
+		p_warn("pid %d: %lu step boundaries were lost before cycle %u was written: their "
+		       "spans are missing", pc->t->pid, (unsigned long)pc->lost_steps, oc->k);
+}
+
+static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end_mono,
+		       bool partial, bool timed_out)
+{
 	struct trace_summary sum = {
 		.end_mono = end_mono,
 		.launches = oc->launches,
@@ -329,15 +397,15 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 		.drops = oc->c.drops,
 		.nested = oc->c.nested,
 		.lost_steps = pc->lost_steps,
-		.first_step = pc->env->steps ? (int64_t)oc->lo : -1,
-		.last_step = pc->env->steps ? (int64_t)oc->last_step : -1,
+		.first_step = pc->steps ? (int64_t)oc->lo : -1,
+		.last_step = pc->steps ? (int64_t)oc->last_step : -1,
 		.partial = partial,
 	};
-	int err = -EIO;
+	int err;
 
 	if (!cycle_trace(pc, oc))
-		goto out;
-	if (pc->env->cupti)
+		return -EIO;
+	if (oc->mode == MODE_CUPTI)
 		join_gpu(pc, oc, end_mono, timed_out);
 	for (size_t k = 0; k < pc->nthreads; k++)
 		trace__thread(oc->t, pc->threads[k].tid, pc->threads[k].name);
@@ -347,21 +415,24 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 		      trace__path(oc->t), strerror(-err));
 		remove_empty_dir(trace__path(oc->t));
 	} else {
-		p_info("pid %d (%s): cycle %u%s: %lu launches -> %s", pc->t->pid, pc->t->comm,
-		       oc->k, partial ? " (partial)" : "", (unsigned long)oc->launches,
-		       trace__path(oc->t));
-		if (oc->c.drops)
-			p_warn("pid %d: cycle %u lost %lu launches: the ring buffer was full; raise "
-			       "--ringbuf-size", pc->t->pid, oc->k, (unsigned long)oc->c.drops);
-		if (pc->lost_steps)
-			p_warn("pid %d: %lu step boundaries were lost before cycle %u was written: "
-			       "their spans are missing", pc->t->pid, (unsigned long)pc->lost_steps,
-			       oc->k);
+		tell_written(pc, oc, partial);
 	}
+	return err;
+}
+
+/* A window with no probes (MODE_OFF) has no trace: only what the front-end hears. */
+static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool partial,
+		       bool timed_out)
+{
+	struct open_cycle *oc = &pc->oc[i];
+	int err = 0;
+
+	if (oc->mode != MODE_OFF)
+		err = write_trace(pc, oc, end_mono, partial, timed_out);
+	tell_cycle(pc, oc, end_mono, partial, err);
 	pc->late = 0;
 	pc->lost_steps = 0;
 	pc->written += !err;
-out:
 	trace__free(oc->t);
 	free(oc->pending);
 	pc->oc[i] = pc->oc[--pc->noc];
@@ -395,14 +466,22 @@ static void end_step(struct proc_cycles *pc, pid_t tid, uint64_t end,
 		.partial = partial,
 	};
 
+	struct cycle_step_info si = {
+		.step = pc->step, .phase = pc->phase, .cycle = pc->cycle < 0 ? 0 : (uint32_t)pc->cycle,
+		.mode = pc->mode, .start_mono = pc->step_start, .end_mono = end,
+		.hits = st.probe_hits, .partial = partial,
+	};
+
 	p_dbg("pid %d: step %lu (%s) ended: %ld launch probe hits", pc->t->pid,
 	      (unsigned long)pc->step, schedule_phase_name(pc->phase), (long)st.probe_hits);
+	if (pc->env->step_done)
+		pc->env->step_done(pc->env->ctx, pc->t, &si);
 	if (!phase_records(pc->phase) || !(oc = cycle_of_step(pc, pc->step)))
 		return;
 	if (known)
 		add_counts(&oc->c, &pc->at, c);
 	oc->last_step = pc->step;
-	if (pc->env->steps && cycle_trace(pc, oc))
+	if (pc->steps && oc->mode != MODE_OFF && cycle_trace(pc, oc))
 		trace__step(oc->t, &st);
 }
 
@@ -424,7 +503,7 @@ static int begin_step(struct proc_cycles *pc, uint64_t step, uint32_t phase, uin
 		oc->end_mono = ts;
 	}
 	if (begins)
-		pc->cycle++;
+		begin_cycle(pc);
 	pc->step = step;
 	pc->phase = phase;
 	pc->step_start = ts;
@@ -444,7 +523,7 @@ static int advance(struct proc_cycles *pc, uint64_t step, uint32_t phase, uint64
 
 	end_step(pc, pc->step_tid, ts, NULL, false);
 	for (uint64_t s = pc->step + 1; s < step && !err; s++) {
-		err = begin_step(pc, s, schedule_action(&pc->env->sched, s), ts, tid);
+		err = begin_step(pc, s, schedule_action(&pc->sched, s - pc->base), ts, tid);
 		end_step(pc, tid, ts, NULL, false);
 		pc->lost_steps++;
 	}
@@ -461,7 +540,7 @@ int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e)
 		return 0; /* not a later boundary */
 	if (e->step > pc->step + 1) {
 		/* The boundaries between were lost: the counts since cover them all. */
-		err = advance(pc, e->step - 1, schedule_action(&pc->env->sched, e->step - 1),
+		err = advance(pc, e->step - 1, schedule_action(&pc->sched, e->step - 1 - pc->base),
 			      e->ts_ns, e->tid);
 		if (err)
 			return err;
@@ -483,7 +562,7 @@ static bool ready(struct proc_cycles *pc, struct open_cycle *oc, uint64_t now, b
 		return true;
 	if (now < oc->end_mono + pc->env->grace_ns)
 		return false;
-	if (!pc->env->cupti || gpu_store__flushed_at(pc->gpu) >= oc->end_mono)
+	if (oc->mode != MODE_CUPTI || gpu_store__flushed_at(pc->gpu) >= oc->end_mono)
 		return true;
 	/* A full join is costly: try it only when new records came in. */
 	if (gpu_store__chunks(pc->gpu) != oc->checked_chunks) {
@@ -517,7 +596,7 @@ int proc_cycles__stop(struct proc_cycles *pc, uint64_t now, const struct cycle_c
 	end_step(pc, pc->step_tid, now, c, true);
 	ret = proc_cycles__flush(pc, UINT64_MAX);
 	while (pc->noc)
-		ret = write_cycle(pc, pc->noc - 1, now, pc->env->steps, false) ?: ret;
+		ret = write_cycle(pc, pc->noc - 1, now, pc->steps, false) ?: ret;
 	return ret;
 }
 
@@ -526,6 +605,7 @@ void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st)
 	st->step = pc->step;
 	st->phase = pc->phase;
 	st->cycle = pc->cycle < 0 ? 0 : (uint32_t)pc->cycle;
+	st->mode = pc->mode;
 	st->launches = pc->launches;
 	st->written = pc->written;
 }
@@ -539,6 +619,13 @@ void proc_cycles__agent_chunk(struct proc_cycles *pc, const void *data, size_t l
 bool proc_cycles__flushed_since(const struct proc_cycles *pc, uint64_t ts)
 {
 	return !pc->gpu || gpu_store__flushed_at(pc->gpu) >= ts;
+}
+
+void proc_cycles__set_schedule(struct proc_cycles *pc, const struct schedule *sched,
+			       uint64_t base)
+{
+	pc->sched = *sched;
+	pc->base = base;
 }
 
 void proc_cycles__free(struct proc_cycles *pc)

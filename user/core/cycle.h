@@ -22,18 +22,52 @@
 struct target;
 struct proc_cycles;
 
+/* What a window attaches from its warmup step to its end. */
+enum window_mode {
+	MODE_OFF,	/* the step probe only: a baseline */
+	MODE_BPF,	/* launch probes */
+	MODE_CUPTI,	/* launch probes and the agent's CUPTI records */
+	MODE_LATENCY,	/* launch and return probes */
+	MODE__COUNT,
+};
+
+/* A step that ended. */
+struct cycle_step_info {
+	uint64_t step;
+	uint32_t phase;
+	uint32_t cycle;		/* the cycle it belongs to, when it is not NONE */
+	enum window_mode mode;	/* that cycle's */
+	uint64_t start_mono, end_mono;
+	int64_t hits;		/* launch probe hits in it, -1 when not known */
+	bool partial;		/* cut short by the end of the recording */
+};
+
+/* A cycle that was written, or failed to be. */
+struct cycle_info {
+	uint32_t k;
+	enum window_mode mode;
+	const char *path;	/* the trace; NULL when none was written (MODE_OFF, or err) */
+	int err;
+	uint64_t launches, drops, hits;
+	uint64_t start_mono, end_mono;
+	int64_t first_step, last_step;	/* -1 without steps */
+	bool partial;
+};
+
 struct cycle_env {
-	const char *out;		/* -o folder */
-	long run_base;			/* cycle k goes to OUT/run_<run_base + k> */
 	const char *host;
 	int64_t mono_to_real;
-	struct schedule sched;		/* fills step boundaries lost on the way; no --schedule:
-					 * one endless active window */
-	bool steps;			/* --step given: steps are spans, stops are partial */
 	uint64_t grace_ns;		/* a finished cycle waits this long for stragglers */
 	double probe_ns;		/* measured cost of one launch probe hit, < 0: unknown */
-	bool cupti;			/* join launches to the agent's GPU records */
-	uint64_t cupti_wait_ns;		/* how long a cycle waits for its GPU records */
+	uint64_t cupti_wait_ns;		/* how long a cupti cycle waits for its GPU records */
+	/* The session's, called on its thread. */
+	void *ctx;
+	/* The mode of cycle k, asked when it begins. */
+	enum window_mode (*cycle_mode)(void *ctx, const struct target *t, uint32_t k);
+	/* The folder for cycle k's trace (made by the mirror). 0 or -errno. */
+	int (*cycle_dir)(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len);
+	void (*step_done)(void *ctx, const struct target *t, const struct cycle_step_info *si);
+	void (*cycle_done)(void *ctx, const struct target *t, const struct cycle_info *ci);
 };
 
 /* A process's counters at a moment: a step boundary, or the stop. */
@@ -47,13 +81,29 @@ struct cycle_status {
 	uint64_t step;
 	uint32_t phase;
 	uint32_t cycle;
+	enum window_mode mode;	/* the cycle's */
 	uint64_t launches;	/* in this process, all cycles */
 	uint64_t written;	/* cycles written */
 };
 
-/* t's comm, rank and world size are read when a trace opens. Step 0 begins at start_mono. */
+/* What a process's steps are. */
+enum cycle_clock {
+	CLOCK_ONE,	/* none: the whole run is one cycle */
+	CLOCK_STEPS,	/* hits of a step probe: launches are placed by their step */
+	CLOCK_SLICES,	/* time slices stand in for steps: launches are placed by their time */
+};
+
+/*
+ * t's comm, rank and world size are read when a trace opens. Step 0 begins
+ * at start_mono under sched (which also fills boundaries lost on the way).
+ * With steps or slices, each is a span and a stop is partial.
+ */
 struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct target *t,
-				     uint64_t start_mono);
+				     uint64_t start_mono, const struct schedule *sched,
+				     enum cycle_clock clock);
+/* A new schedule, counted from step base. */
+void proc_cycles__set_schedule(struct proc_cycles *pc, const struct schedule *sched,
+			       uint64_t base);
 /* Frees; what is still open is dropped (proc_cycles__stop writes it). */
 void proc_cycles__free(struct proc_cycles *pc);
 

@@ -43,6 +43,7 @@ struct examined {
 
 struct probeset {
 	const struct probe_env *env;
+	const struct step_spec *step_spec;	/* NULL: no step probe */
 	pid_t pid;
 	struct examined *objs;	/* every object looked at, probed or not */
 	size_t nobjs;
@@ -57,13 +58,15 @@ struct probeset {
 	struct uprobe_link *agent_enable;	/* raises its switch while a window wants it */
 };
 
-struct probeset *probeset__new(const struct probe_env *env, pid_t pid)
+struct probeset *probeset__new(const struct probe_env *env, pid_t pid,
+			       const struct step_spec *step)
 {
 	struct probeset *ps = calloc(1, sizeof(*ps));
 
 	if (!ps)
 		return NULL;
 	ps->env = env;
+	ps->step_spec = step;
 	ps->pid = pid;
 	return ps;
 }
@@ -240,7 +243,7 @@ int probeset__set(struct probeset *ps, const struct probe_want *w)
 
 static int attach_step(struct probeset *ps, const char *path)
 {
-	const struct step_spec *step = ps->env->step;
+	const struct step_spec *step = ps->step_spec;
 	struct step_sites sites;
 	struct uprobe_spec s = { .path = path, .pid = ps->pid, .offsets = sites.offsets };
 	int found, err;
@@ -434,9 +437,9 @@ void probeset__facts(const struct probeset *ps, struct probe_facts *f)
 
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)
 {
-	for (size_t i = 0; i < ps->nobjs; i++)
-		if (step_spec__wants_object(ps->env->step, ps->objs[i].open_path))
-			step_spec__suggest(ps->env->step, ps->objs[i].open_path, buf, len);
+	for (size_t i = 0; ps->step_spec && i < ps->nobjs; i++)
+		if (step_spec__wants_object(ps->step_spec, ps->objs[i].open_path))
+			step_spec__suggest(ps->step_spec, ps->objs[i].open_path, buf, len);
 }
 
 void probeset__free(struct probeset *ps)

@@ -22,7 +22,6 @@ struct uprobe_link;
 /* The same for every process of a session, and never changed once set. */
 struct probe_env {
 	struct bpfobj *bpf;
-	const struct step_spec *step;	/* NULL without --step */
 	bool cupti;			/* look for the agent */
 	/*
 	 * Detaching a uprobe takes tens of ms: a detached link is handed to
@@ -52,7 +51,9 @@ struct probe_facts {
 	int err;		/* the job's, -errno */
 };
 
-struct probeset *probeset__new(const struct probe_env *env, pid_t pid);
+/* step: where the process's step probe is; NULL for none. */
+struct probeset *probeset__new(const struct probe_env *env, pid_t pid,
+			       const struct step_spec *step);
 /* Detaches everything and frees. */
 void probeset__free(struct probeset *ps);
 

@@ -62,33 +62,73 @@ static void dispose_link(struct uprobe_link *l, void *arg)
 		uprobe_link__destroy(l);
 }
 
+/* The mirror asks as a cycle begins: a window asked for, else the front-end, else the plan. */
+static enum window_mode cycle_mode(void *ctx, const struct target *ct, uint32_t k)
+{
+	struct session *s = ctx;
+	struct target *t = session_find(s, ct->pid);
+
+	if (!t)
+		return MODE_OFF;
+	if (t->asked) {
+		t->mode = t->asked_mode;
+		t->asked = false;
+	} else {
+		t->mode = s->h.cycle_mode ? s->h.cycle_mode(s->h.ctx, t, k) : t->plan.mode;
+	}
+	/* A mode whose programs were not loaded attaches nothing. */
+	if (!(s->o.modes & 1u << t->mode))
+		t->mode = MODE_OFF;
+	return t->mode;
+}
+
+static int cycle_dir(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len)
+{
+	struct session *s = ctx;
+
+	return s->h.cycle_dir(s->h.ctx, t, k, buf, len);
+}
+
+static void step_done(void *ctx, const struct target *t, const struct cycle_step_info *si)
+{
+	struct session *s = ctx;
+
+	if (s->h.step_done)
+		s->h.step_done(s->h.ctx, t, si);
+}
+
+static void cycle_done(void *ctx, const struct target *t, const struct cycle_info *ci)
+{
+	struct session *s = ctx;
+
+	if (s->h.cycle_done)
+		s->h.cycle_done(s->h.ctx, t, ci);
+}
+
 static void setup_env(struct session *s)
 {
 	struct cycle_env *c = &s->cenv;
 
-	c->out = s->o.out;
-	c->run_base = s->o.run_base;
 	c->host = s->o.host;
-	c->steps = s->o.step != NULL;
 	c->grace_ns = GRACE_NS;
-	c->cupti = s->o.mode == MODE_CUPTI;
 	c->cupti_wait_ns = (uint64_t)(s->o.cupti_wait * 1e9);
-	c->sched = s->o.sched;
-	if (!s->o.step) {
-		/* No steps: one active window from the start to the end. */
-		memset(&c->sched, 0, sizeof(c->sched));
-		c->sched.active = UINT32_MAX;
-	}
 	c->mono_to_real = clock_mono_to_real_offset();
+	c->ctx = s;
+	c->cycle_mode = cycle_mode;
+	c->cycle_dir = cycle_dir;
+	c->step_done = step_done;
+	c->cycle_done = cycle_done;
 	s->penv = (struct probe_env){
-		.step = s->o.step, .cupti = c->cupti, .dispose = dispose_link, .dispose_arg = s,
+		.cupti = s->o.modes & 1u << MODE_CUPTI, .dispose = dispose_link, .dispose_arg = s,
 	};
+	/* No steps and no slices: one active window from the start to the end. */
+	s->one_cycle.sched.active = UINT32_MAX;
 }
 
 /* What a launch probe hit costs here, measured before any target is probed. */
 static void calibrate(struct session *s)
 {
-	int err = bpfobj__calibrate(s->bpf, s->o.mode == MODE_LATENCY, s->events,
+	int err = bpfobj__calibrate(s->bpf, s->o.plan.mode == MODE_LATENCY, s->events,
 				    &s->cenv.probe_ns);
 
 	if (err) {
@@ -105,9 +145,9 @@ static int load(struct session *s)
 {
 	struct bpfobj_opts bo = {
 		.ringbuf_bytes = s->o.ringbuf_bytes,
-		.latency = s->o.mode == MODE_LATENCY,
-		.steps = s->o.step != NULL,
-		.cupti = s->o.mode == MODE_CUPTI,
+		.latency = s->o.modes & 1u << MODE_LATENCY,
+		.steps = s->o.steps,
+		.cupti = s->o.modes & 1u << MODE_CUPTI,
 	};
 
 	s->bpf = bpfobj__load(&bo);
@@ -119,6 +159,8 @@ static int load(struct session *s)
 		p_err("cannot start the guardian process: %s", strerror(errno));
 		return -errno;
 	}
+	/* A turn takes about what both rings can hold (the smallest record is 16 bytes). */
+	s->ring_events = (long)((s->o.ringbuf_bytes + CUPROBE_CTRL_RING) / 16);
 	s->ctrl = ring_buffer__new(bpfobj__ctrl_fd(s->bpf), session_ctrl_event, s, NULL);
 	s->events = ring_buffer__new(bpfobj__events_fd(s->bpf), session_data_event, s, NULL);
 	if (!s->ctrl || !s->events)
@@ -193,29 +235,43 @@ static int add_target(struct session *s, struct target *t)
 	return 0;
 }
 
+/* How a plan's steps are counted, and the schedule the loader's mirror follows. */
+static enum cycle_clock plan_clock(const struct target_plan *p)
+{
+	return p->step ? CLOCK_STEPS : p->slice_ns ? CLOCK_SLICES : CLOCK_ONE;
+}
+
 /*
  * Step 0 of a target starts now: its entries in BPF, its cycles, its
- * probeset, and whether its launch probes start attached.
+ * probeset, and whether its launch probes start attached. Without a step
+ * probe, BPF's phase stays RECORD and the probes' presence is the window.
  */
-static int setup_target(struct session *s, struct target *t)
+static int setup_target(struct session *s, struct target *t, const struct target_plan *p)
 {
-	__u32 phase = schedule_action(&s->cenv.sched, 0);
+	enum cycle_clock clock = plan_clock(p);
+	const struct schedule *sched = clock == CLOCK_ONE ? &s->one_cycle.sched : &p->sched;
+	__u32 phase = schedule_action(sched, 0);
+	uint64_t now = clock_mono_ns();
 	int err;
 
-	t->conf.sched = s->cenv.sched;
-	t->conf.step_every = s->o.step_every ?: 1;
-	err = bpfobj__add_proc(s->bpf, t->pid, &t->conf, pack_state(0, phase));
+	t->plan = *p;
+	t->conf.sched = *sched;
+	t->conf.step_every = p->step_every ?: 1;
+	err = bpfobj__add_proc(s->bpf, t->pid, &t->conf,
+			       pack_state(0, clock == CLOCK_STEPS ? phase : PHASE_RECORD));
 	if (err)
 		return err;
-	t->cycles = proc_cycles__new(&s->cenv, t, clock_mono_ns());
-	t->probes = probeset__new(&s->penv, t->pid);
+	t->slice_next = now + p->slice_ns;
+	t->cycles = proc_cycles__new(&s->cenv, t, now, sched, clock);
+	t->probes = probeset__new(&s->penv, t->pid, p->step);
 	if (!t->cycles || !t->probes)
 		return -ENOMEM;
 	session_want_probes(s, t, phase_probes(phase));
 	return epoll_add(s->epfd, t->pidfd, TAG(TAG_TARGET, t->pid));
 }
 
-static struct target *new_target(struct session *s, pid_t pid, bool child, int *err)
+static struct target *new_target(struct session *s, pid_t pid, bool child,
+				 const struct target_plan *p, int *err)
 {
 	struct target *t = calloc(1, sizeof(*t));
 
@@ -230,7 +286,7 @@ static struct target *new_target(struct session *s, pid_t pid, bool child, int *
 		free(t);
 		return NULL;
 	}
-	*err = setup_target(s, t);
+	*err = setup_target(s, t, p);
 	return t;
 }
 
@@ -241,13 +297,18 @@ static void tell_step_missing(struct session *s, struct target *t, bool final)
 
 	session_suggest_step(s, t, close, sizeof(close));
 	log_msg(final ? LOG_ERROR : LOG_WARN, "step probe %s %s in the %zu objects of pid %d (%s)%s%s%s",
-		step_spec__str(s->o.step), final ? "was never found" : "not found yet",
+		step_spec__str(t->plan.step), final ? "was never found" : "not found yet",
 		t->facts.nobjs, t->pid, t->comm, close[0] ? "; close matches: " : "", close,
 		final ? "; check --step (cuprobe record --help)" :
 			"; waiting for a library that defines it");
 }
 
 int session__attach(struct session *s, pid_t pid)
+{
+	return session__attach_plan(s, pid, &s->o.plan);
+}
+
+int session__attach_plan(struct session *s, pid_t pid, const struct target_plan *p)
 {
 	struct target *t;
 	char msg[256];
@@ -258,9 +319,12 @@ int session__attach(struct session *s, pid_t pid)
 		p_err("%s", msg);
 		return err;
 	}
-	t = new_target(s, pid, false, &err);
+	if (session_find(s, pid))
+		return -EEXIST;
+	t = new_target(s, pid, false, p, &err);
 	if (!err)
 		err = session_submit(s, t, JOB_SCAN, 0, NULL);
+	t->scanning = !err;
 	prober__drain(s->prober);
 	if (!err && t->facts.err == -ESRCH)
 		err = -ESRCH;
@@ -278,9 +342,9 @@ int session__attach(struct session *s, pid_t pid)
 		p_info("pid %d (%s) has no CUDA library mapped yet: watching for one to be loaded",
 		       pid, t->comm);
 	}
-	if (s->o.step && !t->facts.step_found)
+	if (p->step && !t->facts.step_found)
 		tell_step_missing(s, t, false);
-	if (s->o.mode == MODE_CUPTI && !t->facts.agent_found)
+	if (p->mode == MODE_CUPTI && !t->facts.agent_found)
 		p_warn("pid %d (%s) has no cuprobe agent loaded: --cupti needs the process "
 		       "started with CUDA_INJECTION64_PATH or LD_PRELOAD naming "
 		       "libcuprobe-agent.so (README: --cupti); recording launches only",
@@ -335,7 +399,7 @@ static int prepare_child(struct session *s, pid_t pid, const char *exe)
 	struct target *t;
 	int err;
 
-	t = new_target(s, pid, true, &err);
+	t = new_target(s, pid, true, &s->o.plan, &err);
 	if (err)
 		return err;
 	s->command = pid;
@@ -343,9 +407,9 @@ static int prepare_child(struct session *s, pid_t pid, const char *exe)
 	prober__drain(s->prober);
 	if (!err)
 		err = t->facts.err;
-	if (!err && s->o.step && !t->facts.step_found && s->o.step->kind == STEP_SYMBOL)
+	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_SYMBOL)
 		p_info("step symbol %s is not in %s: looking for it in libraries as they load",
-		       s->o.step->symbol, exe);
+		       t->plan.step->symbol, exe);
 	return err;
 }
 
@@ -422,39 +486,157 @@ static int stop_cycles(struct session *s, struct target *t)
 	return err;
 }
 
-/* Reads both rings to their end: ctrl first, so every launch finds its step. */
-static int consume(struct session *s)
+bool session_consume(struct session *s, struct ring_buffer *rb)
 {
-	int n = ring_buffer__consume(s->ctrl);
+	int n = ring_buffer__consume(rb);
 
-	if (n >= 0)
-		n = ring_buffer__consume(s->events);
+	if (n == -EAGAIN) {
+		s->backlog = true;
+		return false;
+	}
 	if (n < 0 && !s->err)
 		s->err = n;
+	return true;
+}
+
+/*
+ * Reads both rings, ctrl first so that every launch finds its step, taking
+ * at most about what the rings hold: producers that outrun cuprobe cannot
+ * keep it here, away from answering holds and writing cycles.
+ */
+static int consume(struct session *s)
+{
+	s->budget = s->ring_events;
+	s->backlog = false;
+	if (session_consume(s, s->ctrl))
+		session_consume(s, s->events);
 	return s->err;
+}
+
+/*
+ * The end of a target, by exit or detach: what it made is placed, its
+ * cycles are written, its probes go out; once they are, session_remove
+ * frees it.
+ */
+static void end_target(struct session *s, struct target *t)
+{
+	consume(s);
+	if (stop_cycles(s, t) && !s->err)
+		s->err = -EIO;
+	if (t->plan.step && !t->facts.step_found) {
+		tell_step_missing(s, t, true);
+		if (!s->err)
+			s->err = -ENOENT;
+	}
+	if (!t->exited)
+		session_answer_hold(s, t);
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+	t->gone = true;
+	if (s->h.exited)
+		s->h.exited(s->h.ctx, t);
+	if (!t->probes || session_submit(s, t, JOB_FREE, 0, NULL))
+		session_remove(s, t);
 }
 
 static void on_target_exit(struct session *s, struct target *t)
 {
 	siginfo_t si;
 
-	if (t->exited)
+	if (t->gone)
 		return;
 	if (t->child) {
 		memset(&si, 0, sizeof(si));
 		if (waitid(P_PID, t->pid, &si, WEXITED | WNOHANG) || si.si_pid != t->pid)
 			return;
 		t->status = si.si_code == CLD_EXITED ? si.si_status << 8 : si.si_status;
+		if (t->pid == s->command) {
+			s->command_done = true;
+			s->command_status = t->status;
+		}
 	}
 	t->exited = true;
 	t->hold_since = 0;
-	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
-	/* Everything it made is in the rings by now: place it, then write its cycles. */
-	consume(s);
-	if (stop_cycles(s, t) && !s->err)
-		s->err = -EIO;
-	if (t->probes)
-		session_submit(s, t, JOB_FREE, 0, NULL);
+	end_target(s, t);
+}
+
+void session_remove(struct session *s, struct target *t)
+{
+	for (size_t i = 0; i < s->ntargets; i++) {
+		if (s->targets[i] != t)
+			continue;
+		s->targets[i] = s->targets[--s->ntargets];
+		s->last = 0;
+		break;
+	}
+	bpfobj__remove_proc(s->bpf, t->pid);
+	proc_cycles__free(t->cycles);
+	target__release(t);
+	free(t);
+}
+
+int session__detach(struct session *s, pid_t pid)
+{
+	struct target *t = session_find(s, pid);
+
+	if (!t || t->gone)
+		return -ESRCH;
+	end_target(s, t);
+	return 0;
+}
+
+const struct target *session__target(const struct session *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->ntargets; i++)
+		if (s->targets[i]->pid == pid && !s->targets[i]->gone)
+			return s->targets[i];
+	return NULL;
+}
+
+int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
+		    enum window_mode mode)
+{
+	struct schedule w = { .warmup = warmup, .active = active ? active : 1, .repeat = 1 };
+	struct target *t = session_find(s, pid);
+	struct cycle_status st;
+
+	if (!t || t->gone)
+		return -ESRCH;
+	proc_cycles__status(t->cycles, &st);
+	if (st.phase != PHASE_NONE || t->asked)
+		return -EBUSY;
+	t->asked = true;
+	t->asked_mode = mode;
+	t->conf.sched = w;
+	if (plan_clock(&t->plan) == CLOCK_SLICES) {
+		t->slice_base = t->slice + 1;
+		proc_cycles__set_schedule(t->cycles, &w, t->slice_base);
+		return 0;
+	}
+	/* BPF counts the new schedule from the next step hit; the mirror estimates it. */
+	t->conf.gen++;
+	proc_cycles__set_schedule(t->cycles, &w, st.step + 1);
+	return bpfobj__set_conf(s->bpf, t->pid, &t->conf);
+}
+
+/* Time slices: the loader ends a slice as a step probe would end a step. */
+static void end_slice(struct session *s, struct target *t, uint64_t now)
+{
+	struct step_event e = {
+		.type = REC_STEP, .tgid = t->pid, .tid = t->pid, .ts_ns = now,
+	};
+	struct proc_state ps;
+
+	if (bpfobj__proc_state(s->bpf, t->pid, &ps))
+		return;
+	e.step = ++t->slice;
+	e.phase = schedule_action(&t->conf.sched, t->slice - t->slice_base);
+	e.launch_hits = ps.launch_hits;
+	e.drops = ps.drops;
+	e.nested = ps.nested;
+	t->slice_next += t->plan.slice_ns;
+	if (t->slice_next < now)
+		t->slice_next = now + t->plan.slice_ns; /* cuprobe was late: slices restart from now */
+	session_step(s, t, &e);
 }
 
 /*
@@ -468,6 +650,10 @@ static void watch_targets(struct session *s, uint64_t now)
 		struct target *t = s->targets[i];
 		struct proc_state ps;
 
+		if (t->gone)
+			continue;
+		if (plan_clock(&t->plan) == CLOCK_SLICES && now >= t->slice_next)
+			end_slice(s, t, now);
 		if (t->hold_since && now - t->hold_since > HOLD_MAX_NS) {
 			p_warn("pid %d: its new libraries took over %llu ms to probe: continued "
 			       "first; their first launches may be missed", t->pid,
@@ -477,11 +663,12 @@ static void watch_targets(struct session *s, uint64_t now)
 		if (now - s->polled < POLL_STATE_NS || t->exited ||
 		    bpfobj__proc_state(s->bpf, t->pid, &ps) || ps.lost_ctrl == t->lost_ctrl)
 			continue;
-		p_warn("pid %d: %llu step, library or thread events were lost (ctrl ring full): "
-		       "looking at its libraries again", t->pid,
-		       (unsigned long long)(ps.lost_ctrl - t->lost_ctrl));
+		log_msg(t->lost_ctrl ? LOG_DEBUG : LOG_WARN,
+			"pid %d: %llu step, library or thread events were lost (ctrl ring full): "
+			"looking at its libraries again", t->pid,
+			(unsigned long long)(ps.lost_ctrl - t->lost_ctrl));
 		t->lost_ctrl = ps.lost_ctrl;
-		session_submit(s, t, JOB_SCAN, 0, NULL);
+		session_rescan(s, t);
 	}
 	if (now - s->polled >= POLL_STATE_NS)
 		s->polled = now;
@@ -539,23 +726,23 @@ int session__dispatch(struct session *s)
 	return s->err;
 }
 
+bool session__busy(const struct session *s)
+{
+	return s->backlog;
+}
+
 bool session__alive(const struct session *s)
 {
 	for (size_t i = 0; i < s->ntargets; i++)
-		if (!s->targets[i]->exited)
+		if (!s->targets[i]->gone)
 			return true;
 	return false;
 }
 
 bool session__command_status(const struct session *s, int *status)
 {
-	for (size_t i = 0; i < s->ntargets; i++) {
-		if (s->targets[i]->pid == s->command && s->targets[i]->exited) {
-			*status = s->targets[i]->status;
-			return true;
-		}
-	}
-	return false;
+	*status = s->command_status;
+	return s->command_done;
 }
 
 void session__end_command(struct session *s, int grace_ms)
@@ -563,7 +750,7 @@ void session__end_command(struct session *s, int grace_ms)
 	struct target *t = s->command ? session_find(s, s->command) : NULL;
 	struct pollfd pfd;
 
-	if (!t || t->exited)
+	if (!t || t->gone)
 		return;
 	pfd = (struct pollfd){ .fd = t->pidfd, .events = POLLIN };
 	/* cuprobe's own child: continued whatever holds it, so that it can take SIGTERM. */
@@ -583,7 +770,7 @@ static bool agents_waiting(struct session *s, const bool *open, uint64_t since)
 	for (size_t i = 0; i < s->ntargets; i++) {
 		struct target *t = s->targets[i];
 
-		if (open[i] && !t->exited && t->cycles &&
+		if (open[i] && !t->gone && t->cycles &&
 		    !proc_cycles__flushed_since(t->cycles, since))
 			return true;
 	}
@@ -599,7 +786,7 @@ static void drain_agents(struct session *s)
 	uint64_t since = clock_mono_ns(), deadline = since + s->cenv.cupti_wait_ns;
 	bool *open = calloc(s->ntargets ? s->ntargets : 1, sizeof(*open));
 
-	if (s->o.mode != MODE_CUPTI || !open) {
+	if (!(s->o.modes & 1u << MODE_CUPTI) || !open) {
 		free(open);
 		return;
 	}
@@ -608,7 +795,7 @@ static void drain_agents(struct session *s)
 	for (size_t i = 0; i < s->ntargets; i++) {
 		struct target *t = s->targets[i];
 
-		open[i] = t->want.agent && t->facts.agent_found && !t->exited;
+		open[i] = t->want.agent && t->facts.agent_found && !t->gone;
 		session_want_probes(s, t, false);
 	}
 	prober__drain(s->prober);
@@ -639,25 +826,25 @@ static void tell_counters(struct session *s)
 
 int session__finish(struct session *s)
 {
-	int ret = 0;
-
 	log_status_end();
 	prober__drain(s->prober);
 	consume(s);
 	drain_agents(s);
 	consume(s);
-	for (size_t i = 0; i < s->ntargets; i++) {
-		struct target *t = s->targets[i];
+	/* end_target takes each target out of the list. */
+	while (s->ntargets) {
+		struct target *t = s->targets[0];
 
-		if (stop_cycles(s, t))
-			ret = -EIO;
-		if (s->o.step && !t->facts.step_found) {
-			tell_step_missing(s, t, true);
-			ret = -ENOENT;
+		if (t->gone) {
+			prober__drain(s->prober);
+			if (s->ntargets && s->targets[0] == t)
+				session_remove(s, t); /* its free job could not be sent */
+			continue;
 		}
+		end_target(s, t);
 	}
 	tell_counters(s);
-	return ret ?: s->err;
+	return s->err;
 }
 
 /*
@@ -670,12 +857,12 @@ static void let_go(struct session *s)
 	for (size_t i = 0; i < s->ntargets; i++)
 		if (s->targets[i]->probes)
 			session_submit(s, s->targets[i], JOB_FREE, 0, NULL);
-	prober__free(s->prober);
+	prober__drain(s->prober);
 	prober__free(s->reaper);
-	s->prober = s->reaper = NULL;
+	s->reaper = NULL;
 	s->leaving = true;
 	if (s->ctrl)
-		ring_buffer__consume(s->ctrl);
+		consume(s);
 	for (size_t i = 0; i < s->ntargets; i++)
 		if (!s->targets[i]->exited)
 			session_answer_hold(s, s->targets[i]);
@@ -683,15 +870,13 @@ static void let_go(struct session *s)
 	s->guard = NULL;
 }
 
-static void free_target(struct session *s, struct target *t)
+/* cuprobe's own command never outlives it unseen (record ended it already). */
+static void free_target(struct target *t)
 {
-	/* cuprobe's own command never outlives it unseen (record ended it already). */
 	if (t->child && !t->exited) {
 		kill(t->pid, SIGKILL);
 		waitpid(t->pid, NULL, 0);
 	}
-	if (s->bpf)
-		bpfobj__remove_proc(s->bpf, t->pid);
 	proc_cycles__free(t->cycles);
 	target__release(t);
 	free(t);
@@ -703,10 +888,11 @@ void session__free(struct session *s)
 		return;
 	if (s->prober)
 		let_go(s);
+	prober__free(s->prober);
 	prober__free(s->reaper);
 	guard__release(s->guard);
 	for (size_t i = 0; i < s->ntargets; i++)
-		free_target(s, s->targets[i]);
+		free_target(s->targets[i]);
 	free(s->targets);
 	ring_buffer__free(s->ctrl);
 	ring_buffer__free(s->events);

@@ -23,37 +23,37 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cuprobe.h"
+#include "cycle.h"
+#include "target.h"
 
-struct session;
 struct step_spec;
 struct target;
-struct cycle_status;
-
-/* What a window attaches from its warmup step to its end. */
-enum window_mode {
-	MODE_OFF,	/* the step probe only: a baseline */
-	MODE_BPF,	/* launch probes */
-	MODE_CUPTI,	/* launch probes and the agent's CUPTI records */
-	MODE_LATENCY,	/* launch and return probes */
-};
 
 struct session_opts {
-	const char *out;		/* trace folder */
-	long run_base;			/* cycle k goes to OUT/run_<run_base + k> */
 	const char *host;
 	uint64_t ringbuf_bytes;		/* the events ring */
-	const struct step_spec *step;	/* NULL: no steps, a process is one cycle */
-	struct schedule sched;		/* with step */
-	uint32_t step_every;
-	enum window_mode mode;
+	unsigned int modes;		/* 1 << mode for every mode a window may use */
+	bool steps;			/* some target may have a step probe */
 	double cupti_wait;		/* seconds a finished cycle waits for its GPU records */
+	struct target_plan plan;	/* for session__spawn and session__attach */
 };
 
+/* What a front-end hears; every hook may be NULL. All run on the session's thread. */
 struct session_hooks {
 	void *ctx;
-	/* A target began a step (status lines); changed: its phase is not the last step's. */
+	/* A target began a step; changed: its phase is not the last step's. */
 	void (*step)(void *ctx, const struct target *t, const struct cycle_status *st,
 		     bool changed);
+	/* A step ended (step times per mode). */
+	void (*step_done)(void *ctx, const struct target *t, const struct cycle_step_info *si);
+	/* The mode of t's cycle k, asked as it begins; NULL: the plan's. */
+	enum window_mode (*cycle_mode)(void *ctx, const struct target *t, uint32_t k);
+	/* The folder of t's cycle k (made if missing). Required. 0 or -errno. */
+	int (*cycle_dir)(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len);
+	/* A cycle was written (or failed, or had no trace: MODE_OFF). */
+	void (*cycle_done)(void *ctx, const struct target *t, const struct cycle_info *ci);
+	/* A target exited (its cycles are written). */
+	void (*exited)(void *ctx, const struct target *t);
 };
 
 /* Loads the probes, starts the guardian and the prober, calibrates. NULL and errno. */
@@ -70,13 +70,28 @@ void session__free(struct session *s);
  * set, and the signal mask mask). 0 or -errno, with the message printed.
  */
 int session__spawn(struct session *s, char **argv, const char *agent, const sigset_t *mask);
-/* Records a running process from now on. 0 or -errno, with the message printed. */
+/* Records a running process from now on, with the session's plan. 0 or -errno (printed). */
 int session__attach(struct session *s, pid_t pid);
+/* The same with a plan of its own (the plan's step spec must outlive the session). */
+int session__attach_plan(struct session *s, pid_t pid, const struct target_plan *p);
+/* Stops recording pid: its open cycles are written, its probes detached. 0 or -ESRCH. */
+int session__detach(struct session *s, pid_t pid);
+/*
+ * Opens a window at pid's next step (or slice): warmup steps, then active
+ * ones, in mode; then nothing until the next window. 0, -ESRCH, or -EBUSY
+ * while a window is open.
+ */
+int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
+		    enum window_mode mode);
+/* The target with that pid, or NULL. */
+const struct target *session__target(const struct session *s, pid_t pid);
 
 /* Readable (epoll) when the session has something to do. */
 int session__fd(const struct session *s);
 /* Does what is due: events, prober results, exits, holds, cycles to write. 0 or -errno. */
 int session__dispatch(struct session *s);
+/* The rings held more than one turn takes: call session__dispatch again without waiting. */
+bool session__busy(const struct session *s);
 /* Some target still runs. */
 bool session__alive(const struct session *s);
 /* The process started by session__spawn: its wait status, once it has exited. */

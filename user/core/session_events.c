@@ -45,7 +45,7 @@ static int on_launch(struct session *s, const struct launch_event *e)
 	if (!t || e->api >= API__COUNT || !t->cycles)
 		return 0;
 	if (proc_cycles__ahead(t->cycles, e))
-		ring_buffer__consume(s->ctrl);
+		session_consume(s, s->ctrl);
 	unnamed = kernel_name(s, e, handle, sizeof(handle), &kernel);
 	return proc_cycles__launch(t->cycles, e, kernel, unnamed, ++s->correlation);
 }
@@ -65,33 +65,37 @@ int session_data_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
 	__u32 type = size >= sizeof(__u32) ? *(__u32 *)data : 0;
+	int err = 0;
 
 	if (type == REC_LAUNCH && size >= sizeof(struct launch_event))
-		return on_launch(s, data);
-	if (type == REC_AGENT && size >= offsetof(struct agent_chunk_event, data))
+		err = on_launch(s, data);
+	else if (type == REC_AGENT && size >= offsetof(struct agent_chunk_event, data))
 		on_agent(s, data, size);
-	return 0;
+	if (err)
+		return err;
+	/* The turn's share is taken: the rest waits for the next turn (session_consume). */
+	return --s->budget > 0 ? 0 : -EAGAIN;
 }
 
 /* Warmup is there to absorb the attach: say so when it was too short to. */
-void session_check_warmup(struct session *s, struct target *t, uint64_t step, uint64_t ts)
+void session_check_warmup(struct target *t, uint64_t step, uint64_t ts)
 {
 	uint64_t since = t->facts.probes_since;
 
-	if (s->o.mode == MODE_OFF || (since && since <= ts))
+	if (t->mode == MODE_OFF || (since && since <= ts))
 		return;
 	p_warn("pid %d: step %lu began before the launch probes were in: its first launches are "
 	       "missed; give warmup more time (warmup=2, or longer steps)", t->pid,
 	       (unsigned long)step);
 }
 
-static void on_step(struct session *s, const struct step_event *e)
+/* A step boundary, from BPF or a time slice's end. */
+void session_step(struct session *s, struct target *t, const struct step_event *e)
 {
-	struct target *t = session_find(s, e->tgid);
 	struct cycle_status before, after;
 	int err;
 
-	if (!t || !t->cycles)
+	if (!t->cycles)
 		return;
 	proc_cycles__status(t->cycles, &before);
 	err = proc_cycles__step(t->cycles, e);
@@ -101,15 +105,23 @@ static void on_step(struct session *s, const struct step_event *e)
 	session_want_probes(s, t, phase_probes(after.phase));
 	if (before.phase == PHASE_WARMUP && phase_records(after.phase)) {
 		/* The attach's answer may still be on its way: check once it is in. */
-		if (t->jobs) {
+		if (t->attaching) {
 			t->warm_step = e->step;
 			t->warm_ts = e->ts_ns;
 		} else {
-			session_check_warmup(s, t, e->step, e->ts_ns);
+			session_check_warmup(t, e->step, e->ts_ns);
 		}
 	}
 	if (s->h.step)
 		s->h.step(s->h.ctx, t, &after, before.phase != after.phase);
+}
+
+static void on_step(struct session *s, const struct step_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+
+	if (t)
+		session_step(s, t, e);
 }
 
 static void on_thread(struct session *s, const struct thread_event *e)
@@ -141,11 +153,7 @@ static void on_libmap(struct session *s, const struct libmap_event *e)
 		session_answer_hold(s, t);
 		return;
 	}
-	/* Read while the process is held: its map is the one the new probes are for. */
-	target__refresh_identity(t);
-	symbols__refresh(s->syms, t->pid);
-	if (session_submit(s, t, JOB_SCAN, e->seq, NULL))
-		session_answer_hold(s, t);
+	session_rescan(s, t);
 }
 
 int session_ctrl_event(void *ctx, void *data, size_t size)
@@ -159,5 +167,5 @@ int session_ctrl_event(void *ctx, void *data, size_t size)
 		on_libmap(s, data);
 	else if (type == REC_THREAD && size >= sizeof(struct thread_event))
 		on_thread(s, data);
-	return 0;
+	return --s->budget > 0 ? 0 : -EAGAIN;
 }

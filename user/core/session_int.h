@@ -23,6 +23,7 @@ struct symbols;
 
 struct session {
 	struct session_opts o;
+	struct target_plan one_cycle;	/* the schedule of a target without steps or slices */
 	struct session_hooks h;
 	struct bpfobj *bpf;
 	struct guard *guard;
@@ -36,10 +37,15 @@ struct session {
 	size_t ntargets, cap;
 	size_t last;		/* the target the latest event named */
 	pid_t command;		/* started by session__spawn; 0 when none */
+	bool command_done;	/* it has exited, with command_status */
+	int command_status;
 	int epfd;
 	uint64_t correlation;
 	uint64_t polled;	/* when targets' counters were last looked at */
 	bool leaving;		/* holds are answered at once: cuprobe is going */
+	long budget;		/* events this turn may still take from the rings */
+	long ring_events;	/* a turn's budget */
+	bool backlog;		/* the rings held more than a turn takes */
 	bool guard_gone;	/* the guardian died: said once */
 	char suggest[512];	/* the latest JOB_SUGGEST answer */
 	int err;		/* cuprobe's own failure, -errno */
@@ -67,9 +73,15 @@ int session_submit(struct session *s, struct target *t, enum probe_job_kind kind
 void session_want_probes(struct session *s, struct target *t, bool on);
 void session_answer_hold(struct session *s, struct target *t);
 void session_suggest_step(struct session *s, struct target *t, char *buf, size_t len);
+void session_remove(struct session *s, struct target *t);
+/* Reads a ring within this turn's budget; false when it held more. */
+bool session_consume(struct session *s, struct ring_buffer *rb);
+/* Looks at t's maps again (library loaded, events lost); one scan at a time. */
+void session_rescan(struct session *s, struct target *t);
 /* session_events.c */
+void session_step(struct session *s, struct target *t, const struct step_event *e);
 int session_ctrl_event(void *ctx, void *data, size_t size);
 int session_data_event(void *ctx, void *data, size_t size);
-void session_check_warmup(struct session *s, struct target *t, uint64_t step, uint64_t ts);
+void session_check_warmup(struct target *t, uint64_t step, uint64_t ts);
 
 #endif /* SESSION_INT_H */

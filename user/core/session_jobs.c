@@ -16,6 +16,7 @@
 #include "prober.h"
 #include "session_int.h"
 #include "step.h"
+#include "symbols.h"
 
 /* On the prober thread: the probeset is the prober's, the job carries the rest. */
 static void job_run(void *arg)
@@ -67,8 +68,13 @@ static void job_done(void *arg)
 	struct session *s = j->s;
 	struct target *t = session_find(s, j->pid);
 
-	if (!t || j->kind == JOB_FREE)
+	if (!t)
 		goto out;
+	/* Its probes are out: its entries in BPF and the target itself can go. */
+	if (j->kind == JOB_FREE) {
+		session_remove(s, t);
+		goto out;
+	}
 	t->jobs--;
 	if (j->facts.err && j->facts.err != -ESRCH && j->facts.err != -ENOENT)
 		p_warn("pid %d: cannot %s: %s", t->pid,
@@ -79,10 +85,16 @@ static void job_done(void *arg)
 	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC)
 		tell_scan(t, &j->facts);
 	t->facts = j->facts;
-	if (j->kind == JOB_SCAN && j->hold_seq && j->hold_seq == t->hold_seq)
-		session_answer_hold(s, t);
-	if (!t->jobs && t->warm_ts) {
-		session_check_warmup(s, t, t->warm_step, t->warm_ts);
+	if (j->kind == JOB_SCAN) {
+		t->scanning = false;
+		if (j->hold_seq && j->hold_seq == t->hold_seq)
+			session_answer_hold(s, t);
+		if (t->rescan)
+			session_rescan(s, t);
+	}
+	/* The attach a warmup asked for is in: was it in before the active step began? */
+	if (j->kind == JOB_SET && j->want.launch && !--t->attaching && t->warm_ts) {
+		session_check_warmup(t, t->warm_step, t->warm_ts);
 		t->warm_ts = 0;
 	}
 out:
@@ -111,19 +123,18 @@ int session_submit(struct session *s, struct target *t, enum probe_job_kind kind
 		return err;
 	}
 	t->jobs++;
-	if (kind == JOB_FREE) {
+	t->attaching += kind == JOB_SET && j->want.launch;
+	if (kind == JOB_FREE)
 		t->probes = NULL;
-		t->jobs--; /* its answer names no target */
-	}
 	return 0;
 }
 
 void session_want_probes(struct session *s, struct target *t, bool on)
 {
 	struct probe_want w = {
-		.launch = on && s->o.mode != MODE_OFF,
-		.latency = on && s->o.mode == MODE_LATENCY,
-		.agent = on && s->o.mode == MODE_CUPTI,
+		.launch = on && t->mode != MODE_OFF,
+		.latency = on && t->mode == MODE_LATENCY,
+		.agent = on && t->mode == MODE_CUPTI,
 	};
 
 	if (!memcmp(&w, &t->want, sizeof(w)) || !t->probes)
@@ -150,6 +161,27 @@ void session_answer_hold(struct session *s, struct target *t)
 		       strerror(errno));
 	t->hold_since = 0;
 	t->held = false;
+}
+
+/*
+ * Read while the process is held: its map is the one the new probes are
+ * for. Events that come while a scan runs ask for one more after it, with
+ * the latest hold: a flood of them is one scan, not thousands.
+ */
+void session_rescan(struct session *s, struct target *t)
+{
+	if (t->scanning) {
+		t->rescan = true;
+		return;
+	}
+	t->rescan = false;
+	target__refresh_identity(t);
+	symbols__refresh(s->syms, t->pid);
+	if (session_submit(s, t, JOB_SCAN, t->hold_since ? t->hold_seq : 0, NULL)) {
+		session_answer_hold(s, t);
+		return;
+	}
+	t->scanning = true;
 }
 
 void session_suggest_step(struct session *s, struct target *t, char *buf, size_t len)

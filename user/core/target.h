@@ -13,9 +13,22 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cuprobe.h"
+#include "cycle.h"
 #include "probeset.h"
 
 struct proc_cycles;
+struct step_spec;
+
+/* How a target's steps and windows go. */
+struct target_plan {
+	const struct step_spec *step;	/* the step probe; NULL: time slices or one cycle */
+	uint64_t slice_ns;		/* without a step probe: slices this long stand in for
+					 * steps; 0: the whole run is one cycle */
+	struct schedule sched;		/* over steps (or slices); ignored for one cycle */
+	uint32_t step_every;
+	enum window_mode mode;		/* what windows attach, unless the cycle_mode hook says */
+};
+
 
 struct target {
 	pid_t pid;
@@ -24,14 +37,24 @@ struct target {
 	int rank, world_size;	/* from RANK / WORLD_SIZE, -1 when unset */
 	bool child;		/* started by cuprobe: reap it */
 	bool exited;
+	bool gone;		/* exited or detached: its cycles are written, its probes going */
 	int status;		/* wait status when child */
+	struct target_plan plan;
 	struct proc_conf conf;	/* what BPF runs for it */
+	enum window_mode mode;	/* the running window's */
+	bool asked;		/* session__window asked for the next window, in asked_mode */
+	enum window_mode asked_mode;
+	/* Time slices: the running slice, when the next begins, and where the schedule counts from. */
+	uint64_t slice, slice_next, slice_base;
 	struct proc_cycles *cycles;
 	struct probeset *probes;	/* the prober's: handed over in jobs, never read here */
 	struct probe_facts facts;	/* the prober's last report */
 	struct probe_want want;	/* what the schedule asks the prober for */
 	bool told_waiting;	/* said that no CUDA library is mapped yet */
 	unsigned int jobs;	/* jobs about it still with the prober */
+	unsigned int attaching;	/* of them, attaches of launch probes */
+	bool scanning;		/* a scan is with the prober */
+	bool rescan;		/* and another is wanted after it */
 	uint64_t warm_step, warm_ts;	/* an active step to check against the attach, once known */
 	/* The library-map hold: the latest stop BPF counted, and whether it is answered. */
 	uint64_t hold_seq;
