@@ -9,7 +9,7 @@
 #include "gpu.h"
 #include "launch.h"
 #include "symbols.h"
-#include "trace.h"
+#include "trace/writer.h"
 
 /* A launch's API record may start this long after the uprobe saw its entry. */
 #define ENTRY_TOLERANCE_NS (50 * 1000ull)

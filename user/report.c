@@ -992,7 +992,7 @@ static int load_whole(struct report *r, const char *path)
 
 /*
  * cuprobe record writes one event a line between these two lines (see
- * user/trace.c), so that its traces can be read a line at a time. Lines are
+ * user/trace/writer.c), so that its traces can be read a line at a time. Lines are
  * bounded so that a file in another layout (one long line) is given up early.
  */
 #define EVENTS_OPEN " \"traceEvents\": ["

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/trace.c. One trace with a launch of every kind is
+ * Unit tests for user/trace/writer.c. One trace with a launch of every kind is
  * written into a scratch folder, then read back twice: with jansson, for the
  * structure and values, and as raw text, for what JSON parsing hides (three
  * decimals on every ts and dur). Smaller traces cover the file's lifecycle.
@@ -23,7 +23,7 @@
 #include <jansson.h>
 #include "agent.h"
 #include "launch.h"
-#include "trace.h"
+#include "trace/writer.h"
 
 #define PID 4242
 #define HOST "node7"

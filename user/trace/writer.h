@@ -3,8 +3,8 @@
  * A Kineto-format trace file, written as events arrive (nothing is held in
  * memory) under a temporary name and renamed into place only when whole.
  */
-#ifndef TRACE_H
-#define TRACE_H
+#ifndef TRACE_WRITER_H
+#define TRACE_WRITER_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -83,4 +83,4 @@ void trace__free(struct trace *t);
 /* Writes s as a JSON string literal, escaped. */
 void json_write_str(FILE *f, const char *s);
 
-#endif /* TRACE_H */
+#endif /* TRACE_WRITER_H */

@@ -10,7 +10,7 @@
 #include "clock.h"
 #include "agent.h"
 #include "launch.h"
-#include "trace.h"
+#include "trace/writer.h"
 
 #define CUPROBE_VERSION "0.2.0"
 
