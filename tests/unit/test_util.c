@@ -520,6 +520,70 @@ static void test_json_writer_escapes(void **state)
 	assert_json_str("\xff\x80y", "\"\\ufffd\\ufffdy\"");
 }
 
+/* Strings are looked at 8 bytes at a time: a byte to escape is found wherever it stands. */
+static void test_json_writer_escape_at_every_position(void **state)
+{
+	static const char odd[] = { '"', '\\', '\n', '\x01', '\x1f', '\xff' };
+	char in[48], want[64];
+
+	(void)state;
+	for (size_t len = 1; len < 40; len++) {
+		for (size_t at = 0; at < len; at++) {
+			for (size_t k = 0; k < sizeof(odd); k++) {
+				const char *esc = odd[k] == '"' ? "\\\"" : odd[k] == '\\' ? "\\\\" :
+						  odd[k] == '\n' ? "\\u000a" : odd[k] == 1 ? "\\u0001" :
+						  odd[k] == 0x1f ? "\\u001f" : "\\ufffd";
+
+				memset(in, 'a', len);
+				in[len] = '\0';
+				in[at] = odd[k];
+				snprintf(want, sizeof(want), "\"%.*s%s%s\"", (int)at, in, esc,
+					 in + at + 1);
+				assert_json_str(in, want);
+			}
+		}
+	}
+}
+
+/* Names that need no scan, given with their length. */
+static void test_json_writer_raw_names(void **state)
+{
+	struct mem_out o;
+	struct json_writer *w;
+
+	(void)state;
+	mem_open(&o);
+	w = o.w;
+	json_writer__start_object(w);
+	json_writer__name_raw(w, JSON_LITERAL("ph"));
+	json_writer__raw(w, "\"X\"", 3);
+	json_writer__field_string_raw(w, JSON_LITERAL("name"), "k<\"q\">");
+	json_writer__field_string_raw(w, JSON_LITERAL("none"), NULL);
+	json_writer__field_u64_raw(w, JSON_LITERAL("pid"), 4242);
+	json_writer__field_i64_raw(w, JSON_LITERAL("value"), -1);
+	json_writer__field_fixed_raw(w, JSON_LITERAL("ts"), -250, 3);
+	json_writer__field_u64_raw(w, JSON_LITERAL("a name longer than sixteen bytes"), 0);
+	json_writer__end_object(w);
+	assert_written(&o, "{\"ph\": \"X\", \"name\": \"k<\\\"q\\\">\", \"none\": null, "
+			   "\"pid\": 4242, \"value\": -1, \"ts\": -0.250, "
+			   "\"a name longer than sixteen bytes\": 0}");
+
+	/* The same members with names that are scanned. */
+	mem_open(&o);
+	w = o.w;
+	json_writer__start_object(w);
+	json_writer__field_string(w, "na\"me", "v");
+	json_writer__field_u64(w, "u", 1);
+	json_writer__field_i64(w, "i", -2);
+	json_writer__field_fixed(w, "f", 1005, 3);
+	json_writer__field_double(w, "d", 0.25, 1);
+	json_writer__field_bool(w, "b", false);
+	json_writer__field_null(w, "n");
+	json_writer__end_object(w);
+	assert_written(&o, "{\"na\\\"me\": \"v\", \"u\": 1, \"i\": -2, \"f\": 1.005, \"d\": 0.2, "
+			   "\"b\": false, \"n\": null}");
+}
+
 /* Every ASCII string comes back unchanged through a JSON parser. */
 static void test_json_writer_round_trips_ascii(void **state)
 {
@@ -1065,6 +1129,8 @@ int main(void)
 		cmocka_unit_test(test_json_writer_double),
 		cmocka_unit_test(test_json_writer_pretty_matches_jansson),
 		cmocka_unit_test(test_json_writer_escapes),
+		cmocka_unit_test(test_json_writer_escape_at_every_position),
+		cmocka_unit_test(test_json_writer_raw_names),
 		cmocka_unit_test(test_json_writer_round_trips_ascii),
 		cmocka_unit_test(test_json_writer_invalid_utf8_is_still_valid_json),
 		cmocka_unit_test(test_json_writer_large_output),

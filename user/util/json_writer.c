@@ -6,32 +6,38 @@
 #include "util/json_writer.h"
 
 /* Large writes: a trace of a million launches is a few hundred of them. */
-#define JW_BUF_SIZE (256u << 10)
+#define JW_BUF_SIZE (1u << 20)
 #define JW_MAX_DEPTH 64
 #define JW_MAX_INDENT 128u
 /* Room for any value but a string: printf's %.17f of the largest double is 327 bytes. */
 #define JW_NUM_MAX 400
 #define JW_MAX_DECIMALS 17u
 #define JW_MAX_FIXED_DECIMALS 18u
+/* A string up to this long is copied while it is scanned for what needs escaping. */
+#define JW_FAST_STRING 512
 
+/* A container around the one open: what it goes back to when that one closes. */
 struct jw_level {
-	unsigned int count;	  /* elements written */
-	unsigned int indent;	  /* of the line its elements are on */
-	unsigned int open_indent; /* of the line it opened on, where it closes */
-	bool lines;		  /* one element a line */
+	unsigned int indent; /* of the line its elements are on */
+	bool lines;	     /* one element a line */
 };
 
 struct json_writer {
 	FILE *f;
 	char *buf;
-	size_t len;
+	char *pos;   /* where the next byte goes */
+	char *limit; /* buf + JW_BUF_SIZE */
 	int err;
-	unsigned int depth;    /* containers open; level[0] is the document */
+	/* The open container, kept here rather than looked up: every value reads it. */
+	bool lines;	     /* one element a line */
+	bool comma;	     /* an element is out: the next one needs a comma */
+	bool after_name;     /* a member's name is out: its value follows the colon */
+	unsigned int indent; /* of the line its elements are on */
+	unsigned int depth;  /* containers open */
 	unsigned int overflow; /* containers opened beyond JW_MAX_DEPTH */
-	bool after_name;       /* a member's name is out: its value follows the colon */
 	unsigned int pretty;
 	int next_lines; /* indent for the next container opened, or -1 */
-	struct jw_level level[JW_MAX_DEPTH + 1];
+	struct jw_level level[JW_MAX_DEPTH];
 };
 
 /* Bytes a string holds as they are: printable ASCII but '"' and '\'. */
@@ -43,6 +49,29 @@ static const unsigned char plain[256] = {
 
 static const char hex_digits[] = "0123456789abcdef";
 
+static const uint64_t powers_of_10[20] = {
+	1ull,
+	10ull,
+	100ull,
+	1000ull,
+	10000ull,
+	100000ull,
+	1000000ull,
+	10000000ull,
+	100000000ull,
+	1000000000ull,
+	10000000000ull,
+	100000000000ull,
+	1000000000000ull,
+	10000000000000ull,
+	100000000000000ull,
+	1000000000000000ull,
+	10000000000000000ull,
+	100000000000000000ull,
+	1000000000000000000ull,
+	10000000000000000000ull,
+};
+
 static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324"
 				  "25262728293031323334353637383940414243444546474849"
 				  "50515253545556575859606162636465666768697071727374"
@@ -52,11 +81,12 @@ struct json_writer *json_writer__new(FILE *f)
 {
 	struct json_writer *w = calloc(1, sizeof(*w));
 
-	if (!w || !(w->buf = malloc(JW_BUF_SIZE))) {
+	if (!w || !(w->pos = w->buf = malloc(JW_BUF_SIZE))) {
 		free(w);
 		errno = ENOMEM;
 		return NULL;
 	}
+	w->limit = w->buf + JW_BUF_SIZE;
 	w->f = f;
 	w->next_lines = -1;
 	return w;
@@ -78,10 +108,12 @@ static void set_error(struct json_writer *w, int err)
 
 int json_writer__flush(struct json_writer *w)
 {
-	if (w->len && fwrite(w->buf, 1, w->len, w->f) != w->len)
+	size_t len = (size_t)(w->pos - w->buf);
+
+	if (len && fwrite(w->buf, 1, len, w->f) != len)
 		set_error(w, errno ? -errno : -EIO);
 	/* After an error the bytes go: the output is lost anyway, and memory stays bounded. */
-	w->len = 0;
+	w->pos = w->buf;
 	return w->err;
 }
 
@@ -93,9 +125,27 @@ int json_writer__error(const struct json_writer *w)
 /* Room for n more bytes, n <= JW_BUF_SIZE; the place to write them. */
 static inline char *room(struct json_writer *w, size_t n)
 {
-	if (JW_BUF_SIZE - w->len < n)
+	if ((size_t)(w->limit - w->pos) < n)
 		json_writer__flush(w);
-	return w->buf + w->len;
+	return w->pos;
+}
+
+/* memcpy for the few bytes of a name or a number, without a call for them. */
+static inline void copy_small(char *dst, const char *src, size_t n)
+{
+	if (n >= 16) {
+		memcpy(dst, src, n);
+	} else if (n >= 8) {
+		memcpy(dst, src, 8);
+		memcpy(dst + n - 8, src + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(dst, src, 4);
+		memcpy(dst + n - 4, src + n - 4, 4);
+	} else if (n) {
+		dst[0] = src[0];
+		dst[n / 2] = src[n / 2];
+		dst[n - 1] = src[n - 1];
+	}
 }
 
 static void put(struct json_writer *w, const void *p, size_t n)
@@ -103,7 +153,7 @@ static void put(struct json_writer *w, const void *p, size_t n)
 	const char *s = p;
 
 	while (n) {
-		size_t chunk = JW_BUF_SIZE - w->len;
+		size_t chunk = (size_t)(w->limit - w->pos);
 
 		if (!chunk) {
 			json_writer__flush(w);
@@ -111,8 +161,8 @@ static void put(struct json_writer *w, const void *p, size_t n)
 		}
 		if (chunk > n)
 			chunk = n;
-		memcpy(w->buf + w->len, s, chunk);
-		w->len += chunk;
+		memcpy(w->pos, s, chunk);
+		w->pos += chunk;
 		s += chunk;
 		n -= chunk;
 	}
@@ -121,28 +171,35 @@ static void put(struct json_writer *w, const void *p, size_t n)
 static inline void put_char(struct json_writer *w, char c)
 {
 	*room(w, 1) = c;
-	w->len++;
+	w->pos++;
 }
 
-/* What comes before an element of the open container: a comma, a line break, an indent. */
-static void separate(struct json_writer *w)
+/* A line break and the indent before an element of a container laid out a line each. */
+static void separate_lines(struct json_writer *w)
 {
-	struct jw_level *l = &w->level[w->depth];
+	char *p = room(w, w->indent + 2);
+
+	if (w->comma)
+		*p++ = ',';
+	*p++ = '\n';
+	memset(p, ' ', w->indent);
+	w->pos = p + w->indent;
+}
+
+/* What comes before an element of the open container: a comma, a space or a line break. */
+static inline void separate(struct json_writer *w)
+{
 	char *p;
 
-	if (!w->depth)
-		return;
-	p = room(w, l->indent + 2);
-	if (l->count++)
-		*p++ = ',';
-	if (l->lines) {
-		*p++ = '\n';
-		memset(p, ' ', l->indent);
-		p += l->indent;
-	} else if (l->count > 1) {
-		*p++ = ' ';
+	if (w->lines) {
+		separate_lines(w);
+	} else if (w->comma) {
+		p = room(w, 2);
+		p[0] = ',';
+		p[1] = ' ';
+		w->pos += 2;
 	}
-	w->len = (size_t)(p - w->buf);
+	w->comma = true;
 }
 
 static inline void begin_value(struct json_writer *w)
@@ -165,8 +222,7 @@ void json_writer__lines(struct json_writer *w, unsigned int indent)
 
 static void start(struct json_writer *w, char open)
 {
-	const struct jw_level *parent = &w->level[w->depth];
-	struct jw_level *l;
+	unsigned int parent_indent = w->indent;
 
 	begin_value(w);
 	put_char(w, open);
@@ -175,24 +231,26 @@ static void start(struct json_writer *w, char open)
 		w->overflow++;
 		return;
 	}
-	l = &w->level[++w->depth];
-	l->count = 0;
-	l->open_indent = parent->indent;
-	l->lines = w->next_lines >= 0 || w->pretty;
+	w->level[w->depth].indent = w->indent;
+	w->level[w->depth++].lines = w->lines;
+	w->comma = false;
+	if (w->next_lines < 0 && !w->pretty) {
+		w->lines = false; /* on one line, at the indent of that line */
+		return;
+	}
+	w->lines = true;
 	if (w->next_lines >= 0)
-		l->indent = (unsigned int)w->next_lines;
-	else if (w->pretty)
-		l->indent = parent->indent + w->pretty;
+		w->indent = (unsigned int)w->next_lines;
 	else
-		l->indent = parent->indent;
-	if (l->indent > JW_MAX_INDENT)
-		l->indent = JW_MAX_INDENT;
+		w->indent = parent_indent + w->pretty;
+	if (w->indent > JW_MAX_INDENT)
+		w->indent = JW_MAX_INDENT;
 	w->next_lines = -1;
 }
 
 static void end(struct json_writer *w, char close)
 {
-	const struct jw_level *l = &w->level[w->depth];
+	const struct jw_level *parent;
 	char *p;
 
 	if (w->overflow) {
@@ -201,14 +259,18 @@ static void end(struct json_writer *w, char close)
 		set_error(w, -EINVAL); /* closes what was never opened */
 		return;
 	} else {
-		if (l->lines && l->count) {
-			p = room(w, l->open_indent + 1);
+		parent = &w->level[--w->depth];
+		/* On a line of its own at the indent of the line it opened on, unless empty. */
+		if (w->lines && w->comma) {
+			p = room(w, parent->indent + 1);
 			*p++ = '\n';
-			memset(p, ' ', l->open_indent);
-			w->len += l->open_indent + 1;
+			memset(p, ' ', parent->indent);
+			w->pos += parent->indent + 1;
 		}
-		w->depth--;
+		w->indent = parent->indent;
+		w->lines = parent->lines;
 	}
+	w->comma = true;
 	w->after_name = false;
 	put_char(w, close);
 }
@@ -255,29 +317,30 @@ static int put_escape(struct json_writer *w, const unsigned char *s)
 	if (*s == '"' || *s == '\\') {
 		p[0] = '\\';
 		p[1] = (char)*s;
-		w->len += 2;
+		w->pos += 2;
 		return 1;
 	}
 	if (*s < 0x20) {
 		memcpy(p, "\\u00", 4);
 		p[4] = hex_digits[*s >> 4];
 		p[5] = hex_digits[*s & 15];
-		w->len += 6;
+		w->pos += 6;
 		return 1;
 	}
 	n = utf8_len(s);
 	if (n) {
 		memcpy(p, s, (size_t)n);
-		w->len += (size_t)n;
+		w->pos += (size_t)n;
 		return n;
 	}
 	/* A byte of a broken sequence (a name cut inside a character). */
 	memcpy(p, "\\ufffd", 6);
-	w->len += 6;
+	w->pos += 6;
 	return 1;
 }
 
-static void put_string(struct json_writer *w, const char *str)
+/* s, quoted and escaped, followed by tail (a colon after a name). */
+static void put_string_slow(struct json_writer *w, const char *str, const char *tail)
 {
 	const unsigned char *s = (const unsigned char *)str, *run;
 
@@ -291,16 +354,99 @@ static void put_string(struct json_writer *w, const char *str)
 		s += put_escape(w, s);
 	}
 	put_char(w, '"');
+	put(w, tail, strlen(tail));
+}
+
+/* Whether any of 8 bytes needs escaping: one below 0x20, a '"', a '\\' or one from 0x80. */
+static inline bool escape_in_8(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t quote = x ^ (ones * '"'), backslash = x ^ (ones * '\\');
+
+	return ((x - ones * 0x20) & ~x & high) | ((quote - ones) & ~quote & high) |
+	       ((backslash - ones) & ~backslash & high) | (x & high);
+}
+
+/* Whether any of the n bytes at s needs escaping, looked at 8 at a time. */
+static inline bool needs_escape(const char *s, size_t n)
+{
+	uint64_t x;
+	size_t i;
+
+	if (n < 8) {
+		for (i = 0; i < n; i++)
+			if (!plain[(unsigned char)s[i]])
+				return true;
+		return false;
+	}
+	for (i = 0; i + 8 < n; i += 8) {
+		memcpy(&x, s + i, 8);
+		if (escape_in_8(x))
+			return true;
+	}
+	/* The last 8 bytes, which may overlap bytes already looked at. */
+	memcpy(&x, s + n - 8, 8);
+	return escape_in_8(x);
+}
+
+/*
+ * Names, kinds and most kernel names need no escape: those go in one copy,
+ * followed by tail_len bytes of tail. Anything else takes the slow path.
+ */
+static inline void put_string(struct json_writer *w, const char *s, const char *tail,
+			      size_t tail_len)
+{
+	size_t n = strlen(s);
+	char *p;
+
+	if (n > JW_FAST_STRING || needs_escape(s, n)) {
+		put_string_slow(w, s, tail);
+		return;
+	}
+	p = room(w, n + 2 + tail_len);
+	*p++ = '"';
+	copy_small(p, s, n);
+	p += n;
+	*p++ = '"';
+	memcpy(p, tail, tail_len);
+	w->pos = p + tail_len;
+}
+
+static inline void put_name(struct json_writer *w, const char *name)
+{
+	separate(w);
+	put_string(w, name, ": ", 2);
+	w->after_name = true;
 }
 
 void json_writer__name(struct json_writer *w, const char *name)
 {
+	put_name(w, name);
+}
+
+static inline void put_name_raw(struct json_writer *w, const char *name, size_t len)
+{
+	char *p;
+
 	separate(w);
-	put_string(w, name);
-	memcpy(room(w, 2), ": ", 2);
-	w->len += 2;
+	if (len > JW_FAST_STRING) {
+		put_string_slow(w, name, ": ");
+	} else {
+		p = room(w, len + 4);
+		*p++ = '"';
+		copy_small(p, name, len);
+		p += len;
+		memcpy(p, "\": ", 3);
+		w->pos = p + 3;
+	}
+}
+
+void json_writer__name_raw(struct json_writer *w, const char *name, size_t len)
+{
+	put_name_raw(w, name, len);
 	w->after_name = true;
 }
+
 
 void json_writer__string(struct json_writer *w, const char *s)
 {
@@ -309,36 +455,38 @@ void json_writer__string(struct json_writer *w, const char *s)
 		return;
 	}
 	begin_value(w);
-	put_string(w, s);
+	put_string(w, s, "", 0);
 }
 
-/* v in decimal, ending at end; returns where it starts. */
-static char *format_u64(char *end, uint64_t v)
+/* How many digits v has in decimal: log10 from the bit length, then one compare. */
+static inline unsigned int decimal_digits(uint64_t v)
 {
-	char *p = end;
+	unsigned int t = (unsigned int)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
 
-	while (v >= 100) {
-		p -= 2;
-		memcpy(p, digit_pairs + (v % 100) * 2, 2);
+	return t + 1 - ((v | 1) < powers_of_10[t]);
+}
+
+/* The last n decimal digits of v, zeros first if need be, at p. */
+static inline void put_digits(char *p, uint64_t v, unsigned int n)
+{
+	while (n >= 2) {
+		n -= 2;
+		memcpy(p + n, digit_pairs + (v % 100) * 2, 2);
 		v /= 100;
 	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, digit_pairs + v * 2, 2);
-	} else {
-		*--p = (char)('0' + v);
-	}
-	return p;
+	if (n)
+		*p = (char)('0' + v % 10);
 }
 
-static void put_u64(struct json_writer *w, uint64_t v, bool negative)
+static inline void put_u64(struct json_writer *w, uint64_t v, bool negative)
 {
-	char buf[24], *end = buf + sizeof(buf), *p = format_u64(end, v);
+	unsigned int n = decimal_digits(v);
+	char *p = room(w, 21);
 
 	if (negative)
-		*--p = '-';
-	memcpy(room(w, (size_t)(end - p)), p, (size_t)(end - p));
-	w->len += (size_t)(end - p);
+		*p++ = '-';
+	put_digits(p, v, n);
+	w->pos = p + n;
 }
 
 void json_writer__u64(struct json_writer *w, uint64_t v)
@@ -348,7 +496,7 @@ void json_writer__u64(struct json_writer *w, uint64_t v)
 }
 
 /* |v| without overflow, INT64_MIN included. */
-static uint64_t magnitude(int64_t v)
+static inline uint64_t magnitude(int64_t v)
 {
 	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
 }
@@ -359,28 +507,40 @@ void json_writer__i64(struct json_writer *w, int64_t v)
 	put_u64(w, magnitude(v), v < 0);
 }
 
+static inline void put_fixed(struct json_writer *w, int64_t v, unsigned int decimals)
+{
+	uint64_t m = magnitude(v), whole, frac;
+	unsigned int n;
+	char *p;
+
+	/* A constant divisor is a multiplication: 3 decimals are the trace's every ts and dur. */
+	if (decimals == 3) {
+		whole = m / 1000;
+		frac = m % 1000;
+	} else {
+		if (decimals > JW_MAX_FIXED_DECIMALS)
+			decimals = JW_MAX_FIXED_DECIMALS;
+		whole = m / powers_of_10[decimals];
+		frac = m % powers_of_10[decimals];
+	}
+	n = decimal_digits(whole);
+	p = room(w, 22 + decimals);
+	if (v < 0)
+		*p++ = '-';
+	put_digits(p, whole, n);
+	p += n;
+	if (decimals) {
+		*p++ = '.';
+		put_digits(p, frac, decimals);
+		p += decimals;
+	}
+	w->pos = p;
+}
+
 void json_writer__fixed(struct json_writer *w, int64_t v, unsigned int decimals)
 {
-	uint64_t m = magnitude(v), scale = 1;
-	char buf[48], *end = buf + sizeof(buf), *p = end;
-
-	if (decimals > JW_MAX_FIXED_DECIMALS)
-		decimals = JW_MAX_FIXED_DECIMALS;
-	for (unsigned int i = 0; i < decimals; i++)
-		scale *= 10;
-	if (decimals) {
-		uint64_t frac = m % scale;
-
-		for (unsigned int i = 0; i < decimals; i++, frac /= 10)
-			*--p = (char)('0' + frac % 10);
-		*--p = '.';
-	}
-	p = format_u64(p, m / scale);
-	if (v < 0)
-		*--p = '-';
 	begin_value(w);
-	memcpy(room(w, (size_t)(end - p)), p, (size_t)(end - p));
-	w->len += (size_t)(end - p);
+	put_fixed(w, v, decimals);
 }
 
 static void put_number_text(struct json_writer *w, const char *text, int len)
@@ -458,5 +618,86 @@ void json_writer__null(struct json_writer *w)
 void json_writer__raw(struct json_writer *w, const char *text, size_t len)
 {
 	begin_value(w);
-	put(w, text, len);
+	if (len > JW_FAST_STRING) {
+		put(w, text, len);
+		return;
+	}
+	copy_small(room(w, len), text, len);
+	w->pos += len;
+}
+
+void json_writer__field_string(struct json_writer *w, const char *name, const char *s)
+{
+	put_name(w, name);
+	json_writer__string(w, s);
+}
+
+void json_writer__field_u64(struct json_writer *w, const char *name, uint64_t v)
+{
+	put_name(w, name);
+	w->after_name = false;
+	put_u64(w, v, false);
+}
+
+void json_writer__field_i64(struct json_writer *w, const char *name, int64_t v)
+{
+	put_name(w, name);
+	w->after_name = false;
+	put_u64(w, magnitude(v), v < 0);
+}
+
+void json_writer__field_fixed(struct json_writer *w, const char *name, int64_t v,
+			      unsigned int decimals)
+{
+	put_name(w, name);
+	w->after_name = false;
+	put_fixed(w, v, decimals);
+}
+
+void json_writer__field_double(struct json_writer *w, const char *name, double v,
+			       unsigned int decimals)
+{
+	put_name(w, name);
+	json_writer__double(w, v, decimals);
+}
+
+void json_writer__field_bool(struct json_writer *w, const char *name, bool v)
+{
+	put_name(w, name);
+	json_writer__bool(w, v);
+}
+
+void json_writer__field_null(struct json_writer *w, const char *name)
+{
+	put_name(w, name);
+	json_writer__null(w);
+}
+
+void json_writer__field_u64_raw(struct json_writer *w, const char *name, size_t len, uint64_t v)
+{
+	put_name_raw(w, name, len);
+	put_u64(w, v, false);
+}
+
+void json_writer__field_i64_raw(struct json_writer *w, const char *name, size_t len, int64_t v)
+{
+	put_name_raw(w, name, len);
+	put_u64(w, magnitude(v), v < 0);
+}
+
+void json_writer__field_fixed_raw(struct json_writer *w, const char *name, size_t len, int64_t v,
+				  unsigned int decimals)
+{
+	put_name_raw(w, name, len);
+	put_fixed(w, v, decimals);
+}
+
+void json_writer__field_string_raw(struct json_writer *w, const char *name, size_t len,
+				   const char *s)
+{
+	put_name_raw(w, name, len);
+	if (s)
+		put_string(w, s, "", 0);
+	else
+		put(w, "null", 4);
 }
