@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Writes a cycle's trace through util/json_writer in the layout of
+ * trace/format.h, into a file that util/safe_file names only when it is whole.
+ */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -7,94 +12,108 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "clock.h"
 #include "agent.h"
+#include "clock.h"
 #include "launch.h"
+#include "trace/format.h"
 #include "trace/writer.h"
+#include "util/json_writer.h"
+#include "util/safe_file.h"
 
-#define CUPROBE_VERSION "0.2.0"
+/* Kineto's ts and dur: microseconds with the nanoseconds as three decimals. */
+#define US_DECIMALS 3
+
+/*
+ * The trace's names are literals from trace/format.h that need no escaping,
+ * so they are written without a scan, which would otherwise be much of what
+ * a launch costs.
+ */
+#define NAME(w, key) json_writer__name_raw(w, JSON_LITERAL(key))
+#define FIELD_STR(w, key, s) json_writer__field_string_raw(w, JSON_LITERAL(key), s)
+#define FIELD_U64(w, key, v) json_writer__field_u64_raw(w, JSON_LITERAL(key), v)
+#define FIELD_I64(w, key, v) json_writer__field_i64_raw(w, JSON_LITERAL(key), v)
+#define FIELD_US(w, key, ns) json_writer__field_fixed_raw(w, JSON_LITERAL(key), ns, US_DECIMALS)
+#define FIELD_DOUBLE(w, key, v, decimals) (NAME(w, key), json_writer__double(w, v, decimals))
+#define FIELD_BOOL(w, key, v) (NAME(w, key), json_writer__bool(w, v))
+/* A string value that is a literal needing no escaping. */
+#define LITERAL(w, lit) json_writer__raw(w, "\"" lit "\"", sizeof(lit) + 1)
 
 struct trace {
+	struct safe_file *sf;
 	FILE *f;
-	char *path;	/* final name */
-	char *tmp;	/* name while being written */
+	struct json_writer *w;
+	char *path; /* final name, with its folder for messages */
+	char *name; /* final name in its folder */
 	struct trace_meta m;
 	char *host, *command;
-	bool first;	/* no event written yet */
 	/* GPU devices and streams seen, named in the metadata. */
 	struct { uint32_t device, stream; } lanes[64];
 	size_t nlanes;
 	bool has_gpu;
 	struct trace_gpu_summary gpu;
-	char buf[1 << 20];
 };
 
-/* Length of the well-formed UTF-8 sequence at s, or 0. */
-static int utf8_len(const unsigned char *s)
+static void write_header(struct trace *t)
 {
-	int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+	const struct trace_meta *m = &t->m;
+	struct json_writer *w = t->w;
 
-	if (s[0] >= 0xf5)
-		return 0;
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
+	json_writer__lines(w, TRACE_INDENT_TOP);
+	json_writer__start_object(w);
+	FIELD_U64(w, TRACE_KEY_SCHEMA_VERSION, 1);
+	NAME(w, TRACE_KEY_DEVICE_PROPERTIES);
+	json_writer__start_array(w);
+	json_writer__end_array(w);
+	NAME(w, TRACE_KEY_DISTRIBUTED_INFO);
+	json_writer__start_object(w);
+	FIELD_STR(w, TRACE_KEY_BACKEND, "");
+	FIELD_I64(w, TRACE_KEY_RANK, m->rank < 0 ? 0 : m->rank);
+	FIELD_I64(w, TRACE_KEY_WORLD_SIZE, m->world_size < 0 ? 1 : m->world_size);
+	json_writer__end_object(w);
+	FIELD_STR(w, TRACE_KEY_DISPLAY_TIME_UNIT, "ms");
+	FIELD_U64(w, TRACE_KEY_BASE_TIME, m->start_mono + (uint64_t)m->mono_to_real);
+	NAME(w, TRACE_KEY_EVENTS);
+	json_writer__lines(w, TRACE_INDENT_EVENT);
+	json_writer__start_array(w);
 }
 
-void json_write_str(FILE *f, const char *str)
+/* Where the folder open as dirfd is, for messages; its name alone when unknown. */
+static char *folder_path(int dirfd, const char *dir, const char *name)
 {
-	const unsigned char *s = (const unsigned char *)str;
+	char proc[64], where[PATH_MAX], *path;
+	ssize_t n;
 
-	fputc('"', f);
-	while (*s) {
-		int n;
-
-		if (*s == '"' || *s == '\\') {
-			fputc('\\', f);
-			fputc(*s++, f);
-		} else if (*s < 0x20) {
-			fprintf(f, "\\u%04x", *s++);
-		} else if (*s < 0x80) {
-			const unsigned char *run = s;
-
-			while (*s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\')
-				s++;
-			fwrite(run, 1, s - run, f);
-		} else if ((n = utf8_len(s))) {
-			fwrite(s, 1, n, f);
-			s += n;
-		} else {
-			/* A name cut inside a character (comm is 15 bytes): keep the JSON valid. */
-			fputs("\\ufffd", f);
-			s++;
-		}
+	if (!dir) {
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dirfd);
+		n = readlink(proc, where, sizeof(where) - 1);
+		where[n > 0 ? n : 0] = '\0';
+		dir = where;
 	}
-	fputc('"', f);
+	if (asprintf(&path, "%s%s%s", dir, *dir ? "/" : "", name) < 0)
+		return NULL;
+	return path;
 }
 
-/* Kineto's ts: microseconds after baseTimeNanoseconds, with ns as decimals. */
-static void write_us(FILE *f, int64_t ns)
+/* The file, as a FILE the writer fills; the descriptor stays the safe_file's. */
+static int open_stream(struct trace *t)
 {
-	if (ns < 0) {
-		fputc('-', f);
-		ns = -ns;
+	int fd = fcntl(safe_file__fd(t->sf), F_DUPFD_CLOEXEC, 3);
+
+	if (fd < 0)
+		return -errno;
+	t->f = fdopen(fd, "w");
+	if (!t->f) {
+		close(fd);
+		return -errno;
 	}
-	fprintf(f, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
+	/* The writer has its own large buffer: the FILE only passes it on. */
+	setvbuf(t->f, NULL, _IONBF, 0);
+	__fsetlocking(t->f, FSETLOCKING_BYCALLER);
+	t->w = json_writer__new(t->f);
+	return t->w ? 0 : -ENOMEM;
 }
 
-static void write_ts(struct trace *t, uint64_t mono)
-{
-	write_us(t->f, (int64_t)(mono - t->m.start_mono));
-}
-
-static void begin_event(struct trace *t)
-{
-	fputs(t->first ? "\n  " : ",\n  ", t->f);
-	t->first = false;
-}
-
-struct trace *trace__open(const char *dir, const struct trace_meta *m)
+static struct trace *open_in(int dirfd, const char *dir, const struct trace_meta *m)
 {
 	struct trace *t = calloc(1, sizeof(*t));
 	uint64_t now = clock_real_ns();
@@ -107,29 +126,22 @@ struct trace *trace__open(const char *dir, const struct trace_meta *m)
 	t->command = strdup(m->command ? m->command : "");
 	if (!t->host || !t->command)
 		goto fail;
-	if (asprintf(&t->path, "%s/%s_%d.%" PRIu64 ".pt.trace.json", dir, m->host, (int)m->pid,
-		     now) < 0)
-		t->path = NULL;
-	if (!t->path ||
-	    asprintf(&t->tmp, "%s.tmp", t->path) < 0) {
-		t->tmp = NULL;
+	if (asprintf(&t->name, "%s_%d.%" PRIu64 TRACE_SUFFIX, m->host, (int)m->pid, now) < 0) {
+		t->name = NULL;
 		goto fail;
 	}
-	t->f = fopen(t->tmp, "wxe");
-	if (!t->f) {
+	t->path = folder_path(dirfd, dir, t->name);
+	if (!t->path)
+		goto fail;
+	t->sf = safe_file__open(dirfd, t->name, SAFE_FILE_NEW, 0666);
+	if (!t->sf) {
 		err = -errno;
 		goto fail;
 	}
-	setvbuf(t->f, t->buf, _IOFBF, sizeof(t->buf));
-	/* One thread writes a trace: no lock per fputc. */
-	__fsetlocking(t->f, FSETLOCKING_BYCALLER);
-	t->first = true;
-	fprintf(t->f, "{\n \"schemaVersion\": 1,\n \"deviceProperties\": [],\n"
-		      " \"distributedInfo\": {\"backend\": \"\", \"rank\": %d, \"world_size\": %d},\n"
-		      " \"displayTimeUnit\": \"ms\",\n"
-		      " \"baseTimeNanoseconds\": %" PRIu64 ",\n \"traceEvents\": [",
-		m->rank < 0 ? 0 : m->rank, m->world_size < 0 ? 1 : m->world_size,
-		m->start_mono + m->mono_to_real);
+	err = open_stream(t);
+	if (err)
+		goto fail;
+	write_header(t);
 	return t;
 fail:
 	trace__free(t);
@@ -137,171 +149,171 @@ fail:
 	return NULL;
 }
 
-static void write_dim(FILE *f, const char *key, const __u32 d[3])
+struct trace *trace__openat(int dirfd, const struct trace_meta *m)
 {
-	fprintf(f, ", \"%s\": [%u, %u, %u]", key, d[0], d[1], d[2]);
+	return open_in(dirfd, NULL, m);
 }
 
-static char *put_lit(char *p, const char *s, size_t n)
+struct trace *trace__open(const char *dir, const struct trace_meta *m)
 {
-	memcpy(p, s, n);
-	return p + n;
+	int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err;
+	struct trace *t;
+
+	if (dirfd < 0)
+		return NULL;
+	t = open_in(dirfd, dir, m);
+	err = errno;
+	close(dirfd);
+	errno = err;
+	return t;
 }
 
-#define PUT(p, lit) put_lit(p, lit, sizeof(lit) - 1)
-
-static char *put_u64(char *p, uint64_t v)
+/* Kineto's ts: microseconds after baseTimeNanoseconds. */
+static void field_ts(struct trace *t, uint64_t mono)
 {
-	char tmp[20];
-	int n = 0;
+	FIELD_US(t->w, TRACE_KEY_TS, (int64_t)(mono - t->m.start_mono));
+}
 
+static void field_dur(struct trace *t, int64_t ns)
+{
+	FIELD_US(t->w, TRACE_KEY_DUR, ns);
+}
+
+/* A handle as the string "0x<hex>", formatted by hand: every launch has one. */
+static void write_hex(struct json_writer *w, uint64_t v)
+{
+	char buf[24], *end = buf + sizeof(buf), *p = end;
+
+	*--p = '"';
 	do {
-		tmp[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
-static char *put_hex(char *p, uint64_t v)
-{
-	char tmp[16];
-	int n = 0;
-
-	do {
-		tmp[n++] = "0123456789abcdef"[v & 15];
+		*--p = "0123456789abcdef"[v & 15];
 		v >>= 4;
 	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+	*--p = 'x';
+	*--p = '0';
+	*--p = '"';
+	json_writer__raw(w, p, (size_t)(end - p));
 }
 
-/* Kineto's microseconds with ns decimals, as write_us. */
-static char *put_us(char *p, int64_t ns)
+static void write_dim(struct json_writer *w, const __u32 d[3])
 {
-	uint64_t r;
+	json_writer__start_array(w);
+	for (int i = 0; i < 3; i++)
+		json_writer__u64(w, d[i]);
+	json_writer__end_array(w);
+}
 
-	if (ns < 0) {
-		*p++ = '-';
-		ns = -ns;
+/* The args that say what the launch started: a kernel, a graph, a copy or a set. */
+static void launch_what_args(struct json_writer *w, const struct launch_event *e,
+			     const char *kernel)
+{
+	switch (launch_api_what(e->api)) {
+	case LAUNCH_KERNEL:
+		FIELD_STR(w, TRACE_ARG_KERNEL, kernel);
+		NAME(w, TRACE_ARG_GRID);
+		write_dim(w, e->grid);
+		NAME(w, TRACE_ARG_BLOCK);
+		write_dim(w, e->block);
+		FIELD_U64(w, TRACE_ARG_SHARED_MEMORY, e->shmem);
+		break;
+	case LAUNCH_GRAPH:
+		NAME(w, TRACE_ARG_GRAPH);
+		write_hex(w, e->func);
+		break;
+	case LAUNCH_MEMCPY:
+		FIELD_U64(w, TRACE_ARG_BYTES, e->bytes);
+		FIELD_STR(w, TRACE_ARG_KIND, launch_memcpy_kind(e->kind));
+		break;
+	case LAUNCH_MEMSET:
+		FIELD_U64(w, TRACE_ARG_BYTES, e->bytes);
+		/* cudaMemsetAsync's value is an int. */
+		FIELD_I64(w, TRACE_ARG_VALUE, (int)e->kind);
+		break;
 	}
-	p = put_u64(p, (uint64_t)ns / 1000);
-	r = (uint64_t)ns % 1000;
-	*p++ = '.';
-	*p++ = (char)('0' + r / 100);
-	*p++ = (char)('0' + r / 10 % 10);
-	*p++ = (char)('0' + r % 10);
-	return p;
-}
-
-static char *put_dim(char *p, const __u32 d[3])
-{
-	*p++ = '[';
-	p = put_u64(p, d[0]);
-	p = PUT(p, ", ");
-	p = put_u64(p, d[1]);
-	p = PUT(p, ", ");
-	p = put_u64(p, d[2]);
-	*p++ = ']';
-	return p;
 }
 
 void trace__launch(struct trace *t, const struct launch_event *e, const char *kernel,
 		   uint64_t correlation)
 {
 	const struct launch_api *api = &launch_apis[e->api];
-	char buf[512], *p = buf;
-	FILE *f = t->f;
+	struct json_writer *w = t->w;
 
-	p = t->first ? PUT(p, "\n  ") : PUT(p, ",\n  ");
-	t->first = false;
-	p = launch_api_is_driver(e->api) ? PUT(p, "{\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"")
-					 : PUT(p, "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"");
-	p = put_lit(p, api->name, strlen(api->name));
-	p = PUT(p, "\", \"pid\": ");
-	p = put_u64(p, e->tgid);
-	p = PUT(p, ", \"tid\": ");
-	p = put_u64(p, e->tid);
-	p = PUT(p, ", \"ts\": ");
-	p = put_us(p, (int64_t)(e->ts_ns - t->m.start_mono));
-	p = PUT(p, ", \"dur\": ");
-	p = put_us(p, (int64_t)e->dur_ns);
-	p = PUT(p, ", \"args\": {\"cbid\": ");
-	p = put_u64(p, (uint64_t)api->cbid);
-	p = PUT(p, ", \"correlation\": ");
-	p = put_u64(p, correlation);
-	switch (launch_api_what(e->api)) {
-	case LAUNCH_KERNEL:
-		p = PUT(p, ", \"kernel\": ");
-		fwrite(buf, 1, p - buf, f);
-		json_write_str(f, kernel);
-		p = buf;
-		p = PUT(p, ", \"grid\": ");
-		p = put_dim(p, e->grid);
-		p = PUT(p, ", \"block\": ");
-		p = put_dim(p, e->block);
-		p = PUT(p, ", \"shared memory\": ");
-		p = put_u64(p, e->shmem);
-		break;
-	case LAUNCH_GRAPH:
-		p = PUT(p, ", \"graph\": \"0x");
-		p = put_hex(p, e->func);
-		*p++ = '"';
-		break;
-	case LAUNCH_MEMCPY:
-		p = PUT(p, ", \"bytes\": ");
-		p = put_u64(p, e->bytes);
-		p = PUT(p, ", \"kind\": \"");
-		p = put_lit(p, launch_memcpy_kind(e->kind), strlen(launch_memcpy_kind(e->kind)));
-		*p++ = '"';
-		break;
-	case LAUNCH_MEMSET:
-		p = PUT(p, ", \"bytes\": ");
-		p = put_u64(p, e->bytes);
-		p = PUT(p, ", \"value\": ");
-		if ((int)e->kind < 0) {
-			*p++ = '-';
-			p = put_u64(p, (uint64_t)-(int64_t)(int)e->kind);
-		} else {
-			p = put_u64(p, (uint64_t)(int)e->kind);
-		}
-		break;
-	}
-	/* HTA takes a "stream" arg for GPU work: a CPU event names the handle otherwise. */
-	p = PUT(p, ", \"stream handle\": \"0x");
-	p = put_hex(p, e->stream);
-	p = PUT(p, "\", \"step\": ");
-	p = put_u64(p, e->step);
-	p = PUT(p, "}}");
-	fwrite(buf, 1, p - buf, f);
+	json_writer__start_object(w);
+	NAME(w, TRACE_KEY_PH);
+	LITERAL(w, TRACE_PH_COMPLETE);
+	NAME(w, TRACE_KEY_CAT);
+	if (launch_api_is_driver(e->api))
+		LITERAL(w, TRACE_CAT_DRIVER);
+	else
+		LITERAL(w, TRACE_CAT_RUNTIME);
+	FIELD_STR(w, TRACE_KEY_NAME, api->name);
+	FIELD_U64(w, TRACE_KEY_PID, e->tgid);
+	FIELD_U64(w, TRACE_KEY_TID, e->tid);
+	field_ts(t, e->ts_ns);
+	field_dur(t, (int64_t)e->dur_ns);
+	NAME(w, TRACE_KEY_ARGS);
+	json_writer__start_object(w);
+	FIELD_U64(w, TRACE_ARG_CBID, (uint64_t)api->cbid);
+	FIELD_U64(w, TRACE_ARG_CORRELATION, correlation);
+	launch_what_args(w, e, kernel);
+	NAME(w, TRACE_ARG_STREAM_HANDLE);
+	write_hex(w, e->stream);
+	FIELD_U64(w, TRACE_ARG_STEP, e->step);
+	json_writer__end_object(w);
+	json_writer__end_object(w);
 }
 
 /* Hits, their estimated cost, and that cost's share of the span they fell in. */
-static void write_overhead(FILE *f, int64_t hits, double probe_ns, uint64_t span_ns)
+static void overhead_fields(struct json_writer *w, int64_t hits, double probe_ns, uint64_t span_ns)
 {
 	if (hits < 0)
 		return;
-	fprintf(f, ", \"probe_hits\": %" PRId64, hits);
+	FIELD_I64(w, TRACE_KEY_PROBE_HITS, hits);
 	if (probe_ns < 0)
 		return;
-	fprintf(f, ", \"probe_cost_ns\": %.0f", hits * probe_ns);
+	FIELD_DOUBLE(w, TRACE_KEY_PROBE_COST_NS, (double)hits * probe_ns, 0);
 	if (span_ns)
-		fprintf(f, ", \"probe_cost_share\": %.6f", hits * probe_ns / span_ns);
+		FIELD_DOUBLE(w, TRACE_KEY_PROBE_COST_SHARE,
+			     (double)hits * probe_ns / (double)span_ns, 6);
+}
+
+/* An X event's head: its phase, category, name, lane and times. */
+static void begin_complete(struct trace *t, const char *cat, const char *name, int64_t pid,
+			   int64_t tid, uint64_t start, int64_t dur)
+{
+	struct json_writer *w = t->w;
+
+	json_writer__start_object(w);
+	NAME(w, TRACE_KEY_PH);
+	LITERAL(w, TRACE_PH_COMPLETE);
+	FIELD_STR(w, TRACE_KEY_CAT, cat);
+	FIELD_STR(w, TRACE_KEY_NAME, name);
+	FIELD_I64(w, TRACE_KEY_PID, pid);
+	FIELD_I64(w, TRACE_KEY_TID, tid);
+	field_ts(t, start);
+	field_dur(t, dur);
+	NAME(w, TRACE_KEY_ARGS);
+	json_writer__start_object(w);
+}
+
+static void end_complete(struct trace *t)
+{
+	json_writer__end_object(t->w);
+	json_writer__end_object(t->w);
 }
 
 void trace__step(struct trace *t, const struct trace_step *st)
 {
-	begin_event(t);
-	fprintf(t->f, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%" PRIu64
-		      "\", \"pid\": %d, \"tid\": %d, \"ts\": ", st->step, (int)t->m.pid, (int)st->tid);
-	write_ts(t, st->start_mono);
-	fputs(", \"dur\": ", t->f);
-	write_us(t->f, (int64_t)(st->end_mono - st->start_mono));
-	fprintf(t->f, ", \"args\": {\"step\": %" PRIu64, st->step);
-	write_overhead(t->f, st->probe_hits, st->probe_ns, st->end_mono - st->start_mono);
-	fputs(st->partial ? ", \"partial\": true}}" : "}}", t->f);
+	char name[sizeof(TRACE_STEP_PREFIX) + 24];
+
+	snprintf(name, sizeof(name), TRACE_STEP_PREFIX "%" PRIu64, st->step);
+	begin_complete(t, TRACE_CAT_STEP, name, t->m.pid, st->tid, st->start_mono,
+		       (int64_t)(st->end_mono - st->start_mono));
+	FIELD_U64(t->w, TRACE_ARG_STEP, st->step);
+	overhead_fields(t->w, st->probe_hits, st->probe_ns, st->end_mono - st->start_mono);
+	if (st->partial)
+		FIELD_BOOL(t->w, TRACE_ARG_PARTIAL, true);
+	end_complete(t);
 }
 
 static void note_lane(struct trace *t, uint32_t device, uint32_t stream)
@@ -315,32 +327,37 @@ static void note_lane(struct trace *t, uint32_t device, uint32_t stream)
 	}
 }
 
+/* GPU work: pid = device, tid = stream, and the args every kind has. */
 static void begin_gpu(struct trace *t, const char *cat, const char *name, uint32_t device,
-		      uint32_t stream, uint64_t start, uint64_t end)
+		      uint32_t context, uint32_t stream, uint32_t correlation, uint64_t start,
+		      uint64_t end)
 {
-	begin_event(t);
-	fprintf(t->f, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": ", cat);
-	json_write_str(t->f, name);
-	fprintf(t->f, ", \"pid\": %u, \"tid\": %u, \"ts\": ", device, stream);
-	write_ts(t, start);
-	fputs(", \"dur\": ", t->f);
-	write_us(t->f, end > start ? (int64_t)(end - start) : 0);
+	begin_complete(t, cat, name, device, stream, start,
+		       end > start ? (int64_t)(end - start) : 0);
+	FIELD_U64(t->w, TRACE_ARG_DEVICE, device);
+	FIELD_U64(t->w, TRACE_ARG_CONTEXT, context);
+	FIELD_U64(t->w, TRACE_ARG_STREAM, stream);
+	FIELD_U64(t->w, TRACE_ARG_CORRELATION, correlation);
 	note_lane(t, device, stream);
 }
 
 void trace__kernel(struct trace *t, const struct agent_kernel *k, const char *name)
 {
-	begin_gpu(t, "kernel", name, k->device, k->stream, k->start_ns, k->end_ns);
-	fprintf(t->f, ", \"args\": {\"device\": %u, \"context\": %u, \"stream\": %u, "
-		      "\"correlation\": %u, \"registers per thread\": %u, \"shared memory\": %u",
-		k->device, k->context, k->stream, k->correlation, k->registers,
-		k->dyn_shmem + k->static_shmem);
-	write_dim(t->f, "grid", k->grid);
-	write_dim(t->f, "block", k->block);
-	if (k->graph_id)
-		fprintf(t->f, ", \"graph id\": %u, \"graph node id\": %" PRIu64, k->graph_id,
-			(uint64_t)k->graph_node_id);
-	fputs("}}", t->f);
+	struct json_writer *w = t->w;
+
+	begin_gpu(t, TRACE_CAT_KERNEL, name, k->device, k->context, k->stream, k->correlation,
+		  k->start_ns, k->end_ns);
+	FIELD_U64(w, TRACE_ARG_REGISTERS, k->registers);
+	FIELD_U64(w, TRACE_ARG_SHARED_MEMORY, (uint32_t)(k->dyn_shmem + k->static_shmem));
+	NAME(w, TRACE_ARG_GRID);
+	write_dim(w, k->grid);
+	NAME(w, TRACE_ARG_BLOCK);
+	write_dim(w, k->block);
+	if (k->graph_id) {
+		FIELD_U64(w, TRACE_ARG_GRAPH_ID, k->graph_id);
+		FIELD_U64(w, TRACE_ARG_GRAPH_NODE_ID, k->graph_node_id);
+	}
+	end_complete(t);
 }
 
 /* CUpti_ActivityMemcpyKind and CUpti_ActivityMemoryKind, as Kineto names them. */
@@ -367,11 +384,12 @@ void trace__memcpy(struct trace *t, const struct agent_memcpy *m)
 
 	snprintf(name, sizeof(name), "Memcpy %s (%s -> %s)", copy_kind(m->copy_kind),
 		 memory_kind(m->src_kind), memory_kind(m->dst_kind));
-	begin_gpu(t, "gpu_memcpy", name, m->device, m->stream, m->start_ns, m->end_ns);
-	fprintf(t->f, ", \"args\": {\"device\": %u, \"context\": %u, \"stream\": %u, "
-		      "\"correlation\": %u, \"bytes\": %" PRIu64 ", \"memory bandwidth (GB/s)\": %.3f}}",
-		m->device, m->context, m->stream, m->correlation, (uint64_t)m->bytes,
-		dur ? (double)m->bytes / dur : 0.0);
+	begin_gpu(t, TRACE_CAT_MEMCPY, name, m->device, m->context, m->stream, m->correlation,
+		  m->start_ns, m->end_ns);
+	FIELD_U64(t->w, TRACE_ARG_BYTES, m->bytes);
+	FIELD_DOUBLE(t->w, TRACE_ARG_BANDWIDTH,
+				  dur ? (double)m->bytes / (double)dur : 0.0, 3);
+	end_complete(t);
 }
 
 void trace__memset(struct trace *t, const struct agent_memset *m)
@@ -379,21 +397,28 @@ void trace__memset(struct trace *t, const struct agent_memset *m)
 	char name[64];
 
 	snprintf(name, sizeof(name), "Memset (%s)", memory_kind(m->memory_kind));
-	begin_gpu(t, "gpu_memset", name, m->device, m->stream, m->start_ns, m->end_ns);
-	fprintf(t->f, ", \"args\": {\"device\": %u, \"context\": %u, \"stream\": %u, "
-		      "\"correlation\": %u, \"bytes\": %" PRIu64 ", \"value\": %u}}",
-		m->device, m->context, m->stream, m->correlation, (uint64_t)m->bytes, m->value);
+	begin_gpu(t, TRACE_CAT_MEMSET, name, m->device, m->context, m->stream, m->correlation,
+		  m->start_ns, m->end_ns);
+	FIELD_U64(t->w, TRACE_ARG_BYTES, m->bytes);
+	FIELD_U64(t->w, TRACE_ARG_VALUE, m->value);
+	end_complete(t);
 }
 
 void trace__flow(struct trace *t, bool start, int pid, int tid, uint64_t mono, uint64_t id)
 {
-	begin_event(t);
-	fprintf(t->f, "{\"ph\": \"%s\", \"id\": %" PRIu64 ", \"pid\": %d, \"tid\": %d, \"ts\": ",
-		start ? "s" : "f", id, pid, tid);
-	write_ts(t, mono);
-	fputs(start ? ", \"cat\": \"ac2g\", \"name\": \"ac2g\"}" :
-		      ", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}",
-	      t->f);
+	struct json_writer *w = t->w;
+
+	json_writer__start_object(w);
+	FIELD_STR(w, TRACE_KEY_PH, start ? TRACE_PH_FLOW_START : TRACE_PH_FLOW_END);
+	FIELD_U64(w, TRACE_KEY_ID, id);
+	FIELD_I64(w, TRACE_KEY_PID, pid);
+	FIELD_I64(w, TRACE_KEY_TID, tid);
+	field_ts(t, mono);
+	FIELD_STR(w, TRACE_KEY_CAT, TRACE_CAT_FLOW);
+	FIELD_STR(w, TRACE_KEY_NAME, TRACE_CAT_FLOW);
+	if (!start)
+		FIELD_STR(w, TRACE_KEY_BP, TRACE_BP_ENCLOSING);
+	json_writer__end_object(w);
 }
 
 void trace__set_gpu(struct trace *t, const struct trace_gpu_summary *g)
@@ -402,23 +427,33 @@ void trace__set_gpu(struct trace *t, const struct trace_gpu_summary *g)
 	t->gpu = *g;
 }
 
+/* A metadata event: a string arg when sval is given, else the number ival. */
 static void write_meta(struct trace *t, const char *name, pid_t tid, const char *key,
 		       const char *sval, long long ival)
 {
-	begin_event(t);
-	fprintf(t->f, "{\"ph\": \"M\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d, \"ts\": 0.000, "
-		      "\"args\": {\"%s\": ", name, (int)t->m.pid, (int)tid, key);
+	struct json_writer *w = t->w;
+
+	json_writer__start_object(w);
+	NAME(w, TRACE_KEY_PH);
+	LITERAL(w, TRACE_PH_METADATA);
+	FIELD_STR(w, TRACE_KEY_NAME, name);
+	FIELD_I64(w, TRACE_KEY_PID, t->m.pid);
+	FIELD_I64(w, TRACE_KEY_TID, tid);
+	FIELD_US(w, TRACE_KEY_TS, 0);
+	NAME(w, TRACE_KEY_ARGS);
+	json_writer__start_object(w);
 	if (sval)
-		json_write_str(t->f, sval);
+		json_writer__field_string(w, key, sval);
 	else
-		fprintf(t->f, "%lld", ival);
-	fputs("}}", t->f);
+		json_writer__field_i64(w, key, ival);
+	json_writer__end_object(w);
+	json_writer__end_object(w);
 }
 
 void trace__thread(struct trace *t, pid_t tid, const char *name)
 {
-	write_meta(t, "thread_name", tid, "name", name, 0);
-	write_meta(t, "thread_sort_index", tid, "sort_index", NULL, tid);
+	write_meta(t, TRACE_META_THREAD_NAME, tid, TRACE_ARG_META_NAME, name, 0);
+	write_meta(t, TRACE_META_THREAD_SORT, tid, TRACE_ARG_SORT_INDEX, NULL, tid);
 }
 
 /* GPU lanes: pid = device ("GPU n"), tid = stream, as Kineto lays them out. */
@@ -433,16 +468,18 @@ static void write_lanes(struct trace *t)
 
 		for (size_t k = 0; k < i; k++)
 			first_of_device &= t->lanes[k].device != dev;
-		t->m.pid = dev;
+		t->m.pid = (pid_t)dev;
 		if (first_of_device) {
 			snprintf(label, sizeof(label), "GPU %u", dev);
-			write_meta(t, "process_name", 0, "name", t->command, 0);
-			write_meta(t, "process_labels", 0, "labels", label, 0);
-			write_meta(t, "process_sort_index", 0, "sort_index", NULL, 5000000 + dev);
+			write_meta(t, TRACE_META_PROCESS_NAME, 0, TRACE_ARG_META_NAME, t->command, 0);
+			write_meta(t, TRACE_META_PROCESS_LABELS, 0, TRACE_ARG_LABELS, label, 0);
+			write_meta(t, TRACE_META_PROCESS_SORT, 0, TRACE_ARG_SORT_INDEX, NULL,
+				   5000000 + dev);
 		}
 		snprintf(sname, sizeof(sname), "stream %u", stream);
-		write_meta(t, "thread_name", stream, "name", sname, 0);
-		write_meta(t, "thread_sort_index", stream, "sort_index", NULL, stream);
+		write_meta(t, TRACE_META_THREAD_NAME, (pid_t)stream, TRACE_ARG_META_NAME, sname, 0);
+		write_meta(t, TRACE_META_THREAD_SORT, (pid_t)stream, TRACE_ARG_SORT_INDEX, NULL,
+			   stream);
 	}
 	t->m.pid = pid;
 }
@@ -450,66 +487,103 @@ static void write_lanes(struct trace *t)
 static void write_gpu_summary(struct trace *t)
 {
 	const struct trace_gpu_summary *g = &t->gpu;
+	struct json_writer *w = t->w;
 
 	if (!t->has_gpu)
 		return;
-	fprintf(t->f,
-		", \"gpu\": {\"joined_launches\": %" PRIu64 ", \"launches_without_gpu\": %" PRIu64
-		", \"launches_without_api_record\": %" PRIu64 ", \"gpu_without_launch\": %" PRIu64
-		", \"clock_faults\": %" PRIu64 ", \"cupti_dropped\": %" PRIu64
-		", \"malformed_chunks\": %" PRIu64
-		", \"missing_at_timeout\": %" PRIu64 ", \"gpu_records\": %" PRIu64 "}"
-		", \"cupti_overhead_ns\": %" PRIu64,
-		g->matched, g->without_gpu, g->unmatched_launches, g->gpu_without_launch,
-		g->clock_faults, g->dropped, g->bad_chunks, g->missing, g->gpu_records,
-		g->overhead_ns);
+	NAME(w, TRACE_KEY_GPU);
+	json_writer__start_object(w);
+	FIELD_U64(w, TRACE_GPU_JOINED, g->matched);
+	FIELD_U64(w, TRACE_GPU_WITHOUT_GPU, g->without_gpu);
+	FIELD_U64(w, TRACE_GPU_WITHOUT_API, g->unmatched_launches);
+	FIELD_U64(w, TRACE_GPU_WITHOUT_LAUNCH, g->gpu_without_launch);
+	FIELD_U64(w, TRACE_GPU_CLOCK_FAULTS, g->clock_faults);
+	FIELD_U64(w, TRACE_GPU_DROPPED, g->dropped);
+	FIELD_U64(w, TRACE_GPU_BAD_CHUNKS, g->bad_chunks);
+	FIELD_U64(w, TRACE_GPU_MISSING, g->missing);
+	FIELD_U64(w, TRACE_GPU_RECORDS, g->gpu_records);
+	json_writer__end_object(w);
+	FIELD_U64(w, TRACE_KEY_CUPTI_OVERHEAD_NS, g->overhead_ns);
+}
+
+/* The counts of the cuprobe object. */
+static void write_counts(struct json_writer *w, const struct trace_summary *s)
+{
+	FIELD_U64(w, TRACE_KEY_LAUNCHES, s->launches);
+	FIELD_U64(w, TRACE_KEY_UNNAMED_KERNELS, s->unnamed);
+	FIELD_U64(w, TRACE_KEY_LATE_LAUNCHES, s->late);
+	FIELD_U64(w, TRACE_KEY_DROPS, s->drops);
+	FIELD_U64(w, TRACE_KEY_NESTED_SKIPPED, s->nested);
+	FIELD_U64(w, TRACE_KEY_LOST_STEPS, s->lost_steps);
+}
+
+static void write_cuprobe(struct trace *t, const struct trace_summary *s)
+{
+	uint64_t off = (uint64_t)t->m.mono_to_real, start = t->m.start_mono;
+	struct json_writer *w = t->w;
+
+	NAME(w, TRACE_KEY_CUPROBE);
+	json_writer__start_object(w);
+	FIELD_STR(w, TRACE_KEY_VERSION, TRACE_VERSION);
+	FIELD_I64(w, TRACE_KEY_PID, t->m.pid);
+	FIELD_STR(w, TRACE_KEY_COMMAND, t->command);
+	FIELD_U64(w, TRACE_KEY_CYCLE, t->m.cycle);
+	FIELD_BOOL(w, TRACE_KEY_PARTIAL, s->partial);
+	FIELD_U64(w, TRACE_KEY_START_NS, start + off);
+	FIELD_U64(w, TRACE_KEY_END_NS, s->end_mono + off);
+	FIELD_U64(w, TRACE_KEY_DURATION_NS, s->end_mono - start);
+	write_counts(w, s);
+	if (s->first_step >= 0) {
+		NAME(w, TRACE_KEY_STEPS);
+		json_writer__start_array(w);
+		json_writer__i64(w, s->first_step);
+		json_writer__i64(w, s->last_step);
+		json_writer__end_array(w);
+	}
+	if (s->probe_ns >= 0)
+		FIELD_DOUBLE(w, TRACE_KEY_PROBE_NS_PER_HIT, s->probe_ns, 1);
+	overhead_fields(w, (int64_t)s->probe_hits, s->probe_ns, s->end_mono - start);
+	write_gpu_summary(t);
+	json_writer__end_object(w);
 }
 
 static void write_trailer(struct trace *t, const struct trace_summary *s)
 {
-	uint64_t off = (uint64_t)t->m.mono_to_real;
-	const char *name = strrchr(t->path, '/');
-
-	write_meta(t, "process_name", 0, "name", t->command, 0);
-	write_meta(t, "process_labels", 0, "labels", "CPU", 0);
-	write_meta(t, "process_sort_index", 0, "sort_index", NULL, t->m.pid);
+	write_meta(t, TRACE_META_PROCESS_NAME, 0, TRACE_ARG_META_NAME, t->command, 0);
+	write_meta(t, TRACE_META_PROCESS_LABELS, 0, TRACE_ARG_LABELS, "CPU", 0);
+	write_meta(t, TRACE_META_PROCESS_SORT, 0, TRACE_ARG_SORT_INDEX, NULL, t->m.pid);
 	write_lanes(t);
-	fputs("\n ],\n \"traceName\": ", t->f);
-	json_write_str(t->f, name ? name + 1 : t->path);
-	fprintf(t->f, ",\n \"cuprobe\": {\"version\": \"%s\", \"pid\": %d, \"command\": ",
-		CUPROBE_VERSION, (int)t->m.pid);
-	json_write_str(t->f, t->command);
-	fprintf(t->f,
-		", \"cycle\": %u, \"partial\": %s, \"start_ns\": %" PRIu64 ", \"end_ns\": %" PRIu64
-		", \"duration_ns\": %" PRIu64 ", \"launches\": %" PRIu64 ", \"unnamed_kernels\": %" PRIu64
-		", \"late_launches\": %" PRIu64 ", \"drops\": %" PRIu64
-		", \"nested_skipped\": %" PRIu64 ", \"lost_steps\": %" PRIu64,
-		t->m.cycle, s->partial ? "true" : "false", t->m.start_mono + off, s->end_mono + off,
-		s->end_mono - t->m.start_mono, s->launches, s->unnamed, s->late, s->drops, s->nested,
-		s->lost_steps);
-	if (s->first_step >= 0)
-		fprintf(t->f, ", \"steps\": [%" PRId64 ", %" PRId64 "]", s->first_step, s->last_step);
-	if (s->probe_ns >= 0)
-		fprintf(t->f, ", \"probe_ns_per_hit\": %.1f", s->probe_ns);
-	write_overhead(t->f, (int64_t)s->probe_hits, s->probe_ns, s->end_mono - t->m.start_mono);
-	write_gpu_summary(t);
-	fputs("}\n}\n", t->f);
+	json_writer__end_array(t->w);
+	FIELD_STR(t->w, TRACE_KEY_TRACE_NAME, t->name);
+	write_cuprobe(t, s);
+	json_writer__end_object(t->w);
+}
+
+/* Everything written reaches the file, or the first error says why not. */
+static int finish_stream(struct trace *t)
+{
+	int err = json_writer__flush(t->w);
+
+	if (!err && (fputc('\n', t->f) == EOF || fflush(t->f) || ferror(t->f)))
+		err = errno ? -errno : -EIO;
+	if (fclose(t->f) && !err)
+		err = errno ? -errno : -EIO;
+	t->f = NULL;
+	return err;
 }
 
 int trace__close(struct trace *t, const struct trace_summary *s)
 {
-	int err = 0;
+	int err;
 
 	write_trailer(t, s);
-	if (fflush(t->f) || ferror(t->f) || fsync(fileno(t->f)))
-		err = -errno ?: -EIO;
-	if (fclose(t->f) && !err)
-		err = -errno;
-	t->f = NULL;
-	if (!err && rename(t->tmp, t->path))
-		err = -errno;
-	if (err)
-		unlink(t->tmp);
+	errno = 0;
+	err = finish_stream(t);
+	/* Synced, then named: a full disk or a name taken leaves nothing. */
+	if (!err)
+		err = safe_file__publish(t->sf);
+	safe_file__free(t->sf);
+	t->sf = NULL;
 	return err;
 }
 
@@ -519,7 +593,8 @@ void trace__discard(struct trace *t)
 		fclose(t->f);
 		t->f = NULL;
 	}
-	unlink(t->tmp);
+	safe_file__free(t->sf);
+	t->sf = NULL;
 }
 
 const char *trace__path(const struct trace *t)
@@ -531,10 +606,10 @@ void trace__free(struct trace *t)
 {
 	if (!t)
 		return;
-	if (t->f)
-		trace__discard(t);
+	trace__discard(t);
+	json_writer__free(t->w);
 	free(t->path);
-	free(t->tmp);
+	free(t->name);
 	free(t->host);
 	free(t->command);
 	free(t);
