@@ -1709,7 +1709,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return remove(path);
 }
 
-/* Traces read a line at a time so far (user/report.c). */
+/* Traces read a line at a time so far (user/report/stream.c). */
 extern unsigned long report_streamed_files;
 
 /* Writes root as cuprobe record lays a trace out: one event a line, one space before keys. */

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cuprobe report: counts the launch events of Kineto trace files per kernel,
+ * per API and per thread, times the steps of traces recorded with --step,
+ * lists each trace's cycle with what cuprobe's probes cost in it, gives the
+ * GPU time and launch-to-start delay of each kernel and the GPU busy time of
+ * each step when the traces carry CUPTI's GPU work, and prints it all as
+ * text, JSON or CSV. This file is the command: its options, where the report
+ * goes, and what it warns about; reading (read.c), the model (model.c,
+ * stats.c) and the formats (text.c, json.c, csv.c) are their own.
+ *
+ * The work is linear in the number of events plus one sort of the distinct keys.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "report.h"
+#include "report/err.h"
+#include "report/output.h"
+#include "report/read.h"
+#include "report/walk.h"
+
+enum report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
+
+struct report_opts {
+	enum report_format format;
+	const char *out_path; /* NULL: standard output */
+	char **paths;
+	int npaths;
+};
+
+void report_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cuprobe report: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+
+/* ---- where the report goes ---- */
+
+static int write_report(FILE *f, enum report_format fmt, const struct report *r,
+			const struct section_rows *secs)
+{
+	int err;
+
+	errno = 0;
+	switch (fmt) {
+	case FORMAT_JSON:
+		err = report_json__write(f, r, secs);
+		break;
+	case FORMAT_CSV:
+		err = report_csv__write(f, r, secs);
+		break;
+	default:
+		err = report_text__write(f, r, secs);
+		break;
+	}
+	if (!err && (fflush(f) || ferror(f)))
+		err = errno ? -errno : -EIO;
+	return err;
+}
+
+/* Writes to FILE.tmp, then renames it, so that FILE is never seen half written. */
+static int write_output(const struct report_opts *o, const struct report *r,
+			const struct section_rows *secs)
+{
+	char *tmp = NULL;
+	FILE *f;
+	int err;
+
+	if (!o->out_path) {
+		err = write_report(stdout, o->format, r, secs);
+		if (err)
+			report_err("cannot write the report: %s: check where standard output goes",
+				   strerror(-err));
+		return err;
+	}
+	if (asprintf(&tmp, "%s.tmp", o->out_path) < 0) {
+		tmp = NULL;
+		err = -ENOMEM;
+		goto out;
+	}
+	f = fopen(tmp, "w");
+	if (!f) {
+		err = -errno;
+		goto out;
+	}
+	err = write_report(f, o->format, r, secs);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, o->out_path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+out:
+	if (err)
+		report_err("cannot write %s: %s: check that its folder exists and is writable",
+			   o->out_path, strerror(-err));
+	free(tmp);
+	return err;
+}
+
+/* ---- what the report warns about ---- */
+
+static void warn_drops(const struct report *r)
+{
+	if (!r->drops)
+		return;
+	report_err("warning: %" PRIu64 " launch records were dropped while recording (the "
+		   "ring buffer was full), so the counts are low by at least that many: record "
+		   "again with a larger --ringbuf-size",
+		   r->drops);
+}
+
+static void warn_late(const struct report *r)
+{
+	if (!r->late_launches)
+		return;
+	report_err("warning: %" PRIu64 " launches arrived after their cycle was written, so they "
+		   "are in no trace and the counts are low by that many: the Cycles table shows "
+		   "which traces noted them (each in the next file its process wrote)",
+		   r->late_launches);
+}
+
+static void warn_gpu(const struct report *r)
+{
+	const uint64_t *n = r->gpu_counts;
+
+	if (!n[GPU_CLOCK_FAULTS] && !n[GPU_DROPPED] && !n[GPU_MISSING])
+		return;
+	report_err("warning: GPU records are incomplete or skewed: %" PRIu64 " start before "
+		   "their launch (clock faults: their delays are negative), %" PRIu64 " were "
+		   "dropped by CUPTI or the agent, %" PRIu64 " launches had no GPU work yet when "
+		   "their cycle was written, so GPU times and busy times miss the dropped and "
+		   "missing work: record again, with a longer --cupti-wait if work was missing",
+		   n[GPU_CLOCK_FAULTS], n[GPU_DROPPED], n[GPU_MISSING]);
+}
+
+static void warn(const struct report *r)
+{
+	warn_drops(r);
+	warn_late(r);
+	warn_gpu(r);
+}
+
+/* ---- options ---- */
+
+static const char usage_text[] =
+	"Usage: cuprobe report [--format text|json|csv] [-o FILE] PATH...\n"
+	"\n"
+	"Counts launches per kernel, per API and per thread over trace files.\n"
+	"PATH is a *.pt.trace.json file, or a folder searched at any depth for\n"
+	"them (the output of cuprobe record); the counts of all of them add up.\n"
+	"Traces recorded with --step also give each step's wall time and launches,\n"
+	"and every trace of cuprobe record gives a row per process and cycle, with\n"
+	"an estimate of what cuprobe's probes cost it. Traces recorded with --cupti\n"
+	"also give each kernel's GPU time and launch-to-start delay, and each\n"
+	"step's GPU busy time.\n"
+	"\n"
+	"Options:\n"
+	"      --format FORMAT  text (the default), json or csv\n"
+	"  -o, --output FILE    write the report to FILE instead of standard output\n"
+	"  -h, --help           show this help\n"
+	"\n"
+	"Examples:\n"
+	"  cuprobe report cuprobe-runs                     every cycle of a recording\n"
+	"  cuprobe report cuprobe-runs/run_0               one cycle, all its processes\n"
+	"  cuprobe report --format json -o report.json cuprobe-runs\n"
+	"  cuprobe report --format csv cuprobe-runs > launches.csv\n";
+
+enum { OPT_FORMAT = 256 };
+
+static int parse_format(const char *s, enum report_format *fmt)
+{
+	static const char *const names[] = {
+		[FORMAT_TEXT] = "text",
+		[FORMAT_JSON] = "json",
+		[FORMAT_CSV] = "csv",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i])) {
+			*fmt = (enum report_format)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void bad_option(char **argv, const char *problem)
+{
+	/* getopt names a short option in optopt, a long one only in argv. */
+	if (optopt > 0 && optopt < OPT_FORMAT)
+		report_err("%s -%c: see cuprobe report --help", problem, optopt);
+	else
+		report_err("%s %s: see cuprobe report --help", problem, argv[optind - 1]);
+}
+
+/* 0: run; 1: help was printed; -EINVAL: a usage error, already reported. */
+static int parse_opts(int argc, char **argv, struct report_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	/* Rescan from the start (GNU): report_main may run more than once in a process. */
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_FORMAT:
+			if (parse_format(optarg, &o->format)) {
+				report_err("unknown format '%s': use text, json or csv", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'o':
+			if (!*optarg) {
+				report_err("empty output file name: give -o a file name");
+				return -EINVAL;
+			}
+			o->out_path = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 1;
+		case ':':
+			bad_option(argv, "missing argument for");
+			return -EINVAL;
+		default:
+			bad_option(argv, "unknown option");
+			return -EINVAL;
+		}
+	}
+	if (optind >= argc) {
+		report_err("no trace given: pass trace files or folders (see cuprobe report --help)");
+		return -EINVAL;
+	}
+	o->paths = argv + optind;
+	o->npaths = argc - optind;
+	return 0;
+}
+
+
+/* ---- the command ---- */
+
+static int read_traces(struct vec *inputs, struct report *r)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < inputs->len; i++)
+		err = report__read_file(r, *vec_at(inputs, char *, i));
+	if (err)
+		return err;
+	err = report__finish(r);
+	if (err)
+		report_err("out of memory computing step and GPU times: report on fewer traces "
+			   "at a time");
+	return err;
+}
+
+static int list_traces(const struct report_opts *o, struct vec *inputs)
+{
+	int err = 0;
+
+	for (int i = 0; !err && i < o->npaths; i++)
+		err = walk__expand(o->paths[i], inputs);
+	if (err == -ENOMEM)
+		report_err("out of memory listing traces: report on fewer traces at a time");
+	return err;
+}
+
+static int sort_sections(const struct report *r, struct section_rows secs[SEC__COUNT])
+{
+	for (int i = 0; i < SEC__COUNT; i++) {
+		if (report__sort_section(r, (enum section_id)i, &secs[i])) {
+			report_err("out of memory sorting %s: report on fewer traces at a time",
+				   section_descs[i].json_key);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int report_main(int argc, char **argv)
+{
+	struct section_rows secs[SEC__COUNT] = {};
+	struct vec inputs = VEC_INIT(char *);
+	struct report_opts opts;
+	struct report r;
+	int err;
+
+	err = parse_opts(argc, argv, &opts);
+	if (err)
+		return err > 0 ? 0 : 2;
+	report__init(&r);
+	err = list_traces(&opts, &inputs);
+	if (!err)
+		err = read_traces(&inputs, &r);
+	if (!err)
+		err = sort_sections(&r, secs);
+	if (!err) {
+		warn(&r);
+		err = write_output(&opts, &r, secs);
+	}
+	for (int i = 0; i < SEC__COUNT; i++)
+		free(secs[i].rows);
+	walk__free(&inputs);
+	report__free(&r);
+	return err ? 1 : 0;
+}
