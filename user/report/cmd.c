@@ -12,6 +12,7 @@
  * The work is linear in the number of events plus one sort of the distinct keys.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -25,6 +26,7 @@
 #include "report/output.h"
 #include "report/read.h"
 #include "report/walk.h"
+#include "util/safe_file.h"
 
 enum report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
 
@@ -49,6 +51,77 @@ void report_err(const char *fmt, ...)
 
 /* ---- where the report goes ---- */
 
+/* Standard output, or -o FILE written unnamed and put in FILE's place when whole. */
+struct output {
+	FILE *f;
+	struct safe_file *sf;
+};
+
+/* -o FILE must not be one of the traces read: replacing it would lose it. */
+static int check_not_input(const char *out_path, const struct vec *inputs)
+{
+	struct stat out, in;
+
+	if (stat(out_path, &out))
+		return 0; /* nothing there yet, or nothing to compare: opening says */
+	for (size_t i = 0; i < inputs->len; i++) {
+		if (stat(*vec_at(inputs, char *, i), &in))
+			continue;
+		if (in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+			report_err("-o %s is one of the input traces: choose another name", out_path);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Why -o FILE cannot be written: what is there, when it is not a regular file. */
+static void output_error(const char *path, int err)
+{
+	struct stat st;
+
+	if ((err == -ELOOP || err == -EEXIST || err == -EISDIR) && !lstat(path, &st) &&
+	    !S_ISREG(st.st_mode))
+		report_err("-o %s: not a regular file (%s): give a path to a regular file", path,
+			   safe_file__kind(st.st_mode));
+	else
+		report_err("cannot write %s: %s: check that its folder exists and is writable",
+			   path, strerror(-err));
+}
+
+static int open_output(const struct report_opts *o, const struct vec *inputs, struct output *out)
+{
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	if (!o->out_path) {
+		out->f = stdout;
+		return 0;
+	}
+	err = check_not_input(o->out_path, inputs);
+	if (err)
+		return err;
+	/* FILE's folder may be anyone's: never through a link, never into a FIFO or a device. */
+	out->sf = safe_file__open_path(o->out_path, SAFE_FILE_REPLACE, 0666);
+	if (!out->sf) {
+		err = -errno;
+		output_error(o->out_path, err);
+		return err;
+	}
+	fd = fcntl(safe_file__fd(out->sf), F_DUPFD_CLOEXEC, 3);
+	out->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!out->f) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		output_error(o->out_path, err);
+		safe_file__free(out->sf);
+		out->sf = NULL;
+		return err;
+	}
+	return 0;
+}
+
 static int write_report(FILE *f, enum report_format fmt, const struct report *r,
 			const struct section_rows *secs)
 {
@@ -71,44 +144,34 @@ static int write_report(FILE *f, enum report_format fmt, const struct report *r,
 	return err;
 }
 
-/* Writes to FILE.tmp, then renames it, so that FILE is never seen half written. */
-static int write_output(const struct report_opts *o, const struct report *r,
+/* Writes the report; -o FILE takes its name only once whole, else nothing is left. */
+static int write_output(const struct report_opts *o, struct output *out, const struct report *r,
 			const struct section_rows *secs)
 {
-	char *tmp = NULL;
-	FILE *f;
-	int err;
+	int err = write_report(out->f, o->format, r, secs);
 
-	if (!o->out_path) {
-		err = write_report(stdout, o->format, r, secs);
+	if (!out->sf) {
 		if (err)
 			report_err("cannot write the report: %s: check where standard output goes",
 				   strerror(-err));
 		return err;
 	}
-	if (asprintf(&tmp, "%s.tmp", o->out_path) < 0) {
-		tmp = NULL;
-		err = -ENOMEM;
-		goto out;
-	}
-	f = fopen(tmp, "w");
-	if (!f) {
-		err = -errno;
-		goto out;
-	}
-	err = write_report(f, o->format, r, secs);
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, o->out_path))
-		err = -errno;
+	if (fclose(out->f) && !err)
+		err = errno ? -errno : -EIO;
+	out->f = NULL;
+	if (!err)
+		err = safe_file__publish(out->sf);
 	if (err)
-		unlink(tmp);
-out:
-	if (err)
-		report_err("cannot write %s: %s: check that its folder exists and is writable",
-			   o->out_path, strerror(-err));
-	free(tmp);
+		output_error(o->out_path, err);
 	return err;
+}
+
+static void close_output(struct output *out)
+{
+	if (out->sf && out->f)
+		fclose(out->f);
+	safe_file__free(out->sf);
+	memset(out, 0, sizeof(*out));
 }
 
 /* ---- what the report warns about ---- */
@@ -303,6 +366,7 @@ int report_main(int argc, char **argv)
 	struct section_rows secs[SEC__COUNT] = {};
 	struct vec inputs = VEC_INIT(char *);
 	struct report_opts opts;
+	struct output out = {};
 	struct report r;
 	int err;
 
@@ -312,13 +376,16 @@ int report_main(int argc, char **argv)
 	report__init(&r);
 	err = list_traces(&opts, &inputs);
 	if (!err)
+		err = open_output(&opts, &inputs, &out);
+	if (!err)
 		err = read_traces(&inputs, &r);
 	if (!err)
 		err = sort_sections(&r, secs);
 	if (!err) {
 		warn(&r);
-		err = write_output(&opts, &r, secs);
+		err = write_output(&opts, &out, &r, secs);
 	}
+	close_output(&out);
 	for (int i = 0; i < SEC__COUNT; i++)
 		free(secs[i].rows);
 	walk__free(&inputs);
