@@ -1838,6 +1838,70 @@ static void test_output_replaces_a_regular_file(void **state)
 	assert_names(fx->dir, "old.txt t.pt.trace.json");
 }
 
+/*
+ * A PATH, or an entry named *.pt.trace.json in a folder, that is not a regular
+ * file is refused without being read: a FIFO would block, a device might not
+ * end. Links to traces are read.
+ */
+static void test_inputs_that_are_not_regular_files(void **state)
+{
+	struct fixture *fx = *state;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[PATH_MAX], trace[PATH_MAX];
+	json_t *root;
+	struct run r;
+	int sock;
+
+	alarm(20); /* fail rather than hang on a FIFO */
+	join(path, fx->dir, "fifo.pt.trace.json");
+	assert_int_equal(mkfifo(path, 0600), 0);
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, path, "not a regular file (a FIFO): pass a trace file or a folder");
+	run_free(&r);
+	r = run_failing(fx->dir, "/dev/null");
+	check_error(&r, 1, "/dev/null: not a regular file (a character device)", NULL);
+	run_free(&r);
+
+	/* In a folder: a FIFO, a socket, and a link to a FIFO, each among good traces. */
+	write_trace(fx->dir, "d1/a.pt.trace.json", main_trace);
+	join(path, fx->dir, "d1/b.pt.trace.json");
+	assert_int_equal(mkfifo(path, 0600), 0);
+	join(path, fx->dir, "d1");
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, "d1/b.pt.trace.json: not a regular file (a FIFO)", NULL);
+	run_free(&r);
+	write_trace(fx->dir, "d2/a.pt.trace.json", main_trace);
+	join(path, fx->dir, "d2/s.pt.trace.json");
+	assert_true(strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	sock = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(sock, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	join(path, fx->dir, "d2");
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, "d2/s.pt.trace.json: not a regular file (a socket)", NULL);
+	run_free(&r);
+	close(sock);
+	write_trace(fx->dir, "d3/a.pt.trace.json", main_trace);
+	join(path, fx->dir, "d3/l.pt.trace.json");
+	assert_int_equal(symlink("../fifo.pt.trace.json", path), 0);
+	join(path, fx->dir, "d3");
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, "d3/l.pt.trace.json: not a regular file (a FIFO)", NULL);
+	run_free(&r);
+	alarm(0);
+
+	/* Links to traces are read, named or found in a folder. */
+	write_trace(fx->dir, "real/t.pt.trace.json", main_trace);
+	join(path, fx->dir, "links/l.pt.trace.json");
+	mkdirs_for(path);
+	assert_int_equal(symlink("../real/t.pt.trace.json", path), 0);
+	join(trace, fx->dir, "links");
+	root = report_json(fx->dir, (const char *[]){ path, trace, NULL });
+	assert_int_equal(int_at(root, "trace_files"), 1);
+	assert_int_equal(int_at(root, "launches"), 10);
+	json_decref(root);
+}
+
 /* -o naming a trace being read, by any path, would lose it: refused, the trace untouched. */
 static void test_output_is_an_input(void **state)
 {
@@ -2166,6 +2230,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_replaces_a_regular_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_is_an_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inputs_that_are_not_regular_files, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

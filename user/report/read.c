@@ -17,6 +17,7 @@
 #include "report/err.h"
 #include "report/read.h"
 #include "trace/format.h"
+#include "util/safe_file.h"
 
 static const char *str_member(const json_t *obj, const char *key)
 {
@@ -438,10 +439,13 @@ static int load_whole(struct report *r, int fd, const char *path)
 	return err;
 }
 
-/* Opens a trace; the descriptor, or -errno once reported. */
+/*
+ * Opens a trace without blocking on a FIFO or a device, and refuses what is
+ * not a regular file. The descriptor, or -errno once reported.
+ */
 static int open_trace(const char *path, struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), err;
 
 	if (fd < 0) {
 		err = -errno;
@@ -453,6 +457,12 @@ static int open_trace(const char *path, struct stat *st)
 		err = read_error(path, -errno);
 		close(fd);
 		return err;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		report_err("%s: not a regular file (%s): pass a trace file or a folder of them",
+			   path, safe_file__kind(st->st_mode));
+		close(fd);
+		return -EINVAL;
 	}
 	return fd;
 }

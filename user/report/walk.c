@@ -9,6 +9,7 @@
 #include "report/err.h"
 #include "report/walk.h"
 #include "trace/format.h"
+#include "util/safe_file.h"
 
 /* Takes ownership of path, also on failure. */
 static int push_path(struct vec *paths, char *path)
@@ -42,6 +43,14 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A FIFO or a device would block or have side effects when read: never opened. */
+static int refuse_special(const char *path, mode_t mode)
+{
+	report_err("%s: not a regular file (%s): pass a trace file or a folder of them", path,
+		   safe_file__kind(mode));
+	return -EINVAL;
+}
+
 static int find_traces(const char *dir, struct vec *paths);
 
 static int visit_entry(const char *dir, const char *name, struct vec *paths)
@@ -61,7 +70,10 @@ static int visit_entry(const char *dir, const char *name, struct vec *paths)
 	} else if (S_ISDIR(st.st_mode)) {
 		err = find_traces(path, paths);
 	} else if (has_suffix(name, TRACE_SUFFIX)) {
-		return push_path(paths, path);
+		/* A link to a trace is read; where it leads is checked when opened. */
+		if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
+			return push_path(paths, path);
+		err = refuse_special(path, st.st_mode);
 	}
 	free(path);
 	return err;
@@ -99,10 +111,12 @@ int walk__expand(const char *path, struct vec *paths)
 		report_err("%s: %s: check the path", path, strerror(-err));
 		return err;
 	}
-	if (!S_ISDIR(st.st_mode)) {
+	if (S_ISREG(st.st_mode)) {
 		copy = strdup(path);
 		return copy ? push_path(paths, copy) : -ENOMEM;
 	}
+	if (!S_ISDIR(st.st_mode))
+		return refuse_special(path, st.st_mode);
 	err = find_traces(path, paths);
 	if (err)
 		return err;

@@ -7,8 +7,9 @@
 
 /*
  * Appends path to paths (a vec of char *, owned), or the *.pt.trace.json
- * files under it, at any depth and sorted, when it is a folder. 0, or
- * -errno once reported.
+ * files under it, at any depth and sorted, when it is a folder. What is
+ * neither a folder nor a regular file (a FIFO, a device) is refused, never
+ * opened. 0, or -errno once reported.
  */
 int walk__expand(const char *path, struct vec *paths);
 /* Frees the paths and the vector's storage. */
