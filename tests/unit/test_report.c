@@ -414,6 +414,8 @@ static void test_counts_shares_and_order(void **state)
 	assert_int_equal(int_at(root, "wall_ns"), 2000000000);
 	assert_int_equal(int_at(root, "drops"), 0);
 	assert_float_equal(real_at(root, "launches_per_s"), 5.0, 1e-9);
+	/* The element that is not an object is counted, not used. */
+	assert_int_equal(int_at(root, "malformed_events"), 1);
 
 	assert_int_equal(section_len(root, "kernels"), 7);
 	check_row(root, "kernels", 0, "void ns::scale<float>(float*, int)", "launches", 3, 30, 1.5);
@@ -2174,6 +2176,101 @@ static void test_stream_fallback(void **state)
 	run_free(&r);
 }
 
+/* Events with a field missing or of the wrong type, one a case; each is skipped and counted. */
+static const char *const malformed_cases[] = {
+	/* A launch without its pid, tid or name, or with a negative one. */
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','tid':1,'ts':1.0,'args':{}},",
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'ts':1.0,'args':{}},",
+	"{'ph':'X','cat':'cuda_runtime','pid':1,'tid':1,'ts':1.0,'args':{'kernel':'k'}},",
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':-1,'tid':1,'ts':1.0},",
+	"{'ph':'X','cat':'cuda_driver','name':'cuLaunchKernel','pid':1,'tid':-5,'ts':1.0},",
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':'1','tid':1,'ts':1.0},",
+	/* A ts that is a string or negative, a dur that is not a number, args not an object. */
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':1,'ts':'1.0'},",
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':1,'ts':-1.0},",
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':1,'ts':1.0,"
+	"'dur':'0'},",
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':1,'ts':1.0,"
+	"'args':['k']},",
+	/* The same for the other events the report uses: GPU work, steps, threads' names. */
+	"{'ph':'X','cat':'kernel','name':'k','pid':0,'tid':7,'ts':'2.0','dur':1.0},",
+	"{'ph':'X','cat':'gpu_memcpy','name':'Memcpy','tid':7,'ts':2.0,'dur':1.0},",
+	"{'ph':'X','cat':'user_annotation','name':'ProfilerStep#1','pid':9,'tid':9,'ts':0.0,"
+	"'dur':'x'},",
+	"{'ph':'M','name':'thread_name','pid':9,'tid':9,'ts':0.0,'args':'worker'},",
+	/* Any event with a bad time, one without a phase or a category, or no event at all. */
+	"{'ph':'s','cat':'ac2g','name':'ac2g','id':1,'pid':9,'tid':9,'ts':'5'},",
+	"{'name':'x','pid':9,'tid':9,'ts':1.0},",
+	"{'ph':'X','name':'x','pid':9,'tid':9,'ts':1.0},",
+	"42,",
+	"null,",
+};
+
+static void test_malformed_events_each_kind(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX], *text;
+	json_t *root;
+
+	join(trace, fx->dir, "m.pt.trace.json");
+	for (size_t i = 0; i < sizeof(malformed_cases) / sizeof(malformed_cases[0]); i++) {
+		if (asprintf(&text, "%s%s%s%s%s", TRACE_HEAD, KERNEL(9, 9, "1.0", "k"),
+			     malformed_cases[i], KERNEL(9, 9, "2.0", "k"), KINETO_TAIL(9)) < 0)
+			fail();
+		write_trace(fx->dir, "m.pt.trace.json", text);
+		free(text);
+		root = report_json(fx->dir, (const char *[]){ trace, NULL });
+		if (int_at(root, "malformed_events") != 1)
+			fail_msg("case %zu: %s", i, malformed_cases[i]);
+		assert_int_equal(int_at(root, "launches"), 2);
+		assert_int_equal(section_len(root, "steps"), 0);
+		assert_int_equal(section_len(root, "gpu_kernels"), 0);
+		/* Only the good launches' span: a bad time is not used. */
+		assert_int_equal(int_at(root, "wall_ns"), 1000);
+		json_decref(root);
+	}
+}
+
+/* How the count is said: a text line, a JSON key, a CSV summary row, a warning. */
+static void test_malformed_events_reported(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX];
+	bool streamed;
+	struct run r;
+
+	write_trace(fx->dir, "m.pt.trace.json",
+		    TRACE_HEAD KERNEL(9, 9, "1.0", "k") "42,{'ph':'X','name':'x'},"
+		    "{'ph':'X','cat':'kernel','name':'k','pid':0,'tid':7,'ts':-2.0}," KINETO_TAIL(9));
+	join(trace, fx->dir, "m.pt.trace.json");
+	r = run_report(fx->dir, (const char *[]){ trace, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nLate       0\n"
+				      "Malformed  3 events skipped (missing or mistyped fields)\n"
+				      "Overhead   -\n"));
+	assert_string_equal(r.err, "cuprobe report: warning: 3 events were skipped, with a field "
+				   "missing or of the wrong type (pid, tid, name, ts, dur or args), "
+				   "so the counts leave them out: check what wrote the traces\n");
+	run_free(&r);
+	r = run_report(fx->dir, (const char *[]){ "--format", "csv", trace, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nsummary,malformed_events,,,3,,,,,,,,,,,,,,,,,,,,,\n"));
+	run_free(&r);
+
+	/* Read a line at a time, a malformed event is counted the same. */
+	assert_int_equal(launches_of(fx->dir, "lines.pt.trace.json",
+				     LINES_HEAD LINE_KERNEL(",")
+				     "  {'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel',"
+				     "'pid':5,'tid':6,'ts':'1.0'},\n" LINE_KERNEL("") LINES_TAIL,
+				     &streamed),
+			 2);
+	assert_true(streamed);
+	join(trace, fx->dir, "lines.pt.trace.json");
+	r = run_report(fx->dir, (const char *[]){ trace, NULL });
+	assert_non_null(strstr(r.out, "Malformed  1 events skipped"));
+	run_free(&r);
+}
+
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
@@ -2230,6 +2327,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_replaces_a_regular_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_output_is_an_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_events_each_kind, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_events_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inputs_that_are_not_regular_files, setup,
 						teardown),
 	};

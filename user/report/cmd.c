@@ -210,11 +210,22 @@ static void warn_gpu(const struct report *r)
 		   n[GPU_CLOCK_FAULTS], n[GPU_DROPPED], n[GPU_MISSING]);
 }
 
+static void warn_malformed(const struct report *r)
+{
+	if (!r->malformed)
+		return;
+	report_err("warning: %" PRIu64 " events were skipped, with a field missing or of the "
+		   "wrong type (pid, tid, name, ts, dur or args), so the counts leave them out: "
+		   "check what wrote the traces",
+		   r->malformed);
+}
+
 static void warn(const struct report *r)
 {
 	warn_drops(r);
 	warn_late(r);
 	warn_gpu(r);
+	warn_malformed(r);
 }
 
 /* ---- options ---- */

@@ -129,6 +129,25 @@ static void csv_cycle(FILE *f, const struct report *r, const struct cycle_row *c
 	fputs(CSV_NO_GPU "\n", f);
 }
 
+/*
+ * What the traces miss and the report could not use, a row each when not 0,
+ * the count in the count column: the header's lines of the text format.
+ */
+static void csv_summary(FILE *f, const struct report *r)
+{
+	const struct {
+		const char *name;
+		uint64_t count;
+	} rows[] = {
+		{ "malformed_events", r->malformed },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		if (rows[i].count)
+			fprintf(f, "summary,%s,,,%" PRIu64 ",," CSV_NO_STEP CSV_NO_GPU "\n",
+				rows[i].name, rows[i].count);
+}
+
 int report_csv__write(FILE *f, const struct report *r, const struct section_rows *secs)
 {
 	fputs(CSV_HEAD, f);
@@ -141,5 +160,6 @@ int report_csv__write(FILE *f, const struct report *r, const struct section_rows
 		csv_step(f, r, vec_at(&r->steps, struct step_row, i));
 	for (size_t i = 0; i < r->cycles.len; i++)
 		csv_cycle(f, r, vec_at(&r->cycles, struct cycle_row, i));
+	csv_summary(f, r);
 	return 0;
 }

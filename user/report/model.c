@@ -310,6 +310,7 @@ static void merge_counts(struct report *r, const struct report *f)
 	r->wall_ns += f->wall_ns;
 	r->drops += f->drops;
 	r->late_launches += f->late_launches;
+	r->malformed += f->malformed;
 	overhead__add(&r->ovh, &f->ovh);
 	for (int i = 0; i < GPU__COUNT; i++)
 		r->gpu_counts[i] += f->gpu_counts[i];

@@ -167,6 +167,7 @@ struct report {
 	uint64_t wall_ns;
 	uint64_t drops;
 	uint64_t late_launches;
+	uint64_t malformed;	 /* events not used: a field missing or mistyped */
 	struct overhead ovh;	 /* over all cycles */
 	struct vec steps;	 /* struct step_row, sorted and merged by report__finish */
 	struct vec stats;	 /* struct step_stat, made by report__finish */

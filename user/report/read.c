@@ -5,6 +5,11 @@
  * line at a time (stream.c), so that memory follows the report's tables and
  * not the file, any other (torch.profiler's) loaded whole and freed once
  * counted. Keys come from trace/format.h.
+ *
+ * An event the report uses (a launch, a step, GPU work, a thread's name)
+ * with a field missing or of the wrong type is not used but counted, and
+ * so is any other event whose times are wrong, and an element that is not
+ * an object: the report says how many it skipped rather than guess.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,9 +71,70 @@ static uint64_t meta_count(const json_t *meta, const char *key)
 							       : 0;
 }
 
+/* ---- which events are used, and whether they are whole ---- */
+
+enum event_use { USE_NONE, USE_SPAN, USE_THREAD_NAME, USE_LAUNCH, USE_STEP, USE_GPU, USE_BAD };
+
 static bool is_cat(const char *cat, const char *want)
 {
 	return !strcmp(cat, want);
+}
+
+/* What the report does with an X event of this category. */
+static enum event_use complete_use(const char *cat)
+{
+	if (is_cat(cat, TRACE_CAT_RUNTIME) || is_cat(cat, TRACE_CAT_DRIVER))
+		return USE_LAUNCH;
+	if (is_cat(cat, TRACE_CAT_STEP))
+		return USE_STEP;
+	if (is_cat(cat, TRACE_CAT_KERNEL) || is_cat(cat, TRACE_CAT_MEMCPY) ||
+	    is_cat(cat, TRACE_CAT_MEMSET))
+		return USE_GPU;
+	return USE_SPAN;
+}
+
+static enum event_use event_use(const json_t *ev)
+{
+	const char *ph = str_member(ev, TRACE_KEY_PH), *what, *cat;
+
+	if (!json_is_object(ev) || !ph)
+		return USE_BAD;
+	if (!strcmp(ph, TRACE_PH_METADATA)) {
+		what = str_member(ev, TRACE_KEY_NAME);
+		if (!what)
+			return USE_BAD;
+		return strcmp(what, TRACE_META_THREAD_NAME) ? USE_NONE : USE_THREAD_NAME;
+	}
+	if (strcmp(ph, TRACE_PH_COMPLETE))
+		return USE_SPAN;
+	/* Every X event has a category: TensorBoard's plugin fails without one. */
+	cat = str_member(ev, TRACE_KEY_CAT);
+	return cat ? complete_use(cat) : USE_BAD;
+}
+
+/* A time present is a number from 0; a duration present is a number. */
+static bool times_ok(const json_t *ev)
+{
+	const json_t *ts = json_object_get(ev, TRACE_KEY_TS);
+	const json_t *dur = json_object_get(ev, TRACE_KEY_DUR);
+
+	return (!ts || (json_is_number(ts) && json_number_value(ts) >= 0)) &&
+	       (!dur || json_is_number(dur));
+}
+
+static bool id_ok(const json_t *id)
+{
+	return json_is_integer(id) && json_integer_value(id) >= 0;
+}
+
+/* What every event the report counts must have right: its lane, name, times and args. */
+static bool fields_ok(const json_t *ev)
+{
+	const json_t *args = json_object_get(ev, TRACE_KEY_ARGS);
+
+	return id_ok(json_object_get(ev, TRACE_KEY_PID)) &&
+	       id_ok(json_object_get(ev, TRACE_KEY_TID)) && str_member(ev, TRACE_KEY_NAME) &&
+	       times_ok(ev) && (!args || json_is_object(args));
 }
 
 /* ---- the events ---- */
@@ -114,8 +180,6 @@ static int consume_launch(struct report *r, const json_t *ev, struct file_scan *
 	const char *key;
 	int err;
 
-	if (!api)
-		api = "?";
 	/* Counted whether or not the step has a span: only spans make rows. */
 	if (json_is_integer(step) &&
 	    count_table__add(&r->step_launches, NULL, pid, json_integer_value(step), 0))
@@ -138,13 +202,12 @@ static int consume_launch(struct report *r, const json_t *ev, struct file_scan *
 	return err;
 }
 
-static int consume_metadata(struct report *r, const json_t *ev)
+static int consume_thread_name(struct report *r, const json_t *ev)
 {
-	const char *what = str_member(ev, TRACE_KEY_NAME);
 	const char *name = str_member(json_object_get(ev, TRACE_KEY_ARGS), TRACE_ARG_META_NAME);
 	struct count_row *row;
 
-	if (!what || strcmp(what, TRACE_META_THREAD_NAME) || !name || !*name)
+	if (!name || !*name)
 		return 0;
 	row = count_table__get(&r->sections[SEC_THREAD], NULL, int_member(ev, TRACE_KEY_PID),
 			       int_member(ev, TRACE_KEY_TID), 0);
@@ -202,7 +265,7 @@ static int consume_step(struct report *r, const json_t *ev)
 	struct step_row *s;
 	int64_t step;
 
-	if (!name || strncmp(name, TRACE_STEP_PREFIX, strlen(TRACE_STEP_PREFIX)) ||
+	if (strncmp(name, TRACE_STEP_PREFIX, strlen(TRACE_STEP_PREFIX)) ||
 	    !step_number(name, args, &step))
 		return 0;
 	s = vec__push(&r->steps);
@@ -227,8 +290,8 @@ static int consume_gpu(struct report *r, const json_t *ev, struct file_scan *fs)
 	const json_t *device = json_object_get(args, TRACE_ARG_DEVICE);
 	const json_t *ts = json_object_get(ev, TRACE_KEY_TS);
 	const json_t *dur = json_object_get(ev, TRACE_KEY_DUR);
-	const char *gpu_name = str_member(ev, TRACE_KEY_NAME);
-	struct count_row *name = count_table__get(&r->gpu_names, gpu_name ? gpu_name : "?", 0, 0, 0);
+	struct count_row *name = count_table__get(&r->gpu_names, str_member(ev, TRACE_KEY_NAME),
+						  0, 0, 0);
 	struct gpu_sample *s;
 
 	if (!name || !(s = vec__push(&r->gpu_samples)))
@@ -258,34 +321,29 @@ static void extend_span(struct file_scan *fs, const json_t *ev)
 			  start + json_number_value(json_object_get(ev, TRACE_KEY_DUR)));
 }
 
-static bool is_gpu_work(const char *cat)
-{
-	return is_cat(cat, TRACE_CAT_KERNEL) || is_cat(cat, TRACE_CAT_MEMCPY) ||
-	       is_cat(cat, TRACE_CAT_MEMSET);
-}
-
 int read__event(struct report *r, const json_t *ev, struct file_scan *fs)
 {
-	const char *ph = str_member(ev, TRACE_KEY_PH);
-	const char *cat;
+	enum event_use use = event_use(ev);
 
-	if (!ph)
+	if (use == USE_NONE)
 		return 0;
-	if (!strcmp(ph, TRACE_PH_METADATA))
-		return consume_metadata(r, ev);
+	if (use == USE_BAD || (use == USE_SPAN ? !times_ok(ev) : !fields_ok(ev))) {
+		r->malformed++;
+		return 0;
+	}
+	if (use == USE_THREAD_NAME)
+		return consume_thread_name(r, ev);
 	extend_span(fs, ev);
-	if (strcmp(ph, TRACE_PH_COMPLETE))
-		return 0;
-	cat = str_member(ev, TRACE_KEY_CAT);
-	if (!cat)
-		return 0;
-	if (is_cat(cat, TRACE_CAT_RUNTIME) || is_cat(cat, TRACE_CAT_DRIVER))
+	switch (use) {
+	case USE_LAUNCH:
 		return consume_launch(r, ev, fs);
-	if (is_cat(cat, TRACE_CAT_STEP))
+	case USE_STEP:
 		return consume_step(r, ev);
-	if (!is_gpu_work(cat))
+	case USE_GPU:
+		return consume_gpu(r, ev, fs);
+	default:
 		return 0;
-	return consume_gpu(r, ev, fs);
+	}
 }
 
 /* ---- the cuprobe object ---- */

@@ -418,13 +418,16 @@ static void text_gpu_line(FILE *f, const struct report *r)
 	fputc('\n', f);
 }
 
-/* What the traces miss: drops and late launches. */
+/* What the traces miss: drops, late launches, events skipped. */
 static void text_losses(FILE *f, const struct report *r)
 {
 	fprintf(f, "\nDrops      %" PRIu64 "%s\n", r->drops,
 		r->drops ? " (the counts below miss at least this many)" : "");
 	fprintf(f, "Late       %" PRIu64 "%s\n", r->late_launches,
 		r->late_launches ? " (arrived after their cycle was written: in no trace)" : "");
+	if (r->malformed)
+		fprintf(f, "Malformed  %" PRIu64 " events skipped (missing or mistyped fields)\n",
+			r->malformed);
 }
 
 int report_text__write(FILE *f, const struct report *r, const struct section_rows *secs)
