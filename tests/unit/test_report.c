@@ -2271,6 +2271,103 @@ static void test_malformed_events_reported(void **state)
 	run_free(&r);
 }
 
+/* The end of a trace whose cuprobe object has the version and counts given. */
+#define COUNTS_TAIL(pid, cycle, version, more)                                                 \
+	PROCESS_NAME_END(pid) ",'traceName':'h.pt.trace.json',"                                \
+	"'cuprobe':{'version':'" version "','pid':" #pid ",'command':'train','cycle':" #cycle   \
+	",'partial':false,'duration_ns':1000000,'launches':0" more "}}"
+
+/*
+ * Traces before 0.2.0 carry the whole recording's drops in every file: each
+ * recording (the folder above its run_<k> folders) and process counts once,
+ * with its largest value. From 0.2.0 on, drops are the file's own and add up.
+ */
+static void test_drops_by_trace_version(void **state)
+{
+	struct fixture *fx = *state;
+	char dir[PATH_MAX];
+	json_t *root;
+	struct run r;
+
+	/* One recording of pid 100, three cycles, as the count grew; pid 200 with it. */
+	write_trace(fx->dir, "old/rec/run_0/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(100, 0, "0.1.0", ",'drops':3"));
+	write_trace(fx->dir, "old/rec/run_1/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(100, 1, "0.1.0", ",'drops':5"));
+	write_trace(fx->dir, "old/rec/run_2/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(100, 2, "0.1.0", ",'drops':5"));
+	write_trace(fx->dir, "old/rec/run_0/b.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(200, 0, "0.1.0", ",'drops':2"));
+	/* Another recording of pid 100, outside run_<k> folders. */
+	write_trace(fx->dir, "old/other/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(100, 0, "0.1.0", ",'drops':4"));
+	join(dir, fx->dir, "old");
+	root = report_json(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(int_at(root, "drops"), 5 + 2 + 4);
+	assert_int_equal(int_at(root, "trace_files"), 5);
+	json_decref(root);
+
+	/* 0.2.0: per process and cycle, so they add up; with the old ones, both rules. */
+	write_trace(fx->dir, "new/run_0/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(300, 0, "0.2.0", ",'drops':1"));
+	write_trace(fx->dir, "new/run_1/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(300, 1, "0.2.0", ",'drops':2"));
+	join(dir, fx->dir, "new");
+	root = report_json(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(int_at(root, "drops"), 3);
+	json_decref(root);
+	r = run_report(fx->dir, (const char *[]){ fx->dir, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nDrops      14 (the counts below miss at least this many)\n"));
+	assert_non_null(strstr(r.err, "warning: 14 launch records were dropped"));
+	run_free(&r);
+}
+
+/* nested_skipped and lost_steps add up; lost steps are said in the text and warned about. */
+static void test_nested_and_lost_steps(void **state)
+{
+	struct fixture *fx = *state;
+	char dir[PATH_MAX];
+	json_t *root;
+	struct run r;
+
+	write_trace(fx->dir, "rec/run_0/a.pt.trace.json",
+		    TRACE_HEAD KERNEL(7, 7, "1.0", "k")
+		    COUNTS_TAIL(7, 0, "0.2.0", ",'drops':0,'nested_skipped':3,'lost_steps':0"));
+	write_trace(fx->dir, "rec/run_1/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(7, 1, "0.2.0", ",'drops':0,'nested_skipped':4,'lost_steps':2"));
+	join(dir, fx->dir, "rec");
+	root = report_json(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(int_at(root, "nested_skipped"), 7);
+	assert_int_equal(int_at(root, "lost_steps"), 2);
+	assert_int_equal(int_at(root, "malformed_events"), 0);
+	json_decref(root);
+
+	r = run_report(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nLate       0\n"
+				      "Lost steps 2 (step boundaries lost while recording)\n"
+				      "Overhead   -\n"));
+	assert_string_equal(r.err, "cuprobe report: warning: 2 step boundaries were lost while "
+				   "recording (their events did not fit in the ring buffer), so the "
+				   "steps around them are not timed exactly: record again with a "
+				   "larger --ringbuf-size\n");
+	run_free(&r);
+	r = run_report(fx->dir, (const char *[]){ "--format", "csv", dir, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\ncycle,train,7,,0,0.000,0.000,,1,,,1000000,false,0,,,,,,,,,,,,\n"
+				      "summary,lost_steps,,,2,,,,,,,,,,,,,,,,,,,,,\n"
+				      "summary,nested_skipped,,,7,,,,,,,,,,,,,,,,,,,,,\n"));
+	run_free(&r);
+
+	/* Without lost steps, no line: the text header is as before. */
+	join(dir, fx->dir, "rec/run_0");
+	r = run_report(fx->dir, (const char *[]){ dir, NULL });
+	assert_null(strstr(r.out, "Lost steps"));
+	assert_string_equal(r.err, "");
+	run_free(&r);
+}
+
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
@@ -2329,6 +2426,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_output_is_an_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_events_each_kind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed_events_reported, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drops_by_trace_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nested_and_lost_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inputs_that_are_not_regular_files, setup,
 						teardown),
 	};

@@ -196,6 +196,16 @@ static void warn_late(const struct report *r)
 		   r->late_launches);
 }
 
+static void warn_lost_steps(const struct report *r)
+{
+	if (!r->lost_steps)
+		return;
+	report_err("warning: %" PRIu64 " step boundaries were lost while recording (their "
+		   "events did not fit in the ring buffer), so the steps around them are not "
+		   "timed exactly: record again with a larger --ringbuf-size",
+		   r->lost_steps);
+}
+
 static void warn_gpu(const struct report *r)
 {
 	const uint64_t *n = r->gpu_counts;
@@ -224,6 +234,7 @@ static void warn(const struct report *r)
 {
 	warn_drops(r);
 	warn_late(r);
+	warn_lost_steps(r);
 	warn_gpu(r);
 	warn_malformed(r);
 }

@@ -140,6 +140,8 @@ static void csv_summary(FILE *f, const struct report *r)
 		uint64_t count;
 	} rows[] = {
 		{ "malformed_events", r->malformed },
+		{ "lost_steps", r->lost_steps },
+		{ "nested_skipped", r->nested_skipped },
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)

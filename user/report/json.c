@@ -217,6 +217,8 @@ static void totals(struct json_writer *w, const struct report *r)
 	rate(w, "launches_per_s", r, r->launches);
 	json_writer__field_u64(w, "drops", r->drops);
 	json_writer__field_u64(w, "late_launches", r->late_launches);
+	json_writer__field_u64(w, "lost_steps", r->lost_steps);
+	json_writer__field_u64(w, "nested_skipped", r->nested_skipped);
 	json_writer__field_u64(w, "malformed_events", r->malformed);
 }
 

@@ -219,6 +219,7 @@ void report__free(struct report *r)
 	count_table__free(&r->pids);
 	count_table__free(&r->files);
 	count_table__free(&r->step_launches);
+	count_table__free(&r->recording_drops);
 	count_table__free(&r->gpu_names);
 	for (size_t i = 0; i < r->cycles.len; i++)
 		free(vec_at(&r->cycles, struct cycle_row, i)->command);
@@ -301,6 +302,8 @@ static int merge_tables(struct report *r, struct report *f)
 		err = count_table__merge(&r->pids, &f->pids, false);
 	if (!err)
 		err = count_table__merge(&r->step_launches, &f->step_launches, false);
+	if (!err)
+		err = count_table__merge(&r->recording_drops, &f->recording_drops, true);
 	return err;
 }
 
@@ -310,6 +313,8 @@ static void merge_counts(struct report *r, const struct report *f)
 	r->wall_ns += f->wall_ns;
 	r->drops += f->drops;
 	r->late_launches += f->late_launches;
+	r->lost_steps += f->lost_steps;
+	r->nested_skipped += f->nested_skipped;
 	r->malformed += f->malformed;
 	overhead__add(&r->ovh, &f->ovh);
 	for (int i = 0; i < GPU__COUNT; i++)

@@ -161,12 +161,15 @@ struct report {
 	struct count_table pids;	    /* distinct processes */
 	struct count_table files;	    /* (dev, ino) of the files read, so each counts once */
 	struct count_table step_launches;   /* launches per (pid, args.step) */
+	struct count_table recording_drops; /* drops of traces before 0.2.0, see read.c */
 	struct count_table gpu_names;	    /* GPU events per name; owns the names */
 	uint64_t trace_files;
 	uint64_t launches;
 	uint64_t wall_ns;
 	uint64_t drops;
 	uint64_t late_launches;
+	uint64_t lost_steps;	 /* step boundaries lost while recording */
+	uint64_t nested_skipped; /* probe hits skipped as nested calls */
 	uint64_t malformed;	 /* events not used: a field missing or mistyped */
 	struct overhead ovh;	 /* over all cycles */
 	struct vec steps;	 /* struct step_row, sorted and merged by report__finish */

@@ -396,16 +396,92 @@ static void consume_gpu_counts(struct report *r, const json_t *gpu)
 		vec_at(&r->steps, struct step_row, i)->has_gpu = true;
 }
 
+/* Whether version a.b.c is older than b; a version that does not parse is not. */
+static bool version_before(const char *a, const char *b)
+{
+	unsigned int x[3], y[3];
+
+	if (!a || sscanf(a, "%u.%u.%u", &x[0], &x[1], &x[2]) != 3 ||
+	    sscanf(b, "%u.%u.%u", &y[0], &y[1], &y[2]) != 3)
+		return false;
+	for (int i = 0; i < 3; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i];
+	return false;
+}
+
+/*
+ * The folder of the recording a trace belongs to: the one above its run_<k>
+ * folder, where cuprobe record puts each cycle, else its own folder.
+ */
+static int recording_folder(const char *path, struct stat *st)
+{
+	char *dir = strdup(path), *slash, *base;
+	unsigned long k;
+	char end;
+	int err = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	else
+		strcpy(dir, ".");
+	base = strrchr(dir, '/');
+	if (base && sscanf(base + 1, "run_%lu%c", &k, &end) == 1)
+		*base = '\0';
+	if (stat(*dir ? dir : "/", st))
+		err = -errno;
+	free(dir);
+	return err;
+}
+
+/*
+ * Traces before 0.2.0 carry the whole recording's drops in every file, as
+ * counted when that file was written: each (recording, process) counts once,
+ * with the largest value it gave. Later traces' drops are their own.
+ */
+static int add_drops(struct report *r, const json_t *meta, const struct file_scan *fs)
+{
+	uint64_t drops = meta_count(meta, TRACE_KEY_DROPS);
+	struct count_row *row;
+	struct stat st;
+
+	if (!drops || !version_before(str_member(meta, TRACE_KEY_VERSION),
+				      TRACE_VERSION_DROPS_PER_CYCLE)) {
+		r->drops += drops;
+		return 0;
+	}
+	if (recording_folder(fs->path, &st)) {
+		r->drops += drops; /* the folder is gone: nothing to tell recordings apart by */
+		return 0;
+	}
+	row = count_table__get(&r->recording_drops, NULL, (int64_t)st.st_dev, (int64_t)st.st_ino,
+			       json_is_integer(json_object_get(meta, TRACE_KEY_PID)) ?
+				       int_member(meta, TRACE_KEY_PID) : -1);
+	if (!row)
+		return -ENOMEM;
+	if (drops > row->count)
+		row->count = drops;
+	return 0;
+}
+
 /* r holds this file alone (see report__read_file): its launches and steps are the file's. */
 static int consume_meta(struct report *r, const json_t *meta, const struct file_scan *fs)
 {
 	const json_t *pid = json_object_get(meta, TRACE_KEY_PID);
 	uint64_t wall_ns = file_wall_ns(meta, fs);
+	int err;
 
 	consume_gpu_counts(r, json_object_get(meta, TRACE_KEY_GPU));
 	r->wall_ns += wall_ns;
-	r->drops += meta_count(meta, TRACE_KEY_DROPS);
 	r->late_launches += meta_count(meta, TRACE_KEY_LATE_LAUNCHES);
+	r->lost_steps += meta_count(meta, TRACE_KEY_LOST_STEPS);
+	r->nested_skipped += meta_count(meta, TRACE_KEY_NESTED_SKIPPED);
+	err = add_drops(r, meta, fs);
+	if (err)
+		return err;
 	/* A process that made no launch in the window still took part. */
 	if (json_is_integer(pid) &&
 	    !count_table__get(&r->pids, NULL, json_integer_value(pid), 0, 0))

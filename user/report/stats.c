@@ -272,10 +272,22 @@ static int gpu_kernel_stats(struct report *r)
 	return err;
 }
 
+/* Traces before 0.2.0 repeat a recording's drops: each recording counts once (read.c). */
+static void add_recording_drops(struct report *r)
+{
+	const struct count_row *row;
+	size_t bkt;
+
+	for (bkt = 0; (row = count_table__iter(&r->recording_drops, &bkt)); bkt++)
+		r->drops += row->count;
+	count_table__free(&r->recording_drops);
+}
+
 int report__finish(struct report *r)
 {
 	int err;
 
+	add_recording_drops(r);
 	merge_steps(r);
 	gpu_busy(r);
 	vec__sort(&r->cycles, cmp_cycle);

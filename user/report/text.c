@@ -418,13 +418,16 @@ static void text_gpu_line(FILE *f, const struct report *r)
 	fputc('\n', f);
 }
 
-/* What the traces miss: drops, late launches, events skipped. */
+/* What the traces miss: drops, late launches, lost step boundaries, events skipped. */
 static void text_losses(FILE *f, const struct report *r)
 {
 	fprintf(f, "\nDrops      %" PRIu64 "%s\n", r->drops,
 		r->drops ? " (the counts below miss at least this many)" : "");
 	fprintf(f, "Late       %" PRIu64 "%s\n", r->late_launches,
 		r->late_launches ? " (arrived after their cycle was written: in no trace)" : "");
+	if (r->lost_steps)
+		fprintf(f, "Lost steps %" PRIu64 " (step boundaries lost while recording)\n",
+			r->lost_steps);
 	if (r->malformed)
 		fprintf(f, "Malformed  %" PRIu64 " events skipped (missing or mistyped fields)\n",
 			r->malformed);
