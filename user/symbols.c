@@ -3,8 +3,8 @@
  * Address symbolization for target processes.
  *
  * Three caches, from hot to cold:
- *  - per process, an open-addressing table from address to finished name, so
- *    that a repeated address costs one hash probe: no allocation, no syscall;
+ *  - per process, a hash table (util/hashmap) from address to finished name,
+ *    so that a repeated address costs one lookup: no allocation, no syscall;
  *  - per process, its /proc/PID/maps, kept after the process exits;
  *  - per mapped file (device, inode), its function symbols sorted by
  *    address, read with libelf the first time an address in it is named.

@@ -176,36 +176,6 @@ static void close_output(struct output *out)
 
 /* ---- what the report warns about ---- */
 
-static void warn_drops(const struct report *r)
-{
-	if (!r->drops)
-		return;
-	report_err("warning: %" PRIu64 " launch records were dropped while recording (the "
-		   "ring buffer was full), so the counts are low by at least that many: record "
-		   "again with a larger --ringbuf-size",
-		   r->drops);
-}
-
-static void warn_late(const struct report *r)
-{
-	if (!r->late_launches)
-		return;
-	report_err("warning: %" PRIu64 " launches arrived after their cycle was written, so they "
-		   "are in no trace and the counts are low by that many: the Cycles table shows "
-		   "which traces noted them (each in the next file its process wrote)",
-		   r->late_launches);
-}
-
-static void warn_lost_steps(const struct report *r)
-{
-	if (!r->lost_steps)
-		return;
-	report_err("warning: %" PRIu64 " step boundaries were lost while recording (their "
-		   "events did not fit in the ring buffer), so the steps around them are not "
-		   "timed exactly: record again with a larger --ringbuf-size",
-		   r->lost_steps);
-}
-
 static void warn_gpu(const struct report *r)
 {
 	const uint64_t *n = r->gpu_counts;
@@ -220,23 +190,31 @@ static void warn_gpu(const struct report *r)
 		   n[GPU_CLOCK_FAULTS], n[GPU_DROPPED], n[GPU_MISSING]);
 }
 
-static void warn_malformed(const struct report *r)
-{
-	if (!r->malformed)
-		return;
-	report_err("warning: %" PRIu64 " events were skipped, with a field missing or of the "
-		   "wrong type (pid, tid, name, ts, dur or args), so the counts leave them out: "
-		   "check what wrote the traces",
-		   r->malformed);
-}
-
+/* What the traces miss or the report could not use, said on stderr in every format. */
 static void warn(const struct report *r)
 {
-	warn_drops(r);
-	warn_late(r);
-	warn_lost_steps(r);
+	if (r->drops)
+		report_err("warning: %" PRIu64 " launch records were dropped while recording (the "
+			   "ring buffer was full), so the counts are low by at least that many: "
+			   "record again with a larger --ringbuf-size",
+			   r->drops);
+	if (r->late_launches)
+		report_err("warning: %" PRIu64 " launches arrived after their cycle was written, "
+			   "so they are in no trace and the counts are low by that many: the Cycles "
+			   "table shows which traces noted them (each in the next file its process "
+			   "wrote)",
+			   r->late_launches);
+	if (r->lost_steps)
+		report_err("warning: %" PRIu64 " step boundaries were lost while recording (their "
+			   "events did not fit in the ring buffer), so the steps around them are "
+			   "not timed exactly: record again with a larger --ringbuf-size",
+			   r->lost_steps);
 	warn_gpu(r);
-	warn_malformed(r);
+	if (r->malformed)
+		report_err("warning: %" PRIu64 " events were skipped, with a field missing or of "
+			   "the wrong type (pid, tid, name, ts, dur or args), so the counts leave "
+			   "them out: check what wrote the traces",
+			   r->malformed);
 }
 
 /* ---- options ---- */

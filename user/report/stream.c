@@ -73,38 +73,19 @@ static int line_next(struct line_reader *lr, const char **line, size_t *len)
 	}
 }
 
-/* The lines of a trace that are not events: its top-level keys. */
-struct doc_text {
-	char *v;
-	size_t n, cap;
-};
-
-static int doc_put(struct doc_text *d, const char *s, size_t len)
+/* The lines of a trace that are not events, its top-level keys: a vector of chars. */
+static int doc_put(struct vec *doc, const char *s, size_t len)
 {
-	if (d->n + len > d->cap) {
-		size_t ncap = d->cap ? d->cap : 4096;
-		char *v;
-
-		while (ncap < d->n + len)
-			ncap *= 2;
-		if (ncap > TRACE_DOC_MAX)
-			return -E2BIG;
-		v = realloc(d->v, ncap);
-		if (!v)
-			return -ENOMEM;
-		d->v = v;
-		d->cap = ncap;
-	}
-	memcpy(d->v + d->n, s, len);
-	d->n += len;
-	return 0;
+	if (doc->len + len > TRACE_DOC_MAX)
+		return -E2BIG;
+	return vec__append(doc, s, len);
 }
 
-static int doc_add_line(struct doc_text *d, const char *line, size_t len)
+static int doc_add_line(struct vec *doc, const char *line, size_t len)
 {
-	int err = doc_put(d, line, len);
+	int err = doc_put(doc, line, len);
 
-	return err ? err : doc_put(d, "\n", 1);
+	return err ? err : doc_put(doc, "\n", 1);
 }
 
 static bool line_is(const char *line, size_t len, const char *s)
@@ -116,17 +97,17 @@ static bool line_is(const char *line, size_t len, const char *s)
  * The header, closed right after the events' '[', must be a whole JSON
  * object: then that '[' opens the top-level traceEvents, not one nested deeper.
  */
-static int check_header(struct doc_text *d)
+static int check_header(struct vec *doc)
 {
-	size_t n = d->n;
+	size_t n = doc->len;
 	json_error_t jerr;
 	json_t *head;
-	int err = doc_put(d, "]}", 2);
+	int err = doc_put(doc, "]}", 2);
 
 	if (err)
 		return err;
-	head = json_loadb(d->v, d->n, 0, &jerr);
-	d->n = n;
+	head = json_loadb(doc->data, doc->len, 0, &jerr);
+	vec__truncate(doc, n);
 	err = json_is_object(head) ? 0 : -EINVAL;
 	json_decref(head);
 	return err;
@@ -137,7 +118,7 @@ struct line_scan {
 	enum { PART_HEADER, PART_EVENTS, PART_TRAILER } part;
 	uint64_t events;
 	bool comma; /* the last event line ended with ',' */
-	struct doc_text doc;
+	struct vec doc; /* the lines that are not events */
 	struct file_scan fs;
 };
 
@@ -207,7 +188,7 @@ static int scan_end(struct report *r, struct line_scan *ls)
 
 	if (ls->part != PART_TRAILER)
 		return -EINVAL;
-	root = json_loadb(ls->doc.v, ls->doc.n, JSON_REJECT_DUPLICATES, &jerr);
+	root = json_loadb(ls->doc.data, ls->doc.len, JSON_REJECT_DUPLICATES, &jerr);
 	events = json_object_get(root, TRACE_KEY_EVENTS);
 	if (!json_is_object(root) || !json_is_array(events) || json_array_size(events)) {
 		json_decref(root);
@@ -226,6 +207,7 @@ int stream__read(struct report *r, FILE *f, const char *path)
 	size_t len;
 	int err = 0, rc;
 
+	vec__init(&ls.doc, 1);
 	file_scan__init(&ls.fs, path);
 	while (!err && (rc = line_next(&lr, &line, &len)) > 0)
 		err = scan_line(r, &ls, line, len);
@@ -236,7 +218,7 @@ int stream__read(struct report *r, FILE *f, const char *path)
 	if (!err)
 		report_streamed_files++;
 	file_scan__free(&ls.fs);
-	free(ls.doc.v);
+	vec__free(&ls.doc);
 	free(lr.buf);
 	return err;
 }

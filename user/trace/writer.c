@@ -484,42 +484,58 @@ static void write_lanes(struct trace *t)
 	t->m.pid = pid;
 }
 
+/* Counts, a member each, under names that are literals. */
+struct count_field {
+	const char *name;
+	size_t len;
+	uint64_t value;
+};
+
+static void write_counts(struct json_writer *w, const struct count_field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		json_writer__field_u64_raw(w, f[i].name, f[i].len, f[i].value);
+}
+
 static void write_gpu_summary(struct trace *t)
 {
 	const struct trace_gpu_summary *g = &t->gpu;
+	const struct count_field counts[] = {
+		{ JSON_LITERAL(TRACE_GPU_JOINED), g->matched },
+		{ JSON_LITERAL(TRACE_GPU_WITHOUT_GPU), g->without_gpu },
+		{ JSON_LITERAL(TRACE_GPU_WITHOUT_API), g->unmatched_launches },
+		{ JSON_LITERAL(TRACE_GPU_WITHOUT_LAUNCH), g->gpu_without_launch },
+		{ JSON_LITERAL(TRACE_GPU_CLOCK_FAULTS), g->clock_faults },
+		{ JSON_LITERAL(TRACE_GPU_DROPPED), g->dropped },
+		{ JSON_LITERAL(TRACE_GPU_BAD_CHUNKS), g->bad_chunks },
+		{ JSON_LITERAL(TRACE_GPU_MISSING), g->missing },
+		{ JSON_LITERAL(TRACE_GPU_RECORDS), g->gpu_records },
+	};
 	struct json_writer *w = t->w;
 
 	if (!t->has_gpu)
 		return;
 	NAME(w, TRACE_KEY_GPU);
 	json_writer__start_object(w);
-	FIELD_U64(w, TRACE_GPU_JOINED, g->matched);
-	FIELD_U64(w, TRACE_GPU_WITHOUT_GPU, g->without_gpu);
-	FIELD_U64(w, TRACE_GPU_WITHOUT_API, g->unmatched_launches);
-	FIELD_U64(w, TRACE_GPU_WITHOUT_LAUNCH, g->gpu_without_launch);
-	FIELD_U64(w, TRACE_GPU_CLOCK_FAULTS, g->clock_faults);
-	FIELD_U64(w, TRACE_GPU_DROPPED, g->dropped);
-	FIELD_U64(w, TRACE_GPU_BAD_CHUNKS, g->bad_chunks);
-	FIELD_U64(w, TRACE_GPU_MISSING, g->missing);
-	FIELD_U64(w, TRACE_GPU_RECORDS, g->gpu_records);
+	write_counts(w, counts, sizeof(counts) / sizeof(counts[0]));
 	json_writer__end_object(w);
 	FIELD_U64(w, TRACE_KEY_CUPTI_OVERHEAD_NS, g->overhead_ns);
-}
-
-/* The counts of the cuprobe object. */
-static void write_counts(struct json_writer *w, const struct trace_summary *s)
-{
-	FIELD_U64(w, TRACE_KEY_LAUNCHES, s->launches);
-	FIELD_U64(w, TRACE_KEY_UNNAMED_KERNELS, s->unnamed);
-	FIELD_U64(w, TRACE_KEY_LATE_LAUNCHES, s->late);
-	FIELD_U64(w, TRACE_KEY_DROPS, s->drops);
-	FIELD_U64(w, TRACE_KEY_NESTED_SKIPPED, s->nested);
-	FIELD_U64(w, TRACE_KEY_LOST_STEPS, s->lost_steps);
 }
 
 static void write_cuprobe(struct trace *t, const struct trace_summary *s)
 {
 	uint64_t off = (uint64_t)t->m.mono_to_real, start = t->m.start_mono;
+	const struct count_field counts[] = {
+		{ JSON_LITERAL(TRACE_KEY_START_NS), start + off },
+		{ JSON_LITERAL(TRACE_KEY_END_NS), s->end_mono + off },
+		{ JSON_LITERAL(TRACE_KEY_DURATION_NS), s->end_mono - start },
+		{ JSON_LITERAL(TRACE_KEY_LAUNCHES), s->launches },
+		{ JSON_LITERAL(TRACE_KEY_UNNAMED_KERNELS), s->unnamed },
+		{ JSON_LITERAL(TRACE_KEY_LATE_LAUNCHES), s->late },
+		{ JSON_LITERAL(TRACE_KEY_DROPS), s->drops },
+		{ JSON_LITERAL(TRACE_KEY_NESTED_SKIPPED), s->nested },
+		{ JSON_LITERAL(TRACE_KEY_LOST_STEPS), s->lost_steps },
+	};
 	struct json_writer *w = t->w;
 
 	NAME(w, TRACE_KEY_CUPROBE);
@@ -529,10 +545,7 @@ static void write_cuprobe(struct trace *t, const struct trace_summary *s)
 	FIELD_STR(w, TRACE_KEY_COMMAND, t->command);
 	FIELD_U64(w, TRACE_KEY_CYCLE, t->m.cycle);
 	FIELD_BOOL(w, TRACE_KEY_PARTIAL, s->partial);
-	FIELD_U64(w, TRACE_KEY_START_NS, start + off);
-	FIELD_U64(w, TRACE_KEY_END_NS, s->end_mono + off);
-	FIELD_U64(w, TRACE_KEY_DURATION_NS, s->end_mono - start);
-	write_counts(w, s);
+	write_counts(w, counts, sizeof(counts) / sizeof(counts[0]));
 	if (s->first_step >= 0) {
 		NAME(w, TRACE_KEY_STEPS);
 		json_writer__start_array(w);
