@@ -7,10 +7,16 @@
  * (with the writes into the file). The loader has to keep up with millions
  * of launches a second, so this is the writer's budget.
  *
- *   trace_write [DIR [N [ROUNDS]]]     defaults: /dev/shm, 1000000, 5
+ *   trace_write [DIR [N [ROUNDS [MIX]]]]   defaults: /dev/shm, 1000000, 5, train
+ *
+ * MIX train: PyTorch-like kernel names (one of 250 bytes), copies, sets and
+ * graphs; MIX short: cudaLaunchKernel of "bench_kernel(int)" only, as
+ * bench/launch_loop makes them (loader_events_per_s).
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include "launch.h"
@@ -40,6 +46,8 @@ static const char *const kernels[] = {
 	"void ns::scale<float>(float*, int)",
 };
 
+static bool short_mix;
+
 /* The i-th launch of the mix: 8 kernels in 10, then a copy and a set or a graph. */
 static void make_launch(unsigned long i, struct launch_event *e, const char **kernel)
 {
@@ -66,6 +74,10 @@ static void make_launch(unsigned long i, struct launch_event *e, const char **ke
 	e->kind = (unsigned int)(i % 4);
 	e->step = (unsigned int)(i / 10000);
 	*kernel = kernels[i % 3];
+	if (short_mix) {
+		e->api = API_cudaLaunchKernel;
+		*kernel = "bench_kernel(int)";
+	}
 }
 
 /* Launch events per second of user CPU and of all CPU, in one round. */
@@ -107,6 +119,8 @@ int main(int argc, char **argv)
 	const char *dir = argc > 1 ? argv[1] : "/dev/shm";
 	unsigned long n = argc > 2 ? strtoul(argv[2], NULL, 10) : 1000000;
 	int rounds = argc > 3 ? atoi(argv[3]) : 5;
+
+	short_mix = argc > 4 && !strcmp(argv[4], "short");
 	struct cpu best = { 0, 0 };
 
 	for (int r = 0; r < rounds; r++) {
@@ -120,7 +134,7 @@ int main(int argc, char **argv)
 			best.total_s = rate.total_s;
 	}
 	printf("trace_write: %.0f launch events per user CPU-second, %.0f per CPU-second with the "
-	       "writes (best of %d rounds of %lu)\n",
-	       best.user_s, best.total_s, rounds, n);
+	       "writes (best of %d rounds of %lu, %s mix)\n",
+	       best.user_s, best.total_s, rounds, n, short_mix ? "short" : "train");
 	return 0;
 }

@@ -545,43 +545,107 @@ static void test_json_writer_escape_at_every_position(void **state)
 	}
 }
 
-/* Names that need no scan, given with their length. */
-static void test_json_writer_raw_names(void **state)
+/* One object with a member of every kind, by the writer's calls or through a cursor. */
+static void write_members(struct json_writer *w, bool cursor, const char *text)
+{
+	struct json_cursor c;
+
+	if (!cursor) {
+		json_writer__start_object(w);
+		json_writer__field_u64(w, "u", UINT64_MAX);
+		json_writer__field_i64(w, "i", INT64_MIN);
+		json_writer__field_fixed(w, "ts", -250, 3);
+		json_writer__field_string(w, "s", text);
+		json_writer__field_null(w, "n");
+		json_writer__field_double(w, "d", 0.0536, 6);
+		json_writer__field_bool(w, "b", true);
+		json_writer__name(w, "grid");
+		json_writer__start_array(w);
+		json_writer__u64(w, 2);
+		json_writer__start_object(w);
+		json_writer__end_object(w);
+		json_writer__raw(w, "\"0x10\"", 6);
+		json_writer__end_array(w);
+		json_writer__end_object(w);
+		return;
+	}
+	c = json_writer__cursor(w);
+	json_cursor__start_object(w, &c);
+	json_cursor__name(w, &c, JSON_LITERAL("u"));
+	json_cursor__u64(w, &c, UINT64_MAX);
+	json_cursor__name(w, &c, JSON_LITERAL("i"));
+	json_cursor__i64(w, &c, INT64_MIN);
+	json_cursor__name(w, &c, JSON_LITERAL("ts"));
+	json_cursor__fixed(w, &c, -250, 3);
+	json_cursor__name(w, &c, JSON_LITERAL("s"));
+	json_cursor__string(w, &c, text);
+	json_cursor__name(w, &c, JSON_LITERAL("n"));
+	json_cursor__string(w, &c, NULL);
+	json_cursor__name(w, &c, JSON_LITERAL("d"));
+	json_cursor__double(w, &c, 0.0536, 6);
+	json_cursor__name(w, &c, JSON_LITERAL("b"));
+	json_cursor__bool(w, &c, true);
+	json_cursor__name(w, &c, JSON_LITERAL("grid"));
+	json_cursor__start_array(w, &c);
+	json_cursor__u64(w, &c, 2);
+	json_cursor__start_object(w, &c);
+	json_cursor__end_object(w, &c);
+	json_cursor__raw(w, &c, "\"0x10\"", 6);
+	json_cursor__end_array(w, &c);
+	json_cursor__end_object(w, &c);
+	json_writer__cursor_close(w, c);
+}
+
+/* A document of such objects, laid out as a trace, one way or the other. */
+static char *members_document(bool cursor, const char *text, int n)
 {
 	struct mem_out o;
-	struct json_writer *w;
+
+	mem_open(&o);
+	json_writer__lines(o.w, 1);
+	json_writer__start_object(o.w);
+	json_writer__name(o.w, "one");
+	write_members(o.w, cursor, text);
+	json_writer__name(o.w, "many");
+	json_writer__lines(o.w, 2);
+	json_writer__start_array(o.w);
+	for (int i = 0; i < n; i++)
+		write_members(o.w, cursor, text);
+	json_writer__end_array(o.w);
+	json_writer__end_object(o.w);
+	return mem_close(&o);
+}
+
+/* The cursor writes what the writer's calls write, in any container, across buffer flushes. */
+static void test_json_cursor_writes_what_the_writer_writes(void **state)
+{
+	char long_text[700];
+	const char *texts[] = { "plain", "k<\"q\">\n", "caf\xc3\xa9\xff", long_text };
+
+	(void)state;
+	memset(long_text, 'x', sizeof(long_text) - 1);
+	long_text[sizeof(long_text) - 1] = '\0';
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		/* Thousands of objects: the 1 MiB buffer fills and flushes mid-object. */
+		char *by_calls = members_document(false, texts[i], 5000);
+		char *by_cursor = members_document(true, texts[i], 5000);
+
+		assert_string_equal(by_cursor, by_calls);
+		free(by_calls);
+		free(by_cursor);
+	}
+}
+
+static void test_json_cursor_object(void **state)
+{
+	struct mem_out o;
 
 	(void)state;
 	mem_open(&o);
-	w = o.w;
-	json_writer__start_object(w);
-	json_writer__name_raw(w, JSON_LITERAL("ph"));
-	json_writer__raw(w, "\"X\"", 3);
-	json_writer__field_string_raw(w, JSON_LITERAL("name"), "k<\"q\">");
-	json_writer__field_string_raw(w, JSON_LITERAL("none"), NULL);
-	json_writer__field_u64_raw(w, JSON_LITERAL("pid"), 4242);
-	json_writer__field_i64_raw(w, JSON_LITERAL("value"), -1);
-	json_writer__field_fixed_raw(w, JSON_LITERAL("ts"), -250, 3);
-	json_writer__field_u64_raw(w, JSON_LITERAL("a name longer than sixteen bytes"), 0);
-	json_writer__end_object(w);
-	assert_written(&o, "{\"ph\": \"X\", \"name\": \"k<\\\"q\\\">\", \"none\": null, "
-			   "\"pid\": 4242, \"value\": -1, \"ts\": -0.250, "
-			   "\"a name longer than sixteen bytes\": 0}");
-
-	/* The same members with names that are scanned. */
-	mem_open(&o);
-	w = o.w;
-	json_writer__start_object(w);
-	json_writer__field_string(w, "na\"me", "v");
-	json_writer__field_u64(w, "u", 1);
-	json_writer__field_i64(w, "i", -2);
-	json_writer__field_fixed(w, "f", 1005, 3);
-	json_writer__field_double(w, "d", 0.25, 1);
-	json_writer__field_bool(w, "b", false);
-	json_writer__field_null(w, "n");
-	json_writer__end_object(w);
-	assert_written(&o, "{\"na\\\"me\": \"v\", \"u\": 1, \"i\": -2, \"f\": 1.005, \"d\": 0.2, "
-			   "\"b\": false, \"n\": null}");
+	write_members(o.w, true, "k");
+	assert_written(&o, "{\"u\": 18446744073709551615, \"i\": -9223372036854775808, "
+			   "\"ts\": -0.250, \"s\": \"k\", \"n\": null, \"d\": 0.053600, "
+			   "\"b\": true, \"grid\": [2, {}, \"0x10\"]}");
 }
 
 /* Every ASCII string comes back unchanged through a JSON parser. */
@@ -1130,7 +1194,8 @@ int main(void)
 		cmocka_unit_test(test_json_writer_pretty_matches_jansson),
 		cmocka_unit_test(test_json_writer_escapes),
 		cmocka_unit_test(test_json_writer_escape_at_every_position),
-		cmocka_unit_test(test_json_writer_raw_names),
+		cmocka_unit_test(test_json_cursor_object),
+		cmocka_unit_test(test_json_cursor_writes_what_the_writer_writes),
 		cmocka_unit_test(test_json_writer_round_trips_ascii),
 		cmocka_unit_test(test_json_writer_invalid_utf8_is_still_valid_json),
 		cmocka_unit_test(test_json_writer_large_output),

@@ -13,8 +13,6 @@
 #define JW_NUM_MAX 400
 #define JW_MAX_DECIMALS 17u
 #define JW_MAX_FIXED_DECIMALS 18u
-/* A string up to this long is copied while it is scanned for what needs escaping. */
-#define JW_FAST_STRING 512
 
 /* A container around the one open: what it goes back to when that one closes. */
 struct jw_level {
@@ -41,7 +39,7 @@ struct json_writer {
 };
 
 /* Bytes a string holds as they are: printable ASCII but '"' and '\'. */
-static const unsigned char plain[256] = {
+const unsigned char json_plain[256] = {
 	[0x20 ... 0x21] = 1,
 	[0x23 ... 0x5b] = 1,
 	[0x5d ... 0x7f] = 1,
@@ -49,7 +47,7 @@ static const unsigned char plain[256] = {
 
 static const char hex_digits[] = "0123456789abcdef";
 
-static const uint64_t powers_of_10[20] = {
+const uint64_t json_powers_of_10[20] = {
 	1ull,
 	10ull,
 	100ull,
@@ -72,20 +70,26 @@ static const uint64_t powers_of_10[20] = {
 	10000000000000000000ull,
 };
 
-static const char digit_pairs[] = "00010203040506070809101112131415161718192021222324"
-				  "25262728293031323334353637383940414243444546474849"
-				  "50515253545556575859606162636465666768697071727374"
-				  "75767778798081828384858687888990919293949596979899";
+const char json_digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+				    "25262728293031323334353637383940414243444546474849"
+				    "50515253545556575859606162636465666768697071727374"
+				    "75767778798081828384858687888990919293949596979899";
 
+/*
+ * The writer and its buffer are one allocation, large enough to get pages
+ * of its own: the state every value updates shares no cache line with what
+ * other threads write (false sharing made a loader's writes a third slower).
+ */
 struct json_writer *json_writer__new(FILE *f)
 {
-	struct json_writer *w = calloc(1, sizeof(*w));
+	struct json_writer *w = malloc(sizeof(*w) + JW_BUF_SIZE);
 
-	if (!w || !(w->pos = w->buf = malloc(JW_BUF_SIZE))) {
-		free(w);
+	if (!w) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	memset(w, 0, sizeof(*w));
+	w->pos = w->buf = (char *)(w + 1);
 	w->limit = w->buf + JW_BUF_SIZE;
 	w->f = f;
 	w->next_lines = -1;
@@ -94,9 +98,6 @@ struct json_writer *json_writer__new(FILE *f)
 
 void json_writer__free(struct json_writer *w)
 {
-	if (!w)
-		return;
-	free(w->buf);
 	free(w);
 }
 
@@ -128,24 +129,6 @@ static inline char *room(struct json_writer *w, size_t n)
 	if ((size_t)(w->limit - w->pos) < n)
 		json_writer__flush(w);
 	return w->pos;
-}
-
-/* memcpy for the few bytes of a name or a number, without a call for them. */
-static inline void copy_small(char *dst, const char *src, size_t n)
-{
-	if (n >= 16) {
-		memcpy(dst, src, n);
-	} else if (n >= 8) {
-		memcpy(dst, src, 8);
-		memcpy(dst + n - 8, src + n - 8, 8);
-	} else if (n >= 4) {
-		memcpy(dst, src, 4);
-		memcpy(dst + n - 4, src + n - 4, 4);
-	} else if (n) {
-		dst[0] = src[0];
-		dst[n / 2] = src[n / 2];
-		dst[n - 1] = src[n - 1];
-	}
 }
 
 static void put(struct json_writer *w, const void *p, size_t n)
@@ -346,7 +329,7 @@ static void put_string_slow(struct json_writer *w, const char *str, const char *
 
 	put_char(w, '"');
 	for (;;) {
-		for (run = s; plain[*s]; s++)
+		for (run = s; json_plain[*s]; s++)
 			;
 		put(w, run, (size_t)(s - run));
 		if (!*s)
@@ -355,38 +338,6 @@ static void put_string_slow(struct json_writer *w, const char *str, const char *
 	}
 	put_char(w, '"');
 	put(w, tail, strlen(tail));
-}
-
-/* Whether any of 8 bytes needs escaping: one below 0x20, a '"', a '\\' or one from 0x80. */
-static inline bool escape_in_8(uint64_t x)
-{
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	uint64_t quote = x ^ (ones * '"'), backslash = x ^ (ones * '\\');
-
-	return ((x - ones * 0x20) & ~x & high) | ((quote - ones) & ~quote & high) |
-	       ((backslash - ones) & ~backslash & high) | (x & high);
-}
-
-/* Whether any of the n bytes at s needs escaping, looked at 8 at a time. */
-static inline bool needs_escape(const char *s, size_t n)
-{
-	uint64_t x;
-	size_t i;
-
-	if (n < 8) {
-		for (i = 0; i < n; i++)
-			if (!plain[(unsigned char)s[i]])
-				return true;
-		return false;
-	}
-	for (i = 0; i + 8 < n; i += 8) {
-		memcpy(&x, s + i, 8);
-		if (escape_in_8(x))
-			return true;
-	}
-	/* The last 8 bytes, which may overlap bytes already looked at. */
-	memcpy(&x, s + n - 8, 8);
-	return escape_in_8(x);
 }
 
 /*
@@ -399,13 +350,13 @@ static inline void put_string(struct json_writer *w, const char *s, const char *
 	size_t n = strlen(s);
 	char *p;
 
-	if (n > JW_FAST_STRING || needs_escape(s, n)) {
+	if (n > JSON_FAST_STRING || json_needs_escape(s, n)) {
 		put_string_slow(w, s, tail);
 		return;
 	}
 	p = room(w, n + 2 + tail_len);
 	*p++ = '"';
-	copy_small(p, s, n);
+	json_copy_small(p, s, n);
 	p += n;
 	*p++ = '"';
 	memcpy(p, tail, tail_len);
@@ -424,30 +375,6 @@ void json_writer__name(struct json_writer *w, const char *name)
 	put_name(w, name);
 }
 
-static inline void put_name_raw(struct json_writer *w, const char *name, size_t len)
-{
-	char *p;
-
-	separate(w);
-	if (len > JW_FAST_STRING) {
-		put_string_slow(w, name, ": ");
-	} else {
-		p = room(w, len + 4);
-		*p++ = '"';
-		copy_small(p, name, len);
-		p += len;
-		memcpy(p, "\": ", 3);
-		w->pos = p + 3;
-	}
-}
-
-void json_writer__name_raw(struct json_writer *w, const char *name, size_t len)
-{
-	put_name_raw(w, name, len);
-	w->after_name = true;
-}
-
-
 void json_writer__string(struct json_writer *w, const char *s)
 {
 	if (!s) {
@@ -458,35 +385,9 @@ void json_writer__string(struct json_writer *w, const char *s)
 	put_string(w, s, "", 0);
 }
 
-/* How many digits v has in decimal: log10 from the bit length, then one compare. */
-static inline unsigned int decimal_digits(uint64_t v)
-{
-	unsigned int t = (unsigned int)(64 - __builtin_clzll(v | 1)) * 1233 >> 12;
-
-	return t + 1 - ((v | 1) < powers_of_10[t]);
-}
-
-/* The last n decimal digits of v, zeros first if need be, at p. */
-static inline void put_digits(char *p, uint64_t v, unsigned int n)
-{
-	while (n >= 2) {
-		n -= 2;
-		memcpy(p + n, digit_pairs + (v % 100) * 2, 2);
-		v /= 100;
-	}
-	if (n)
-		*p = (char)('0' + v % 10);
-}
-
 static inline void put_u64(struct json_writer *w, uint64_t v, bool negative)
 {
-	unsigned int n = decimal_digits(v);
-	char *p = room(w, 21);
-
-	if (negative)
-		*p++ = '-';
-	put_digits(p, v, n);
-	w->pos = p + n;
+	w->pos = json_format_u64(room(w, 21), v, negative);
 }
 
 void json_writer__u64(struct json_writer *w, uint64_t v)
@@ -495,46 +396,17 @@ void json_writer__u64(struct json_writer *w, uint64_t v)
 	put_u64(w, v, false);
 }
 
-/* |v| without overflow, INT64_MIN included. */
-static inline uint64_t magnitude(int64_t v)
-{
-	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-}
-
 void json_writer__i64(struct json_writer *w, int64_t v)
 {
 	begin_value(w);
-	put_u64(w, magnitude(v), v < 0);
+	put_u64(w, json_magnitude(v), v < 0);
 }
 
 static inline void put_fixed(struct json_writer *w, int64_t v, unsigned int decimals)
 {
-	uint64_t m = magnitude(v), whole, frac;
-	unsigned int n;
-	char *p;
-
-	/* A constant divisor is a multiplication: 3 decimals are the trace's every ts and dur. */
-	if (decimals == 3) {
-		whole = m / 1000;
-		frac = m % 1000;
-	} else {
-		if (decimals > JW_MAX_FIXED_DECIMALS)
-			decimals = JW_MAX_FIXED_DECIMALS;
-		whole = m / powers_of_10[decimals];
-		frac = m % powers_of_10[decimals];
-	}
-	n = decimal_digits(whole);
-	p = room(w, 22 + decimals);
-	if (v < 0)
-		*p++ = '-';
-	put_digits(p, whole, n);
-	p += n;
-	if (decimals) {
-		*p++ = '.';
-		put_digits(p, frac, decimals);
-		p += decimals;
-	}
-	w->pos = p;
+	if (decimals > JW_MAX_FIXED_DECIMALS)
+		decimals = JW_MAX_FIXED_DECIMALS;
+	w->pos = json_format_fixed(room(w, 22 + decimals), v, decimals);
 }
 
 void json_writer__fixed(struct json_writer *w, int64_t v, unsigned int decimals)
@@ -618,11 +490,11 @@ void json_writer__null(struct json_writer *w)
 void json_writer__raw(struct json_writer *w, const char *text, size_t len)
 {
 	begin_value(w);
-	if (len > JW_FAST_STRING) {
+	if (len > JSON_FAST_STRING) {
 		put(w, text, len);
 		return;
 	}
-	copy_small(room(w, len), text, len);
+	json_copy_small(room(w, len), text, len);
 	w->pos += len;
 }
 
@@ -643,7 +515,7 @@ void json_writer__field_i64(struct json_writer *w, const char *name, int64_t v)
 {
 	put_name(w, name);
 	w->after_name = false;
-	put_u64(w, magnitude(v), v < 0);
+	put_u64(w, json_magnitude(v), v < 0);
 }
 
 void json_writer__field_fixed(struct json_writer *w, const char *name, int64_t v,
@@ -673,31 +545,45 @@ void json_writer__field_null(struct json_writer *w, const char *name)
 	json_writer__null(w);
 }
 
-void json_writer__field_u64_raw(struct json_writer *w, const char *name, size_t len, uint64_t v)
+/* ---- the cursor's slow paths ---- */
+
+struct json_cursor json_writer__cursor(struct json_writer *w)
 {
-	put_name_raw(w, name, len);
-	put_u64(w, v, false);
+	begin_value(w);
+	return (struct json_cursor){ .p = w->pos, .end = w->limit };
 }
 
-void json_writer__field_i64_raw(struct json_writer *w, const char *name, size_t len, int64_t v)
+void json_writer__cursor_close(struct json_writer *w, struct json_cursor c)
 {
-	put_name_raw(w, name, len);
-	put_u64(w, magnitude(v), v < 0);
+	w->pos = c.p;
 }
 
-void json_writer__field_fixed_raw(struct json_writer *w, const char *name, size_t len, int64_t v,
-				  unsigned int decimals)
+struct json_cursor json_writer__cursor_room(struct json_writer *w, struct json_cursor c, size_t n)
 {
-	put_name_raw(w, name, len);
-	put_fixed(w, v, decimals);
+	w->pos = c.p;
+	room(w, n);
+	c.p = w->pos;
+	c.end = w->limit;
+	return c;
 }
 
-void json_writer__field_string_raw(struct json_writer *w, const char *name, size_t len,
-				   const char *s)
+struct json_cursor json_writer__cursor_escaped(struct json_writer *w, struct json_cursor c,
+					       const char *s)
 {
-	put_name_raw(w, name, len);
-	if (s)
-		put_string(w, s, "", 0);
-	else
-		put(w, "null", 4);
+	w->pos = c.p;
+	put_string_slow(w, s, "");
+	c.p = w->pos;
+	c.end = w->limit;
+	return c;
+}
+
+struct json_cursor json_writer__cursor_double(struct json_writer *w, struct json_cursor c,
+					      double v, unsigned int decimals)
+{
+	w->pos = c.p;
+	w->after_name = true; /* the cursor wrote what comes before the value */
+	json_writer__double(w, v, decimals);
+	c.p = w->pos;
+	c.end = w->limit;
+	return c;
 }
