@@ -77,8 +77,8 @@ const char json_digit_pairs[201] = "00010203040506070809101112131415161718192021
 
 /*
  * The writer and its buffer are one allocation, large enough to get pages
- * of its own: the state every value updates shares no cache line with what
- * other threads write (false sharing made a loader's writes a third slower).
+ * of its own: the state every value updates shares no cache line with other
+ * allocations, which other threads of the loader may be writing.
  */
 struct json_writer *json_writer__new(FILE *f)
 {
