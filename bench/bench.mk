@@ -10,7 +10,7 @@ ifndef BENCH_MK
 BENCH_MK := 1
 
 BENCH_DIR   := $(OUTPUT)/bench
-BENCH_TOOLS := $(BENCH_DIR)/launch_loop $(BENCH_DIR)/empty_uprobe
+BENCH_TOOLS := $(BENCH_DIR)/launch_loop $(BENCH_DIR)/empty_uprobe $(BENCH_DIR)/trace_write
 
 # Frame pointers give cuprobe_step a leading push, as in the test workloads.
 BENCH_NVFLAGS := -O2 -std=c++17 -Werror all-warnings \
@@ -35,12 +35,19 @@ $(BENCH_DIR)/empty.skel.h: $(BENCH_DIR)/empty.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name empty_bpf > $@
 
 # It links cuprobe's own attach and symbol code: the baseline attaches as cuprobe does.
-BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,core/attach.o symbols.o core/procmaps.o util/log.o)
+BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,core/attach.o symbols.o core/procmaps.o util/log.o \
+		     util/hashmap.o util/vec.o)
 
 $(BENCH_DIR)/empty_uprobe: bench/empty_uprobe.c $(BENCH_DIR)/empty.skel.h $(BENCH_USER_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -D_GNU_SOURCE -Iuser -Iuser/core -Iuser/util -Iinclude -I$(BENCH_DIR) $(CFLAGS) -MF $@.d $< \
 		$(BENCH_USER_OBJS) -lbpf -ldw -lelf -lz -lstdc++ -o $@
+
+# The trace writer alone, on cuprobe's own objects.
+$(BENCH_DIR)/trace_write: bench/trace_write.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MF $@.d $< $(LIB_OBJS) $(LDLIBS) -o $@
 
 -include $(wildcard $(BENCH_DIR)/*.d)
 

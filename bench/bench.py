@@ -13,7 +13,8 @@ figure, then ends with one line per figure:
 Environment: BENCH_REPS scales the repetitions (default 5), BENCH_TMP is
 where traces go while a run lasts (default /dev/shm), BENCH_RSS_EVENTS is
 the larger event count of rss_growth (default 10000000), BENCH_ONLY picks
-measurements by name (probe_vs_empty_uprobe, steps, detach_ms, ...), and
+measurements by name (probe_vs_empty_uprobe, steps, detach_ms,
+trace_write_events_per_s, ...), and
 BENCH_CUPROBE names another cuprobe binary to measure (default ./cuprobe).
 """
 
@@ -31,6 +32,7 @@ CUPROBE = os.environ.get("BENCH_CUPROBE") or os.path.join(ROOT, "cuprobe")
 TOOLS = os.path.join(ROOT, ".output", "bench")
 LOOP = os.path.join(TOOLS, "launch_loop")
 EMPTY = os.path.join(TOOLS, "empty_uprobe")
+TRACE_WRITE = os.path.join(TOOLS, "trace_write")
 
 REPS = max(3, int(os.environ.get("BENCH_REPS", "5")))
 TMP = os.environ.get("BENCH_TMP") or ("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp")
@@ -371,6 +373,18 @@ def loader_rate():
     return median(rates)
 
 
+def trace_write_rate():
+    say("== trace_write_events_per_s: launch events the trace writer formats and writes")
+    say("   per CPU-second (bench/trace_write.c: 1M launches of a training mix a round)")
+    out, _ = run([TRACE_WRITE, TMP, "1000000", str(2 * REPS)])
+    for line in out.splitlines():
+        say("   " + line)
+    m = re.search(r"(\d+) launch events per user CPU-second, (\d+) per CPU-second", out)
+    if not m:
+        raise BenchError("trace_write printed no rate: %s" % out.strip()[-200:])
+    return float(m.group(2))
+
+
 def drops():
     say("== drops: two threads launching without pause, default ring buffer (16M),"
         " 2 x 1M launches")
@@ -422,6 +436,7 @@ FIGURES = [
     ("active_step_vs_none", "%.2f", None, None),
     ("detach_ms", "%.1f", "<=", "50"),
     ("loader_events_per_s", "%.0f", ">=", "1000000"),
+    ("trace_write_events_per_s", "%.0f", ">=", "2000000"),
     ("drops", "%.0f", "==", "0"),
     ("rss_growth", "%.2f", "<=", "1.2"),
 ]
@@ -435,7 +450,7 @@ def met(value, op, target):
 def main():
     if os.geteuid() != 0:
         sys.exit("bench: cuprobe loads BPF programs: run make bench as root")
-    for f in (CUPROBE, LOOP, EMPTY):
+    for f in (CUPROBE, LOOP, EMPTY, TRACE_WRITE):
         if not os.access(f, os.X_OK):
             sys.exit("bench: %s is missing: run make bench" % f)
     say("bench: %s, %d CPUs, kernel %s; traces in %s; %d repetitions"
@@ -464,6 +479,7 @@ def main():
         values["wait_step_vs_none"], values["active_step_vs_none"] = values["steps"]
     measure("detach_ms", detach)
     measure("loader_events_per_s", loader_rate)
+    measure("trace_write_events_per_s", trace_write_rate)
     measure("drops", drops)
     measure("rss_growth", rss_growth)
 

@@ -9,16 +9,11 @@
 #include "gpu.h"
 #include "launch.h"
 #include "symbols.h"
-#include "trace.h"
+#include "trace/writer.h"
+#include "util/vec.h"
 
 /* A launch's API record may start this long after the uprobe saw its entry. */
 #define ENTRY_TOLERANCE_NS (50 * 1000ull)
-
-/* A growable array of fixed-size records. */
-struct vec {
-	void *v;
-	size_t n, cap, size;
-};
 
 struct name {
 	char *s;	/* mangled, as CUPTI gives it, assembled from pieces */
@@ -37,33 +32,16 @@ struct gpu_store {
 	bool error_new;
 };
 
-static void *vec_push(struct vec *v)
-{
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 256;
-		void *p = realloc(v->v, cap * v->size);
-
-		if (!p)
-			return NULL;
-		v->v = p;
-		v->cap = cap;
-	}
-	return (char *)v->v + v->n++ * v->size;
-}
-
-#define VEC(type) { .size = sizeof(type) }
-#define AT(vec, type, i) (&((type *)(vec).v)[i])
-
 struct gpu_store *gpu_store__new(void)
 {
 	struct gpu_store *g = calloc(1, sizeof(*g));
 
 	if (!g)
 		return NULL;
-	g->api = (struct vec)VEC(struct agent_api);
-	g->kernel = (struct vec)VEC(struct agent_kernel);
-	g->memcpy = (struct vec)VEC(struct agent_memcpy);
-	g->memset = (struct vec)VEC(struct agent_memset);
+	g->api = VEC_INIT(struct agent_api);
+	g->kernel = VEC_INIT(struct agent_kernel);
+	g->memcpy = VEC_INIT(struct agent_memcpy);
+	g->memset = VEC_INIT(struct agent_memset);
 	return g;
 }
 
@@ -71,10 +49,10 @@ void gpu_store__free(struct gpu_store *g)
 {
 	if (!g)
 		return;
-	free(g->api.v);
-	free(g->kernel.v);
-	free(g->memcpy.v);
-	free(g->memset.v);
+	vec__free(&g->api);
+	vec__free(&g->kernel);
+	vec__free(&g->memcpy);
+	vec__free(&g->memset);
 	for (size_t i = 0; i < g->nnames; i++) {
 		free(g->names[i].s);
 		free(g->names[i].demangled);
@@ -126,16 +104,6 @@ static bool probed_api(const struct agent_api *a)
 	return false;
 }
 
-static int push_copy(struct vec *v, const void *rec)
-{
-	void *p = vec_push(v);
-
-	if (!p)
-		return -ENOMEM;
-	memcpy(p, rec, v->size);
-	return 0;
-}
-
 /* What a CUPTI refusal most likely means, for the user who reads it. */
 static const char *error_hint(const struct agent_error *e)
 {
@@ -152,13 +120,13 @@ static int on_record(const struct agent_record *r, void *ctx)
 
 	switch (r->type) {
 	case AGENT_REC_API:
-		return probed_api(&r->api) ? push_copy(&g->api, &r->api) : 0;
+		return probed_api(&r->api) ? vec__append(&g->api, &r->api, 1) : 0;
 	case AGENT_REC_KERNEL:
-		return push_copy(&g->kernel, &r->kernel);
+		return vec__append(&g->kernel, &r->kernel, 1);
 	case AGENT_REC_MEMCPY:
-		return push_copy(&g->memcpy, &r->memcpy);
+		return vec__append(&g->memcpy, &r->memcpy, 1);
 	case AGENT_REC_MEMSET:
-		return push_copy(&g->memset, &r->memset);
+		return vec__append(&g->memset, &r->memset, 1);
 	case AGENT_REC_OVERHEAD:
 		if (r->overhead.end_ns > r->overhead.start_ns)
 			g->overhead_ns += r->overhead.end_ns - r->overhead.start_ns;
@@ -238,20 +206,26 @@ static int cmp_ref(const void *pa, const void *pb)
 
 static struct gpu_ref *index_gpu(struct gpu_store *g, size_t *n)
 {
-	size_t total = g->kernel.n + g->memcpy.n + g->memset.n, k = 0;
+	size_t total = g->kernel.len + g->memcpy.len + g->memset.len, k = 0;
 	struct gpu_ref *r = malloc((total ? total : 1) * sizeof(*r));
 
 	if (!r)
 		return NULL;
-	for (size_t i = 0; i < g->kernel.n; i++)
-		r[k++] = (struct gpu_ref){ AT(g->kernel, struct agent_kernel, i)->correlation, 0, i,
-					   AT(g->kernel, struct agent_kernel, i)->start_ns };
-	for (size_t i = 0; i < g->memcpy.n; i++)
-		r[k++] = (struct gpu_ref){ AT(g->memcpy, struct agent_memcpy, i)->correlation, 1, i,
-					   AT(g->memcpy, struct agent_memcpy, i)->start_ns };
-	for (size_t i = 0; i < g->memset.n; i++)
-		r[k++] = (struct gpu_ref){ AT(g->memset, struct agent_memset, i)->correlation, 2, i,
-					   AT(g->memset, struct agent_memset, i)->start_ns };
+	for (size_t i = 0; i < g->kernel.len; i++) {
+		const struct agent_kernel *x = vec_at(&g->kernel, struct agent_kernel, i);
+
+		r[k++] = (struct gpu_ref){ x->correlation, 0, i, x->start_ns };
+	}
+	for (size_t i = 0; i < g->memcpy.len; i++) {
+		const struct agent_memcpy *x = vec_at(&g->memcpy, struct agent_memcpy, i);
+
+		r[k++] = (struct gpu_ref){ x->correlation, 1, i, x->start_ns };
+	}
+	for (size_t i = 0; i < g->memset.len; i++) {
+		const struct agent_memset *x = vec_at(&g->memset, struct agent_memset, i);
+
+		r[k++] = (struct gpu_ref){ x->correlation, 2, i, x->start_ns };
+	}
 	if (k)
 		qsort(r, k, sizeof(*r), cmp_ref);
 	*n = k;
@@ -278,7 +252,7 @@ static void write_gpu(struct gpu_store *g, struct trace *t, const struct gpu_ref
 {
 	switch (ref->kind) {
 	case 0: {
-		const struct agent_kernel *k = AT(g->kernel, struct agent_kernel, ref->idx);
+		const struct agent_kernel *k = vec_at(&g->kernel, struct agent_kernel, ref->idx);
 
 		trace__kernel(t, k, kernel_name(g, k->name_id));
 		if (flow)
@@ -286,7 +260,7 @@ static void write_gpu(struct gpu_store *g, struct trace *t, const struct gpu_ref
 		break;
 	}
 	case 1: {
-		const struct agent_memcpy *m = AT(g->memcpy, struct agent_memcpy, ref->idx);
+		const struct agent_memcpy *m = vec_at(&g->memcpy, struct agent_memcpy, ref->idx);
 
 		trace__memcpy(t, m);
 		if (flow)
@@ -294,7 +268,7 @@ static void write_gpu(struct gpu_store *g, struct trace *t, const struct gpu_ref
 		break;
 	}
 	default: {
-		const struct agent_memset *m = AT(g->memset, struct agent_memset, ref->idx);
+		const struct agent_memset *m = vec_at(&g->memset, struct agent_memset, ref->idx);
 
 		trace__memset(t, m);
 		if (flow)
@@ -307,13 +281,13 @@ static void write_gpu(struct gpu_store *g, struct trace *t, const struct gpu_ref
 /* The cycle's API records: those that began in [t0 - tolerance, t1]. */
 static struct corr_api *window_api(struct gpu_store *g, uint64_t t0, uint64_t t1, size_t *n)
 {
-	struct corr_api *a = malloc((g->api.n ? g->api.n : 1) * sizeof(*a));
+	struct corr_api *a = malloc((g->api.len ? g->api.len : 1) * sizeof(*a));
 	size_t k = 0;
 
 	if (!a)
 		return NULL;
-	for (size_t i = 0; i < g->api.n; i++) {
-		const struct agent_api *r = AT(g->api, struct agent_api, i);
+	for (size_t i = 0; i < g->api.len; i++) {
+		const struct agent_api *r = vec_at(&g->api, struct agent_api, i);
 
 		if (r->start_ns + ENTRY_TOLERANCE_NS < t0 || r->start_ns > t1)
 			continue;
@@ -393,10 +367,11 @@ static void sweep(struct vec *v, const uint8_t *keep)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < v->n; i++)
+	for (size_t i = 0; i < v->len; i++)
 		if (keep[i])
-			memmove((char *)v->v + k++ * v->size, (char *)v->v + i * v->size, v->size);
-	v->n = k;
+			memmove((char *)v->data + k++ * v->elem_size,
+				(char *)v->data + i * v->elem_size, v->elem_size);
+	vec__truncate(v, k);
 }
 
 /*
@@ -405,25 +380,25 @@ static void sweep(struct vec *v, const uint8_t *keep)
  */
 static int prune(struct gpu_store *g, const struct gpu_ref *refs, size_t nrefs, uint64_t t1)
 {
-	uint32_t *live = malloc((g->api.n ? g->api.n : 1) * sizeof(*live));
+	uint32_t *live = malloc((g->api.len ? g->api.len : 1) * sizeof(*live));
 	uint8_t *keep[3];
 	struct vec *vs[] = { &g->kernel, &g->memcpy, &g->memset };
 	size_t k = 0;
 	int err = -ENOMEM;
 
 	for (int v = 0; v < 3; v++)
-		keep[v] = calloc(vs[v]->n ? vs[v]->n : 1, 1);
+		keep[v] = calloc(vs[v]->len ? vs[v]->len : 1, 1);
 	if (!live || !keep[0] || !keep[1] || !keep[2])
 		goto out;
-	for (size_t i = 0; i < g->api.n; i++) {
-		struct agent_api *a = AT(g->api, struct agent_api, i);
+	for (size_t i = 0; i < g->api.len; i++) {
+		struct agent_api *a = vec_at(&g->api, struct agent_api, i);
 
 		if (a->start_ns > t1) {
 			live[k] = a->correlation;
-			*AT(g->api, struct agent_api, k++) = *a;
+			*vec_at(&g->api, struct agent_api, k++) = *a;
 		}
 	}
-	g->api.n = k;
+	vec__truncate(&g->api, k);
 	if (k)
 		qsort(live, k, sizeof(*live), cmp_u32);
 	for (size_t i = 0; i < nrefs; i++)
@@ -471,7 +446,7 @@ int gpu_store__join(struct gpu_store *g, struct gpu_launch *l, size_t n, uint64_
 
 		/* A CUfunction has no symbol: CUPTI names the driver API's kernels. */
 		if (r && r->kind == 0 && launch_api_is_driver(l[i].e.api))
-			kernel = kernel_name(g, AT(g->kernel, struct agent_kernel, r->idx)->name_id);
+			kernel = kernel_name(g, vec_at(&g->kernel, struct agent_kernel, r->idx)->name_id);
 		trace__launch(t, &l[i].e, kernel, id);
 		if (!r) {
 			st->without_gpu += corr[i] != 0;

@@ -3,8 +3,8 @@
  * Address symbolization for target processes.
  *
  * Three caches, from hot to cold:
- *  - per process, an open-addressing table from address to finished name, so
- *    that a repeated address costs one hash probe: no allocation, no syscall;
+ *  - per process, a hash table (util/hashmap) from address to finished name,
+ *    so that a repeated address costs one lookup: no allocation, no syscall;
  *  - per process, its /proc/PID/maps, kept after the process exits;
  *  - per mapped file (device, inode), its function symbols sorted by
  *    address, read with libelf the first time an address in it is named.
@@ -27,11 +27,12 @@
 #include <unistd.h>
 #include "procmaps.h"
 #include "symbols.h"
+#include "util/hashmap.h"
+#include "util/vec.h"
 
 /* From libstdc++ (we link -lstdc++); its header is C++ only. */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-#define SYM_FILE_BUCKETS 256
 #define SYM_POOL_CHUNK	 (64 * 1024)
 #define SYM_DELETED	 " (deleted)"
 /* In .gnu.version: a non-default version, foo@V rather than foo@@V. */
@@ -54,7 +55,6 @@ struct sym_entry {
 
 /* The function symbols of one ELF file, or why there are none. */
 struct sym_file {
-	struct sym_file *next; /* hash chain */
 	uint64_t dev;
 	uint64_t ino;
 	int err;
@@ -68,18 +68,17 @@ struct sym_file {
 	size_t names_cap;
 };
 
+/* An address named: the name, in the pool, and symbols__name's return value for it. */
 struct sym_name {
-	uint64_t addr;
-	const char *name; /* NULL: empty slot */
+	const char *name;
 	int rc;
 };
 
 struct sym_proc {
 	pid_t pid;
 	struct procmaps maps;
-	struct sym_name *names;
-	size_t names_cap; /* a power of two, or 0 */
-	size_t names_len;
+	struct hashmap *names; /* address -> index in named */
+	struct vec named;      /* struct sym_name */
 };
 
 struct sym_chunk {
@@ -90,11 +89,9 @@ struct sym_chunk {
 };
 
 struct symbols {
-	struct sym_proc **procs; /* open addressing by pid */
-	size_t procs_cap;
-	size_t procs_len;
+	struct hashmap *procs; /* pid -> struct sym_proc * */
 	struct sym_proc *last; /* events come in runs from one process */
-	struct sym_file *files[SYM_FILE_BUCKETS];
+	struct hashmap *files; /* struct sym_file *, by (dev, inode) */
 	struct sym_chunk *pool;
 };
 
@@ -550,20 +547,32 @@ static void sym_file_reset(struct sym_file *f)
 	f->names_len = f->names_cap = 0;
 }
 
-static size_t sym_file_bucket(uint64_t dev, uint64_t ino)
+static size_t sym_file_hash(long key, void *ctx)
 {
-	return ((dev * 0x9e3779b97f4a7c15ULL) ^ ino) % SYM_FILE_BUCKETS;
+	const struct sym_file *f = (const struct sym_file *)key;
+
+	(void)ctx;
+	return hash_combine(hash_u64(f->dev), (size_t)f->ino);
+}
+
+static bool sym_file_equal(long key1, long key2, void *ctx)
+{
+	const struct sym_file *x = (const struct sym_file *)key1;
+	const struct sym_file *y = (const struct sym_file *)key2;
+
+	(void)ctx;
+	return x->dev == y->dev && x->ino == y->ino;
 }
 
 /* The symbols of the file behind m, loaded on first use. NULL: no memory. */
 static struct sym_file *sym_file_get(struct symbols *s, pid_t pid, const struct map_entry *m)
 {
-	size_t b = sym_file_bucket(m->dev, m->inode);
+	const struct sym_file key = { .dev = m->dev, .ino = m->inode };
 	struct sym_file *f;
+	long found;
 
-	for (f = s->files[b]; f; f = f->next)
-		if (f->dev == m->dev && f->ino == m->inode)
-			return f;
+	if (hashmap__find(s->files, (long)&key, &found))
+		return (struct sym_file *)found;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
@@ -576,8 +585,10 @@ static struct sym_file *sym_file_get(struct symbols *s, pid_t pid, const struct 
 	}
 	if (f->err)
 		sym_file_reset(f);
-	f->next = s->files[b];
-	s->files[b] = f;
+	if (hashmap__add(s->files, (long)f, (long)f)) {
+		sym_file_free(f);
+		return NULL;
+	}
 	return f;
 }
 
@@ -617,131 +628,79 @@ static const struct sym_entry *sym_file_find(const struct sym_file *f, uint64_t 
 
 /* ---- per-process name tables ---- */
 
-static size_t sym_hash(uint64_t key, size_t cap)
+/* The name given to addr in p before, or NULL. */
+static const struct sym_name *sym_names_find(const struct sym_proc *p, uint64_t addr)
 {
-	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
-}
+	long i;
 
-static struct sym_name *sym_names_slot(struct sym_name *v, size_t cap, uint64_t addr)
-{
-	size_t i = sym_hash(addr, cap);
-
-	while (v[i].name && v[i].addr != addr)
-		i = (i + 1) & (cap - 1);
-	return &v[i];
-}
-
-static int sym_names_grow(struct sym_proc *p)
-{
-	size_t cap = p->names_cap ? p->names_cap * 2 : 64;
-	struct sym_name *v = calloc(cap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->names_cap; i++)
-		if (p->names[i].name)
-			*sym_names_slot(v, cap, p->names[i].addr) = p->names[i];
-	free(p->names);
-	p->names = v;
-	p->names_cap = cap;
-	return 0;
+	if (!hashmap__find(p->names, (long)addr, &i))
+		return NULL;
+	return vec_at(&p->named, struct sym_name, i);
 }
 
 static int sym_names_put(struct sym_proc *p, uint64_t addr, const char *name, int rc)
 {
-	struct sym_name *slot;
-	int err;
+	struct sym_name *n = vec__push(&p->named);
 
-	/* Grow at 3/4 full so probe runs stay short. */
-	if ((p->names_len + 1) * 4 > p->names_cap * 3) {
-		err = sym_names_grow(p);
-		if (err)
-			return err;
+	if (!n)
+		return -ENOMEM;
+	n->name = name;
+	n->rc = rc;
+	if (hashmap__add(p->names, (long)addr, (long)(p->named.len - 1))) {
+		vec__truncate(&p->named, p->named.len - 1);
+		return -ENOMEM;
 	}
-	slot = sym_names_slot(p->names, p->names_cap, addr);
-	slot->addr = addr;
-	slot->name = name;
-	slot->rc = rc;
-	p->names_len++;
 	return 0;
 }
 
 /* Forgets cached names; the strings stay in the pool for earlier callers. */
 static void sym_names_clear(struct sym_proc *p)
 {
-	free(p->names);
-	p->names = NULL;
-	p->names_cap = 0;
-	p->names_len = 0;
+	hashmap__clear(p->names);
+	vec__truncate(&p->named, 0);
 }
 
 /* ---- processes ---- */
 
-static struct sym_proc **sym_procs_slot(struct sym_proc **v, size_t cap, pid_t pid)
-{
-	size_t i = sym_hash((uint64_t)pid, cap);
-
-	while (v[i] && v[i]->pid != pid)
-		i = (i + 1) & (cap - 1);
-	return &v[i];
-}
-
 static struct sym_proc *sym_proc_find(struct symbols *s, pid_t pid)
 {
-	struct sym_proc *p;
+	long p;
 
 	if (s->last && s->last->pid == pid)
 		return s->last;
-	if (!s->procs_cap)
+	if (!hashmap__find(s->procs, pid, &p))
 		return NULL;
-	p = *sym_procs_slot(s->procs, s->procs_cap, pid);
-	if (p)
-		s->last = p;
-	return p;
-}
-
-static int sym_procs_grow(struct symbols *s)
-{
-	size_t cap = s->procs_cap ? s->procs_cap * 2 : 16;
-	struct sym_proc **v = calloc(cap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->procs_cap; i++)
-		if (s->procs[i])
-			*sym_procs_slot(v, cap, s->procs[i]->pid) = s->procs[i];
-	free(s->procs);
-	s->procs = v;
-	s->procs_cap = cap;
-	return 0;
-}
-
-/* Takes ownership of maps. NULL: no memory (maps freed). */
-static struct sym_proc *sym_proc_add(struct symbols *s, pid_t pid, struct procmaps *maps)
-{
-	struct sym_proc *p = NULL;
-
-	if ((s->procs_len + 1) * 4 > s->procs_cap * 3 && sym_procs_grow(s))
-		goto fail;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		goto fail;
-	p->pid = pid;
-	p->maps = *maps;
-	*sym_procs_slot(s->procs, s->procs_cap, pid) = p;
-	s->procs_len++;
-	s->last = p;
-	return p;
-fail:
-	procmaps__free(maps);
-	return NULL;
+	s->last = (struct sym_proc *)p;
+	return s->last;
 }
 
 static void sym_proc_free(struct sym_proc *p)
 {
 	procmaps__free(&p->maps);
-	free(p->names);
+	hashmap__free(p->names);
+	vec__free(&p->named);
 	free(p);
+}
+
+/* Takes ownership of maps. NULL: no memory (maps freed). */
+static struct sym_proc *sym_proc_add(struct symbols *s, pid_t pid, struct procmaps *maps)
+{
+	struct sym_proc *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		procmaps__free(maps);
+		return NULL;
+	}
+	p->pid = pid;
+	p->maps = *maps;
+	vec__init(&p->named, sizeof(struct sym_name));
+	p->names = hashmap__new(hashmap_u64_hash, hashmap_u64_equal, NULL);
+	if (!p->names || hashmap__add(s->procs, pid, (long)p)) {
+		sym_proc_free(p);
+		return NULL;
+	}
+	s->last = p;
+	return p;
 }
 
 static bool sym_is_file(const struct map_entry *m)
@@ -858,13 +817,11 @@ int symbols__name(struct symbols *s, pid_t pid, uint64_t addr, const char **out)
 	const char *name;
 	int rc, err;
 
-	if (p && p->names_cap) {
-		hit = sym_names_slot(p->names, p->names_cap, addr);
-		if (hit->name) {
-			if (out)
-				*out = hit->name;
-			return hit->rc;
-		}
+	hit = p ? sym_names_find(p, addr) : NULL;
+	if (hit) {
+		if (out)
+			*out = hit->name;
+		return hit->rc;
 	}
 	if (!p) {
 		/* Never refreshed: read the maps once; a gone process names nothing. */
@@ -908,25 +865,34 @@ struct symbols *symbols__new(void)
 	struct symbols *s = calloc(1, sizeof(*s));
 
 	if (!s)
-		errno = ENOMEM;
+		goto fail;
+	s->procs = hashmap__new(hashmap_u64_hash, hashmap_u64_equal, NULL);
+	s->files = hashmap__new(sym_file_hash, sym_file_equal, NULL);
+	if (!s->procs || !s->files)
+		goto fail;
 	return s;
+fail:
+	symbols__free(s);
+	errno = ENOMEM;
+	return NULL;
 }
 
 void symbols__free(struct symbols *s)
 {
-	struct sym_file *f, *next;
+	const struct hashmap_entry *e;
+	size_t bkt;
 
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->procs_cap; i++)
-		if (s->procs[i])
-			sym_proc_free(s->procs[i]);
-	free(s->procs);
-	for (size_t b = 0; b < SYM_FILE_BUCKETS; b++) {
-		for (f = s->files[b]; f; f = next) {
-			next = f->next;
-			sym_file_free(f);
-		}
+	if (s->procs) {
+		hashmap__for_each_entry(s->procs, e, bkt)
+			sym_proc_free((struct sym_proc *)e->value);
+		hashmap__free(s->procs);
+	}
+	if (s->files) {
+		hashmap__for_each_entry(s->files, e, bkt)
+			sym_file_free((struct sym_file *)e->value);
+		hashmap__free(s->files);
 	}
 	sym_pool_free(s);
 	free(s);

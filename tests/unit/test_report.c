@@ -14,7 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
@@ -410,6 +414,8 @@ static void test_counts_shares_and_order(void **state)
 	assert_int_equal(int_at(root, "wall_ns"), 2000000000);
 	assert_int_equal(int_at(root, "drops"), 0);
 	assert_float_equal(real_at(root, "launches_per_s"), 5.0, 1e-9);
+	/* The element that is not an object is counted, not used. */
+	assert_int_equal(int_at(root, "malformed_events"), 1);
 
 	assert_int_equal(section_len(root, "kernels"), 7);
 	check_row(root, "kernels", 0, "void ns::scale<float>(float*, int)", "launches", 3, 30, 1.5);
@@ -1692,13 +1698,241 @@ static void test_usage_and_write_errors(void **state)
 	check_error(&r, 1, out, "No such file or directory");
 	run_free(&r);
 
-	/* The rename fails onto a folder; the temporary file goes too. */
+	/* A folder is not replaced; nothing is left behind. */
 	join(out, fx->dir, "a_folder");
 	assert_int_equal(mkdir(out, 0755), 0);
 	r = run_report(fx->dir, (const char *[]){ "-o", out, trace, NULL });
-	check_error(&r, 1, out, "Is a directory");
+	check_error(&r, 1, out, "not a regular file (a folder): give a path to a regular file");
 	run_free(&r);
 	assert_false(exists(fx->dir, "a_folder.tmp"));
+	assert_false(exists(fx->dir, ".a_folder.tmp"));
+}
+
+/* The names in dir, sorted and joined by spaces, but the test's own .stdout and .stderr. */
+static char *names_in(const char *dir)
+{
+	struct dirent **list;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	int n = scandir(dir, &list, NULL, alphasort);
+
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++) {
+		const char *name = list[i]->d_name;
+
+		if (strcmp(name, ".") && strcmp(name, "..") && strcmp(name, ".stdout") &&
+		    strcmp(name, ".stderr"))
+			fprintf(f, "%s%s", len || ftell(f) ? " " : "", name);
+		free(list[i]);
+	}
+	free(list);
+	fclose(f);
+	return out;
+}
+
+static void assert_names(const char *dir, const char *want)
+{
+	char *got = names_in(dir);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/* Runs a report into -o out that must be refused with what; nothing may change. */
+static void check_refused_output(const char *dir, const char *out, const char *what,
+				 const char *trace)
+{
+	char want[PATH_MAX + 128];
+	struct run r;
+
+	snprintf(want, sizeof(want), "-o %s: not a regular file (%s): give a path to a regular file",
+		 out, what);
+	r = run_report(dir, (const char *[]){ "--format", "json", "-o", out, trace, NULL });
+	check_error(&r, 1, want, NULL);
+	run_free(&r);
+}
+
+/*
+ * As root, -o FILE in a folder others can write to: a link, a FIFO, a device
+ * or a socket planted at FILE is refused (and never opened, so never blocks),
+ * and links planted at the temporary names are never written through.
+ */
+static void test_output_never_through_links_or_into_special_files(void **state)
+{
+	struct fixture *fx = *state;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char trace[PATH_MAX], out[PATH_MAX], victim[PATH_MAX], path[PATH_MAX];
+	struct run r;
+	char *text;
+	int sock;
+
+	write_trace(fx->dir, "in/t.pt.trace.json", main_trace);
+	join(trace, fx->dir, "in/t.pt.trace.json");
+	write_trace(fx->dir, "victim", "secret");
+	join(victim, fx->dir, "victim");
+	alarm(20); /* a FIFO opened for writing would block: fail rather than hang */
+
+	join(out, fx->dir, "link.json");
+	assert_int_equal(symlink(victim, out), 0);
+	check_refused_output(fx->dir, out, "a symbolic link", trace);
+	join(out, fx->dir, "fifo.json");
+	assert_int_equal(mkfifo(out, 0600), 0);
+	check_refused_output(fx->dir, out, "a FIFO", trace);
+	join(out, fx->dir, "sock.json");
+	assert_true(strlen(out) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, out, strlen(out) + 1);
+	sock = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(sock, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	check_refused_output(fx->dir, out, "a socket", trace);
+	close(sock);
+	if (!geteuid()) {
+		join(out, fx->dir, "null.json");
+		assert_int_equal(mknod(out, S_IFCHR | 0666, makedev(1, 3)), 0);
+		check_refused_output(fx->dir, out, "a character device", trace);
+	}
+
+	/* Links at the temporary names, old and new: the report goes to FILE all the same. */
+	join(path, fx->dir, "out.json.tmp");
+	assert_int_equal(symlink(victim, path), 0);
+	join(path, fx->dir, ".out.json.tmp");
+	assert_int_equal(symlink(victim, path), 0);
+	join(out, fx->dir, "out.json");
+	r = run_report(fx->dir, (const char *[]){ "--format", "json", "-o", out, trace, NULL });
+	assert_int_equal(r.rc, 0);
+	run_free(&r);
+	alarm(0);
+	text = slurp(victim);
+	assert_string_equal(text, "secret");
+	free(text);
+	text = slurp(out);
+	assert_non_null(strstr(text, "\"launches\": 10,"));
+	free(text);
+	assert_names(fx->dir, geteuid() ? ".out.json.tmp fifo.json in link.json out.json "
+					  "out.json.tmp sock.json victim"
+					: ".out.json.tmp fifo.json in link.json null.json out.json "
+					  "out.json.tmp sock.json victim");
+}
+
+/* -o FILE replaces a regular file whole: a new file, never one rewritten in place. */
+static void test_output_replaces_a_regular_file(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX], out[PATH_MAX];
+	struct stat before, after;
+	struct run r;
+	char *text;
+
+	write_trace(fx->dir, "t.pt.trace.json", main_trace);
+	join(trace, fx->dir, "t.pt.trace.json");
+	write_trace(fx->dir, "old.txt", "an older report");
+	join(out, fx->dir, "old.txt");
+	assert_int_equal(stat(out, &before), 0);
+	r = run_report(fx->dir, (const char *[]){ "-o", out, trace, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.out, "");
+	run_free(&r);
+	assert_int_equal(stat(out, &after), 0);
+	assert_int_not_equal(before.st_ino, after.st_ino);
+	text = slurp(out);
+	assert_int_equal(strncmp(text, "Traces     1 file, 1 process\n", 29), 0);
+	free(text);
+	assert_names(fx->dir, "old.txt t.pt.trace.json");
+}
+
+/*
+ * A PATH, or an entry named *.pt.trace.json in a folder, that is not a regular
+ * file is refused without being read: a FIFO would block, a device might not
+ * end. Links to traces are read.
+ */
+static void test_inputs_that_are_not_regular_files(void **state)
+{
+	struct fixture *fx = *state;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[PATH_MAX], trace[PATH_MAX];
+	json_t *root;
+	struct run r;
+	int sock;
+
+	alarm(20); /* fail rather than hang on a FIFO */
+	join(path, fx->dir, "fifo.pt.trace.json");
+	assert_int_equal(mkfifo(path, 0600), 0);
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, path, "not a regular file (a FIFO): pass a trace file or a folder");
+	run_free(&r);
+	r = run_failing(fx->dir, "/dev/null");
+	check_error(&r, 1, "/dev/null: not a regular file (a character device)", NULL);
+	run_free(&r);
+
+	/* In a folder: a FIFO, a socket, and a link to a FIFO, each among good traces. */
+	write_trace(fx->dir, "d1/a.pt.trace.json", main_trace);
+	join(path, fx->dir, "d1/b.pt.trace.json");
+	assert_int_equal(mkfifo(path, 0600), 0);
+	join(path, fx->dir, "d1");
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, "d1/b.pt.trace.json: not a regular file (a FIFO)", NULL);
+	run_free(&r);
+	write_trace(fx->dir, "d2/a.pt.trace.json", main_trace);
+	join(path, fx->dir, "d2/s.pt.trace.json");
+	assert_true(strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	sock = socket(AF_UNIX, SOCK_STREAM, 0);
+	assert_int_equal(bind(sock, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	join(path, fx->dir, "d2");
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, "d2/s.pt.trace.json: not a regular file (a socket)", NULL);
+	run_free(&r);
+	close(sock);
+	write_trace(fx->dir, "d3/a.pt.trace.json", main_trace);
+	join(path, fx->dir, "d3/l.pt.trace.json");
+	assert_int_equal(symlink("../fifo.pt.trace.json", path), 0);
+	join(path, fx->dir, "d3");
+	r = run_failing(fx->dir, path);
+	check_error(&r, 1, "d3/l.pt.trace.json: not a regular file (a FIFO)", NULL);
+	run_free(&r);
+	alarm(0);
+
+	/* Links to traces are read, named or found in a folder. */
+	write_trace(fx->dir, "real/t.pt.trace.json", main_trace);
+	join(path, fx->dir, "links/l.pt.trace.json");
+	mkdirs_for(path);
+	assert_int_equal(symlink("../real/t.pt.trace.json", path), 0);
+	join(trace, fx->dir, "links");
+	root = report_json(fx->dir, (const char *[]){ path, trace, NULL });
+	assert_int_equal(int_at(root, "trace_files"), 1);
+	assert_int_equal(int_at(root, "launches"), 10);
+	json_decref(root);
+}
+
+/* -o naming a trace being read, by any path, would lose it: refused, the trace untouched. */
+static void test_output_is_an_input(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX], dir[PATH_MAX], other[PATH_MAX], out[PATH_MAX];
+	const char *const cases[][2] = {
+		{ "runs/run_0/t.pt.trace.json", "runs/run_0/t.pt.trace.json" },
+		{ "runs", "runs/run_0/t.pt.trace.json" },
+		{ "runs/run_0/t.pt.trace.json", "runs/hardlink.json" },
+	};
+	struct run r;
+	char *text;
+
+	write_trace(fx->dir, "runs/run_0/t.pt.trace.json", main_trace);
+	join(trace, fx->dir, "runs/run_0/t.pt.trace.json");
+	join(other, fx->dir, "runs/hardlink.json");
+	assert_int_equal(link(trace, other), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		join(dir, fx->dir, cases[i][0]);
+		join(out, fx->dir, cases[i][1]);
+		r = run_report(fx->dir, (const char *[]){ "--format", "csv", "-o", out, dir, NULL });
+		check_error(&r, 1, out, "is one of the input traces: choose another name");
+		run_free(&r);
+	}
+	text = slurp(trace);
+	assert_non_null(strstr(text, "\"traceEvents\":["));
+	free(text);
+	join(dir, fx->dir, "runs");
+	assert_names(dir, "hardlink.json run_0");
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -1709,7 +1943,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return remove(path);
 }
 
-/* Traces read a line at a time so far (user/report.c). */
+/* Traces read a line at a time so far (user/report/stream.c). */
 extern unsigned long report_streamed_files;
 
 /* Writes root as cuprobe record lays a trace out: one event a line, one space before keys. */
@@ -1942,6 +2176,198 @@ static void test_stream_fallback(void **state)
 	run_free(&r);
 }
 
+/* Events with a field missing or of the wrong type, one a case; each is skipped and counted. */
+static const char *const malformed_cases[] = {
+	/* A launch without its pid, tid or name, or with a negative one. */
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','tid':1,'ts':1.0,'args':{}},",
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'ts':1.0,'args':{}},",
+	"{'ph':'X','cat':'cuda_runtime','pid':1,'tid':1,'ts':1.0,'args':{'kernel':'k'}},",
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':-1,'tid':1,'ts':1.0},",
+	"{'ph':'X','cat':'cuda_driver','name':'cuLaunchKernel','pid':1,'tid':-5,'ts':1.0},",
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':'1','tid':1,'ts':1.0},",
+	/* A ts that is a string or negative, a dur that is not a number, args not an object. */
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':1,'ts':'1.0'},",
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':1,'ts':-1.0},",
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':1,'ts':1.0,"
+	"'dur':'0'},",
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':1,'ts':1.0,"
+	"'args':['k']},",
+	/* The same for the other events the report uses: GPU work, steps, threads' names. */
+	"{'ph':'X','cat':'kernel','name':'k','pid':0,'tid':7,'ts':'2.0','dur':1.0},",
+	"{'ph':'X','cat':'gpu_memcpy','name':'Memcpy','tid':7,'ts':2.0,'dur':1.0},",
+	"{'ph':'X','cat':'user_annotation','name':'ProfilerStep#1','pid':9,'tid':9,'ts':0.0,"
+	"'dur':'x'},",
+	"{'ph':'M','name':'thread_name','pid':9,'tid':9,'ts':0.0,'args':'worker'},",
+	/* Any event with a bad time, one without a phase or a category, or no event at all. */
+	"{'ph':'s','cat':'ac2g','name':'ac2g','id':1,'pid':9,'tid':9,'ts':'5'},",
+	"{'name':'x','pid':9,'tid':9,'ts':1.0},",
+	"{'ph':'X','name':'x','pid':9,'tid':9,'ts':1.0},",
+	"42,",
+	"null,",
+};
+
+static void test_malformed_events_each_kind(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX], *text;
+	json_t *root;
+
+	join(trace, fx->dir, "m.pt.trace.json");
+	for (size_t i = 0; i < sizeof(malformed_cases) / sizeof(malformed_cases[0]); i++) {
+		if (asprintf(&text, "%s%s%s%s%s", TRACE_HEAD, KERNEL(9, 9, "1.0", "k"),
+			     malformed_cases[i], KERNEL(9, 9, "2.0", "k"), KINETO_TAIL(9)) < 0)
+			fail();
+		write_trace(fx->dir, "m.pt.trace.json", text);
+		free(text);
+		root = report_json(fx->dir, (const char *[]){ trace, NULL });
+		if (int_at(root, "malformed_events") != 1)
+			fail_msg("case %zu: %s", i, malformed_cases[i]);
+		assert_int_equal(int_at(root, "launches"), 2);
+		assert_int_equal(section_len(root, "steps"), 0);
+		assert_int_equal(section_len(root, "gpu_kernels"), 0);
+		/* Only the good launches' span: a bad time is not used. */
+		assert_int_equal(int_at(root, "wall_ns"), 1000);
+		json_decref(root);
+	}
+}
+
+/* How the count is said: a text line, a JSON key, a CSV summary row, a warning. */
+static void test_malformed_events_reported(void **state)
+{
+	struct fixture *fx = *state;
+	char trace[PATH_MAX];
+	bool streamed;
+	struct run r;
+
+	write_trace(fx->dir, "m.pt.trace.json",
+		    TRACE_HEAD KERNEL(9, 9, "1.0", "k") "42,{'ph':'X','name':'x'},"
+		    "{'ph':'X','cat':'kernel','name':'k','pid':0,'tid':7,'ts':-2.0}," KINETO_TAIL(9));
+	join(trace, fx->dir, "m.pt.trace.json");
+	r = run_report(fx->dir, (const char *[]){ trace, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nLate       0\n"
+				      "Malformed  3 events skipped (missing or mistyped fields)\n"
+				      "Overhead   -\n"));
+	assert_string_equal(r.err, "cuprobe report: warning: 3 events were skipped, with a field "
+				   "missing or of the wrong type (pid, tid, name, ts, dur or args), "
+				   "so the counts leave them out: check what wrote the traces\n");
+	run_free(&r);
+	r = run_report(fx->dir, (const char *[]){ "--format", "csv", trace, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nsummary,malformed_events,,,3,,,,,,,,,,,,,,,,,,,,,\n"));
+	run_free(&r);
+
+	/* Read a line at a time, a malformed event is counted the same. */
+	assert_int_equal(launches_of(fx->dir, "lines.pt.trace.json",
+				     LINES_HEAD LINE_KERNEL(",")
+				     "  {'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel',"
+				     "'pid':5,'tid':6,'ts':'1.0'},\n" LINE_KERNEL("") LINES_TAIL,
+				     &streamed),
+			 2);
+	assert_true(streamed);
+	join(trace, fx->dir, "lines.pt.trace.json");
+	r = run_report(fx->dir, (const char *[]){ trace, NULL });
+	assert_non_null(strstr(r.out, "Malformed  1 events skipped"));
+	run_free(&r);
+}
+
+/* The end of a trace whose cuprobe object has the version and counts given. */
+#define COUNTS_TAIL(pid, cycle, version, more)                                                 \
+	PROCESS_NAME_END(pid) ",'traceName':'h.pt.trace.json',"                                \
+	"'cuprobe':{'version':'" version "','pid':" #pid ",'command':'train','cycle':" #cycle   \
+	",'partial':false,'duration_ns':1000000,'launches':0" more "}}"
+
+/*
+ * Traces before 0.2.0 carry the whole recording's drops in every file: each
+ * recording (the folder above its run_<k> folders) and process counts once,
+ * with its largest value. From 0.2.0 on, drops are the file's own and add up.
+ */
+static void test_drops_by_trace_version(void **state)
+{
+	struct fixture *fx = *state;
+	char dir[PATH_MAX];
+	json_t *root;
+	struct run r;
+
+	/* One recording of pid 100, three cycles, as the count grew; pid 200 with it. */
+	write_trace(fx->dir, "old/rec/run_0/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(100, 0, "0.1.0", ",'drops':3"));
+	write_trace(fx->dir, "old/rec/run_1/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(100, 1, "0.1.0", ",'drops':5"));
+	write_trace(fx->dir, "old/rec/run_2/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(100, 2, "0.1.0", ",'drops':5"));
+	write_trace(fx->dir, "old/rec/run_0/b.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(200, 0, "0.1.0", ",'drops':2"));
+	/* Another recording of pid 100, outside run_<k> folders. */
+	write_trace(fx->dir, "old/other/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(100, 0, "0.1.0", ",'drops':4"));
+	join(dir, fx->dir, "old");
+	root = report_json(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(int_at(root, "drops"), 5 + 2 + 4);
+	assert_int_equal(int_at(root, "trace_files"), 5);
+	json_decref(root);
+
+	/* 0.2.0: per process and cycle, so they add up; with the old ones, both rules. */
+	write_trace(fx->dir, "new/run_0/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(300, 0, "0.2.0", ",'drops':1"));
+	write_trace(fx->dir, "new/run_1/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(300, 1, "0.2.0", ",'drops':2"));
+	join(dir, fx->dir, "new");
+	root = report_json(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(int_at(root, "drops"), 3);
+	json_decref(root);
+	r = run_report(fx->dir, (const char *[]){ fx->dir, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nDrops      14 (the counts below miss at least this many)\n"));
+	assert_non_null(strstr(r.err, "warning: 14 launch records were dropped"));
+	run_free(&r);
+}
+
+/* nested_skipped and lost_steps add up; lost steps are said in the text and warned about. */
+static void test_nested_and_lost_steps(void **state)
+{
+	struct fixture *fx = *state;
+	char dir[PATH_MAX];
+	json_t *root;
+	struct run r;
+
+	write_trace(fx->dir, "rec/run_0/a.pt.trace.json",
+		    TRACE_HEAD KERNEL(7, 7, "1.0", "k")
+		    COUNTS_TAIL(7, 0, "0.2.0", ",'drops':0,'nested_skipped':3,'lost_steps':0"));
+	write_trace(fx->dir, "rec/run_1/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(7, 1, "0.2.0", ",'drops':0,'nested_skipped':4,'lost_steps':2"));
+	join(dir, fx->dir, "rec");
+	root = report_json(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(int_at(root, "nested_skipped"), 7);
+	assert_int_equal(int_at(root, "lost_steps"), 2);
+	assert_int_equal(int_at(root, "malformed_events"), 0);
+	json_decref(root);
+
+	r = run_report(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nLate       0\n"
+				      "Lost steps 2 (step boundaries lost while recording)\n"
+				      "Overhead   -\n"));
+	assert_string_equal(r.err, "cuprobe report: warning: 2 step boundaries were lost while "
+				   "recording (their events did not fit in the ring buffer), so the "
+				   "steps around them are not timed exactly: record again with a "
+				   "larger --ringbuf-size\n");
+	run_free(&r);
+	r = run_report(fx->dir, (const char *[]){ "--format", "csv", dir, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\ncycle,train,7,,0,0.000,0.000,,1,,,1000000,false,0,,,,,,,,,,,,\n"
+				      "summary,lost_steps,,,2,,,,,,,,,,,,,,,,,,,,,\n"
+				      "summary,nested_skipped,,,7,,,,,,,,,,,,,,,,,,,,,\n"));
+	run_free(&r);
+
+	/* Without lost steps, no line: the text header is as before. */
+	join(dir, fx->dir, "rec/run_0");
+	r = run_report(fx->dir, (const char *[]){ dir, NULL });
+	assert_null(strstr(r.out, "Lost steps"));
+	assert_string_equal(r.err, "");
+	run_free(&r);
+}
+
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
@@ -1994,6 +2420,16 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_layouts_agree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_fallback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_usage_and_write_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_never_through_links_or_into_special_files,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_replaces_a_regular_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_output_is_an_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_events_each_kind, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_malformed_events_reported, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drops_by_trace_version, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nested_and_lost_steps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inputs_that_are_not_regular_files, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,14 +14,17 @@
 AGENT_LIB  := $(OUTPUT)/libcuprobe-agent.so
 AGENT_DIR  := $(OUTPUT)/agent
 AGENT_SRCS := $(wildcard user/agent/*.c)
-AGENT_OBJS := $(patsubst user/agent/%.c,$(AGENT_DIR)/%.o,$(AGENT_SRCS))
+# The loader's own util modules it shares, built again into the library (-fPIC, hidden).
+AGENT_UTIL := user/util/hashmap.c
+AGENT_OBJS := $(patsubst user/agent/%.c,$(AGENT_DIR)/%.o,$(AGENT_SRCS)) \
+	      $(patsubst user/util/%.c,$(AGENT_DIR)/util/%.o,$(AGENT_UTIL))
 
 # Where the toolkit keeps the real libcupti.so.13.
 CUPTI_LIBDIR ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
 	$(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so.13 $(CUDA_HOME)/lib64/libcupti.so.13))))
 
 # CUDA's headers are system headers here: -Wextra is for our code only.
-AGENT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser/agent -isystem $(CUDA_HOME)/include
+AGENT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser/agent -Iuser -isystem $(CUDA_HOME)/include
 AGENT_CFLAGS   := $(CFLAGS) -fPIC -fvisibility=hidden -pthread
 # libcupti.so.13 is a DT_NEEDED found through RUNPATH, not RPATH: an
 # LD_LIBRARY_PATH (the CUPTI simulator in tests) is searched before RUNPATH.
@@ -39,12 +42,17 @@ $(AGENT_DIR)/%.o: user/agent/%.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(AGENT_CPPFLAGS) $(AGENT_CFLAGS) -c $< -o $@
 
+$(AGENT_DIR)/util/%.o: user/util/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(AGENT_CPPFLAGS) $(AGENT_CFLAGS) -c $< -o $@
+
 $(AGENT_LIB): $(AGENT_OBJS)
 	$(call msg,LIB,$@)
 	$(Q)test -n "$(CUPTI_LIBDIR)" || { echo "no libcupti.so.13 under $(CUDA_HOME)" >&2; exit 1; }
 	$(Q)$(CC) $(AGENT_LDFLAGS) $(AGENT_OBJS) -l:libcupti.so.13 -o $@
 
--include $(wildcard $(AGENT_DIR)/*.d $(AT_DIR)/*.d $(AT_DIR)/san/*.d)
+-include $(wildcard $(AGENT_DIR)/*.d $(AGENT_DIR)/util/*.d $(AT_DIR)/*.d $(AT_DIR)/san/*.d)
 
 # ---- tests ------------------------------------------------------------------
 
@@ -88,7 +96,7 @@ $(AT_HARNESS): tests/agent/agent_harness.c user/core/agent_records.c $(AT_SKEL)
 	$(Q)$(CC) $(AT_CPPFLAGS) $(CFLAGS) $(filter %.c,$^) -lbpf -lelf -lz -lstdc++ -o $@
 
 AT_UNIT_SRCS := tests/agent/test_agent_records.c user/core/agent_records.c user/agent/emit.c \
-		user/agent/convert.c
+		user/agent/convert.c $(AGENT_UTIL)
 
 $(AT_DIR)/test_agent_records: $(AT_UNIT_SRCS)
 	$(call msg,TEST,$@)

@@ -11,18 +11,19 @@
 #include <string.h>
 
 #include "emit.h"
+#include "util/hashmap.h"
 
-#define STRTAB_MIN 256u
 #define STRTAB_MAX (1u << 20) /* names beyond this many go out with name_id 0 */
 
 #define ROUND8(x) (((x) + 7u) & ~7u)
 
+/* An interned name: its bytes (up to CUPROBE_AGENT_STRING_MAX) and its string record's id. */
 struct str_entry {
-	__u64 hash;
-	char *str; /* NULL: free slot */
+	const char *str;
 	__u32 len;
 	__u32 id;
 	__u32 sent_gen; /* generation in which the string record went out */
+	char bytes[];
 };
 
 struct emitter {
@@ -36,9 +37,7 @@ struct emitter {
 	__u64 unheard;	  /* counted records lost (no listener) since the last FLUSHED */
 	__u64 unreported; /* lost records not yet in an AGENT_DROP_NO_LISTENER record */
 	__u32 gen;	  /* bumped per window: strings are re-sent in each */
-	struct str_entry *tab;
-	__u32 cap;
-	__u32 count;
+	struct hashmap *tab; /* struct str_entry *, by its bytes */
 	__u32 next_id;
 };
 
@@ -91,12 +90,35 @@ static void append(struct emitter *em, const void *rec, int counted)
 	memcpy(reserve(em, h->size, counted), rec, h->size);
 }
 
+static size_t str_hash(long key, void *ctx)
+{
+	const struct str_entry *e = (const struct str_entry *)key;
+
+	(void)ctx;
+	return hash_mem(e->str, e->len);
+}
+
+static bool str_equal(long key1, long key2, void *ctx)
+{
+	const struct str_entry *x = (const struct str_entry *)key1;
+	const struct str_entry *y = (const struct str_entry *)key2;
+
+	(void)ctx;
+	return x->len == y->len && !memcmp(x->str, y->str, x->len);
+}
+
 struct emitter *emitter__new(emitter_sink_fn sink, void *ctx)
 {
 	struct emitter *em = calloc(1, sizeof(*em));
 
 	if (!em)
 		return NULL;
+	em->tab = hashmap__new(str_hash, str_equal, NULL);
+	if (!em->tab) {
+		free(em);
+		errno = ENOMEM;
+		return NULL;
+	}
 	pthread_mutex_init(&em->lock, NULL);
 	em->sink = sink;
 	em->ctx = ctx;
@@ -106,86 +128,42 @@ struct emitter *emitter__new(emitter_sink_fn sink, void *ctx)
 
 void emitter__free(struct emitter *em)
 {
-	__u32 i;
+	const struct hashmap_entry *e;
+	size_t bkt;
 
 	if (!em)
 		return;
-	for (i = 0; i < em->cap; i++)
-		free(em->tab[i].str);
-	free(em->tab);
+	hashmap__for_each_entry(em->tab, e, bkt)
+		free((struct str_entry *)e->value);
+	hashmap__free(em->tab);
 	pthread_mutex_destroy(&em->lock);
 	free(em);
-}
-
-static __u64 fnv1a(const char *s, size_t len)
-{
-	__u64 h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static struct str_entry *slot(struct str_entry *tab, __u32 cap, __u64 hash, const char *s,
-			      __u32 len)
-{
-	__u32 i;
-
-	for (i = hash & (cap - 1);; i = (i + 1) & (cap - 1)) {
-		struct str_entry *e = &tab[i];
-
-		if (!e->str || (e->hash == hash && e->len == len && !memcmp(e->str, s, len)))
-			return e;
-	}
-}
-
-static int grow(struct emitter *em)
-{
-	__u32 cap = em->cap ? em->cap * 2 : STRTAB_MIN, i;
-	struct str_entry *tab = calloc(cap, sizeof(*tab));
-
-	if (!tab)
-		return -ENOMEM;
-	for (i = 0; i < em->cap; i++) {
-		struct str_entry *e = &em->tab[i];
-
-		if (e->str)
-			*slot(tab, cap, e->hash, e->str, e->len) = *e;
-	}
-	free(em->tab);
-	em->tab = tab;
-	em->cap = cap;
-	return 0;
 }
 
 /* The entry for name, added when new; NULL when the table is full. */
 static struct str_entry *intern(struct emitter *em, const char *name)
 {
-	__u32 len = strnlen(name, CUPROBE_AGENT_STRING_MAX);
-	__u64 hash = fnv1a(name, len);
-	struct str_entry *e = NULL;
+	const struct str_entry key = { .str = name, .len = strnlen(name, CUPROBE_AGENT_STRING_MAX) };
+	struct str_entry *e;
+	long found;
 
-	if (em->cap) {
-		e = slot(em->tab, em->cap, hash, name, len);
-		if (e->str)
-			return e;
-	}
-	if (em->count + 1 > em->cap / 2) {
-		if (em->count >= STRTAB_MAX || grow(em))
-			return NULL;
-		e = slot(em->tab, em->cap, hash, name, len);
-	}
-	e->str = malloc(len + 1);
-	if (!e->str)
+	if (hashmap__find(em->tab, (long)&key, &found))
+		return (struct str_entry *)found;
+	if (hashmap__size(em->tab) >= STRTAB_MAX)
 		return NULL;
-	memcpy(e->str, name, len);
-	e->str[len] = '\0';
-	e->hash = hash;
-	e->len = len;
+	e = malloc(sizeof(*e) + key.len + 1);
+	if (!e)
+		return NULL;
+	memcpy(e->bytes, name, key.len);
+	e->bytes[key.len] = '\0';
+	e->str = e->bytes;
+	e->len = key.len;
 	e->id = ++em->next_id;
 	e->sent_gen = 0;
-	em->count++;
+	if (hashmap__add(em->tab, (long)e, (long)e)) {
+		free(e);
+		return NULL;
+	}
 	return e;
 }
 

@@ -11,7 +11,7 @@
 #include "log.h"
 #include "schedule_parse.h"
 #include "target.h"
-#include "trace.h"
+#include "trace/writer.h"
 
 /* A finished cycle waiting for its grace, and the next one already running. */
 #define MAX_OPEN 4

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * A Kineto-format trace file, written as events arrive (nothing is held in
- * memory) under a temporary name and renamed into place only when whole.
+ * memory), unnamed until whole and synced, then given its name, which must
+ * be new (util/safe_file.h). Its keys and layout are in trace/format.h.
  */
-#ifndef TRACE_H
-#define TRACE_H
+#ifndef TRACE_WRITER_H
+#define TRACE_WRITER_H
 
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include "cuprobe.h"
@@ -40,8 +40,10 @@ struct trace_summary {
 	bool partial;		/* stopped during an active step */
 };
 
-/* Opens DIR/<host>_<pid>.<epoch_ns>.pt.trace.json.tmp. NULL and errno on failure. */
+/* Starts DIR/<host>_<pid>.<epoch_ns>.pt.trace.json. NULL and errno on failure. */
 struct trace *trace__open(const char *dir, const struct trace_meta *m);
+/* The same in the folder open as dirfd, which stays the caller's. */
+struct trace *trace__openat(int dirfd, const struct trace_meta *m);
 void trace__launch(struct trace *t, const struct launch_event *e, const char *kernel,
 		   uint64_t correlation);
 void trace__thread(struct trace *t, pid_t tid, const char *name);
@@ -73,14 +75,14 @@ struct trace_gpu_summary {
 };
 void trace__set_gpu(struct trace *t, const struct trace_gpu_summary *g);
 
-/* Writes the trailer, syncs, renames into place; the final path stays readable via trace__path. */
+/*
+ * Writes the trailer, syncs and names the file; the final path stays
+ * readable via trace__path. 0 or -errno; on failure nothing is left.
+ */
 int trace__close(struct trace *t, const struct trace_summary *s);
-/* Removes the temporary file (nothing was recorded worth keeping). */
+/* Drops the file (nothing was recorded worth keeping): nothing is left. */
 void trace__discard(struct trace *t);
 const char *trace__path(const struct trace *t);
 void trace__free(struct trace *t);
 
-/* Writes s as a JSON string literal, escaped. */
-void json_write_str(FILE *f, const char *s);
-
-#endif /* TRACE_H */
+#endif /* TRACE_WRITER_H */

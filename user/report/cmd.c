@@ -1,0 +1,394 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cuprobe report: counts the launch events of Kineto trace files per kernel,
+ * per API and per thread, times the steps of traces recorded with --step,
+ * lists each trace's cycle with what cuprobe's probes cost in it, gives the
+ * GPU time and launch-to-start delay of each kernel and the GPU busy time of
+ * each step when the traces carry CUPTI's GPU work, and prints it all as
+ * text, JSON or CSV. This file is the command: its options, where the report
+ * goes, and what it warns about; reading (read.c), the model (model.c,
+ * stats.c) and the formats (text.c, json.c, csv.c) are their own.
+ *
+ * The work is linear in the number of events plus one sort of the distinct keys.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "report.h"
+#include "report/err.h"
+#include "report/output.h"
+#include "report/read.h"
+#include "report/walk.h"
+#include "util/safe_file.h"
+
+enum report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
+
+struct report_opts {
+	enum report_format format;
+	const char *out_path; /* NULL: standard output */
+	char **paths;
+	int npaths;
+};
+
+void report_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cuprobe report: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+
+/* ---- where the report goes ---- */
+
+/* Standard output, or -o FILE written unnamed and put in FILE's place when whole. */
+struct output {
+	FILE *f;
+	struct safe_file *sf;
+};
+
+/* -o FILE must not be one of the traces read: replacing it would lose it. */
+static int check_not_input(const char *out_path, const struct vec *inputs)
+{
+	struct stat out, in;
+
+	if (stat(out_path, &out))
+		return 0; /* nothing there yet, or nothing to compare: opening says */
+	for (size_t i = 0; i < inputs->len; i++) {
+		if (stat(*vec_at(inputs, char *, i), &in))
+			continue;
+		if (in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+			report_err("-o %s is one of the input traces: choose another name", out_path);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Why -o FILE cannot be written: what is there, when it is not a regular file. */
+static void output_error(const char *path, int err)
+{
+	struct stat st;
+
+	if ((err == -ELOOP || err == -EEXIST || err == -EISDIR) && !lstat(path, &st) &&
+	    !S_ISREG(st.st_mode))
+		report_err("-o %s: not a regular file (%s): give a path to a regular file", path,
+			   safe_file__kind(st.st_mode));
+	else
+		report_err("cannot write %s: %s: check that its folder exists and is writable",
+			   path, strerror(-err));
+}
+
+static int open_output(const struct report_opts *o, const struct vec *inputs, struct output *out)
+{
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	if (!o->out_path) {
+		out->f = stdout;
+		return 0;
+	}
+	err = check_not_input(o->out_path, inputs);
+	if (err)
+		return err;
+	/* FILE's folder may be anyone's: never through a link, never into a FIFO or a device. */
+	out->sf = safe_file__open_path(o->out_path, SAFE_FILE_REPLACE, 0666);
+	if (!out->sf) {
+		err = -errno;
+		output_error(o->out_path, err);
+		return err;
+	}
+	fd = fcntl(safe_file__fd(out->sf), F_DUPFD_CLOEXEC, 3);
+	out->f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!out->f) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		output_error(o->out_path, err);
+		safe_file__free(out->sf);
+		out->sf = NULL;
+		return err;
+	}
+	return 0;
+}
+
+static int write_report(FILE *f, enum report_format fmt, const struct report *r,
+			const struct section_rows *secs)
+{
+	int err;
+
+	errno = 0;
+	switch (fmt) {
+	case FORMAT_JSON:
+		err = report_json__write(f, r, secs);
+		break;
+	case FORMAT_CSV:
+		err = report_csv__write(f, r, secs);
+		break;
+	default:
+		err = report_text__write(f, r, secs);
+		break;
+	}
+	if (!err && (fflush(f) || ferror(f)))
+		err = errno ? -errno : -EIO;
+	return err;
+}
+
+/* Writes the report; -o FILE takes its name only once whole, else nothing is left. */
+static int write_output(const struct report_opts *o, struct output *out, const struct report *r,
+			const struct section_rows *secs)
+{
+	int err = write_report(out->f, o->format, r, secs);
+
+	if (!out->sf) {
+		if (err)
+			report_err("cannot write the report: %s: check where standard output goes",
+				   strerror(-err));
+		return err;
+	}
+	if (fclose(out->f) && !err)
+		err = errno ? -errno : -EIO;
+	out->f = NULL;
+	if (!err)
+		err = safe_file__publish(out->sf);
+	if (err)
+		output_error(o->out_path, err);
+	return err;
+}
+
+static void close_output(struct output *out)
+{
+	if (out->sf && out->f)
+		fclose(out->f);
+	safe_file__free(out->sf);
+	memset(out, 0, sizeof(*out));
+}
+
+/* ---- what the report warns about ---- */
+
+static void warn_gpu(const struct report *r)
+{
+	const uint64_t *n = r->gpu_counts;
+
+	if (!n[GPU_CLOCK_FAULTS] && !n[GPU_DROPPED] && !n[GPU_MISSING])
+		return;
+	report_err("warning: GPU records are incomplete or skewed: %" PRIu64 " start before "
+		   "their launch (clock faults: their delays are negative), %" PRIu64 " were "
+		   "dropped by CUPTI or the agent, %" PRIu64 " launches had no GPU work yet when "
+		   "their cycle was written, so GPU times and busy times miss the dropped and "
+		   "missing work: record again, with a longer --cupti-wait if work was missing",
+		   n[GPU_CLOCK_FAULTS], n[GPU_DROPPED], n[GPU_MISSING]);
+}
+
+/* What the traces miss or the report could not use, said on stderr in every format. */
+static void warn(const struct report *r)
+{
+	if (r->drops)
+		report_err("warning: %" PRIu64 " launch records were dropped while recording (the "
+			   "ring buffer was full), so the counts are low by at least that many: "
+			   "record again with a larger --ringbuf-size",
+			   r->drops);
+	if (r->late_launches)
+		report_err("warning: %" PRIu64 " launches arrived after their cycle was written, "
+			   "so they are in no trace and the counts are low by that many: the Cycles "
+			   "table shows which traces noted them (each in the next file its process "
+			   "wrote)",
+			   r->late_launches);
+	if (r->lost_steps)
+		report_err("warning: %" PRIu64 " step boundaries were lost while recording (their "
+			   "events did not fit in the ring buffer), so the steps around them are "
+			   "not timed exactly: record again with a larger --ringbuf-size",
+			   r->lost_steps);
+	warn_gpu(r);
+	if (r->malformed)
+		report_err("warning: %" PRIu64 " events were skipped, with a field missing or of "
+			   "the wrong type (pid, tid, name, ts, dur or args), so the counts leave "
+			   "them out: check what wrote the traces",
+			   r->malformed);
+}
+
+/* ---- options ---- */
+
+static const char usage_text[] =
+	"Usage: cuprobe report [--format text|json|csv] [-o FILE] PATH...\n"
+	"\n"
+	"Counts launches per kernel, per API and per thread over trace files.\n"
+	"PATH is a *.pt.trace.json file, or a folder searched at any depth for\n"
+	"them (the output of cuprobe record); the counts of all of them add up.\n"
+	"Traces recorded with --step also give each step's wall time and launches,\n"
+	"and every trace of cuprobe record gives a row per process and cycle, with\n"
+	"an estimate of what cuprobe's probes cost it. Traces recorded with --cupti\n"
+	"also give each kernel's GPU time and launch-to-start delay, and each\n"
+	"step's GPU busy time.\n"
+	"\n"
+	"Options:\n"
+	"      --format FORMAT  text (the default), json or csv\n"
+	"  -o, --output FILE    write the report to FILE instead of standard output\n"
+	"  -h, --help           show this help\n"
+	"\n"
+	"Examples:\n"
+	"  cuprobe report cuprobe-runs                     every cycle of a recording\n"
+	"  cuprobe report cuprobe-runs/run_0               one cycle, all its processes\n"
+	"  cuprobe report --format json -o report.json cuprobe-runs\n"
+	"  cuprobe report --format csv cuprobe-runs > launches.csv\n";
+
+enum { OPT_FORMAT = 256 };
+
+static int parse_format(const char *s, enum report_format *fmt)
+{
+	static const char *const names[] = {
+		[FORMAT_TEXT] = "text",
+		[FORMAT_JSON] = "json",
+		[FORMAT_CSV] = "csv",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcmp(s, names[i])) {
+			*fmt = (enum report_format)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static void bad_option(char **argv, const char *problem)
+{
+	/* getopt names a short option in optopt, a long one only in argv. */
+	if (optopt > 0 && optopt < OPT_FORMAT)
+		report_err("%s -%c: see cuprobe report --help", problem, optopt);
+	else
+		report_err("%s %s: see cuprobe report --help", problem, argv[optind - 1]);
+}
+
+/* 0: run; 1: help was printed; -EINVAL: a usage error, already reported. */
+static int parse_opts(int argc, char **argv, struct report_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	/* Rescan from the start (GNU): report_main may run more than once in a process. */
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_FORMAT:
+			if (parse_format(optarg, &o->format)) {
+				report_err("unknown format '%s': use text, json or csv", optarg);
+				return -EINVAL;
+			}
+			break;
+		case 'o':
+			if (!*optarg) {
+				report_err("empty output file name: give -o a file name");
+				return -EINVAL;
+			}
+			o->out_path = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 1;
+		case ':':
+			bad_option(argv, "missing argument for");
+			return -EINVAL;
+		default:
+			bad_option(argv, "unknown option");
+			return -EINVAL;
+		}
+	}
+	if (optind >= argc) {
+		report_err("no trace given: pass trace files or folders (see cuprobe report --help)");
+		return -EINVAL;
+	}
+	o->paths = argv + optind;
+	o->npaths = argc - optind;
+	return 0;
+}
+
+
+/* ---- the command ---- */
+
+static int read_traces(struct vec *inputs, struct report *r)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < inputs->len; i++)
+		err = report__read_file(r, *vec_at(inputs, char *, i));
+	if (err)
+		return err;
+	err = report__finish(r);
+	if (err)
+		report_err("out of memory computing step and GPU times: report on fewer traces "
+			   "at a time");
+	return err;
+}
+
+static int list_traces(const struct report_opts *o, struct vec *inputs)
+{
+	int err = 0;
+
+	for (int i = 0; !err && i < o->npaths; i++)
+		err = walk__expand(o->paths[i], inputs);
+	if (err == -ENOMEM)
+		report_err("out of memory listing traces: report on fewer traces at a time");
+	return err;
+}
+
+static int sort_sections(const struct report *r, struct section_rows secs[SEC__COUNT])
+{
+	for (int i = 0; i < SEC__COUNT; i++) {
+		if (report__sort_section(r, (enum section_id)i, &secs[i])) {
+			report_err("out of memory sorting %s: report on fewer traces at a time",
+				   section_descs[i].json_key);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int report_main(int argc, char **argv)
+{
+	struct section_rows secs[SEC__COUNT] = {};
+	struct vec inputs = VEC_INIT(char *);
+	struct report_opts opts;
+	struct output out = {};
+	struct report r;
+	int err;
+
+	err = parse_opts(argc, argv, &opts);
+	if (err)
+		return err > 0 ? 0 : 2;
+	report__init(&r);
+	err = list_traces(&opts, &inputs);
+	if (!err)
+		err = open_output(&opts, &inputs, &out);
+	if (!err)
+		err = read_traces(&inputs, &r);
+	if (!err)
+		err = sort_sections(&r, secs);
+	if (!err) {
+		warn(&r);
+		err = write_output(&opts, &out, &r, secs);
+	}
+	close_output(&out);
+	for (int i = 0; i < SEC__COUNT; i++)
+		free(secs[i].rows);
+	walk__free(&inputs);
+	report__free(&r);
+	return err ? 1 : 0;
+}
