@@ -2185,9 +2185,10 @@ static const char *const malformed_cases[] = {
 	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':-1,'tid':1,'ts':1.0},",
 	"{'ph':'X','cat':'cuda_driver','name':'cuLaunchKernel','pid':1,'tid':-5,'ts':1.0},",
 	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':'1','tid':1,'ts':1.0},",
-	/* A ts that is a string or negative, a dur that is not a number, args not an object. */
+	/* A ts that is a string, a dur that is not a number or negative, args not an object. */
 	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':1,'ts':'1.0'},",
-	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':1,'ts':-1.0},",
+	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':1,'ts':1.0,"
+	"'dur':-1.0},",
 	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':1,'ts':1.0,"
 	"'dur':'0'},",
 	"{'ph':'X','cat':'cuda_runtime','name':'cudaLaunchKernel','pid':1,'tid':1,'ts':1.0,"
@@ -2241,7 +2242,8 @@ static void test_malformed_events_reported(void **state)
 
 	write_trace(fx->dir, "m.pt.trace.json",
 		    TRACE_HEAD KERNEL(9, 9, "1.0", "k") "42,{'ph':'X','name':'x'},"
-		    "{'ph':'X','cat':'kernel','name':'k','pid':0,'tid':7,'ts':-2.0}," KINETO_TAIL(9));
+		    "{'ph':'X','cat':'kernel','name':'k','pid':0,'tid':7,'ts':2.0,'dur':-2.0},"
+		    KINETO_TAIL(9));
 	join(trace, fx->dir, "m.pt.trace.json");
 	r = run_report(fx->dir, (const char *[]){ trace, NULL });
 	assert_int_equal(r.rc, 0);

@@ -113,13 +113,18 @@ static enum event_use event_use(const json_t *ev)
 }
 
 /* A time present is a number from 0; a duration present is a number. */
+/*
+ * ts is relative to baseTimeNanoseconds and may be negative (work that
+ * began before the cycle, such as a launch racing its step's boundary); a
+ * duration may not.
+ */
 static bool times_ok(const json_t *ev)
 {
 	const json_t *ts = json_object_get(ev, TRACE_KEY_TS);
 	const json_t *dur = json_object_get(ev, TRACE_KEY_DUR);
 
-	return (!ts || (json_is_number(ts) && json_number_value(ts) >= 0)) &&
-	       (!dur || json_is_number(dur));
+	return (!ts || json_is_number(ts)) &&
+	       (!dur || (json_is_number(dur) && json_number_value(dur) >= 0));
 }
 
 static bool id_ok(const json_t *id)
