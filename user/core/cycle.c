@@ -12,6 +12,7 @@
 #include "schedule_parse.h"
 #include "target.h"
 #include "trace/writer.h"
+#include "util/safe_file.h"
 
 /* A finished cycle waiting for its grace, and the next one already running. */
 #define MAX_OPEN 4
@@ -115,35 +116,36 @@ static bool begins_cycle(uint32_t prev, uint32_t phase)
 }
 
 /*
- * A run folder: made now, or made already by another process of this
- * session. Never one that is a symlink or that someone else made: in a
- * folder others can write to, they could point run_<k> anywhere.
+ * A run folder, made now or already by another process of this session,
+ * opened as a folder of this user's: never a symlink, never one that someone
+ * else made (in a folder others can write to, they could point run_<k>
+ * anywhere). The folder above it is the user's choice (-o) and is followed.
  */
-static int run_dir_check(const char *dir)
+static int open_run_dir(const char *dir)
 {
-	struct stat st;
-	int fd, err = 0;
+	char parent[4096];
+	const char *name = strrchr(dir, '/');
+	bool created;
+	int pfd, fd;
 
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		err = -errno;
-		p_err("cannot create %s: %s", dir, strerror(errno));
-		return err;
+	snprintf(parent, sizeof(parent), "%.*s", name ? (int)(name - dir) : 1, name ? dir : ".");
+	name = name ? name + 1 : dir;
+	pfd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0) {
+		p_err("cannot open %s: %s", parent, strerror(errno));
+		return -errno;
 	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		p_err("%s is not a folder cuprobe can write in (%s): remove it, or choose another "
-		      "folder with -o", dir, err == -ELOOP || err == -ENOTDIR ? "a symlink or a file"
-									: strerror(-err));
-		return err;
-	}
-	if (fstat(fd, &st) || st.st_uid != geteuid()) {
-		err = -EPERM;
-		p_err("%s belongs to another user (uid %u): cuprobe does not write in it; remove it, "
-		      "or choose another folder with -o", dir, (unsigned)st.st_uid);
-	}
-	close(fd);
-	return err;
+	fd = safe_file__child_dir(pfd, name, 0755, &created);
+	close(pfd);
+	if (fd == -ELOOP || fd == -ENOTDIR)
+		p_err("%s is not a folder cuprobe can write in (a symlink or a file): remove it, or "
+		      "choose another folder with -o", dir);
+	else if (fd == -EPERM)
+		p_err("%s belongs to another user: cuprobe does not write in it; remove it, or "
+		      "choose another folder with -o", dir);
+	else if (fd < 0)
+		p_err("cannot create %s: %s", dir, strerror(-fd));
+	return fd;
 }
 
 /* The cycle's trace file, made when first needed. */
@@ -161,14 +163,19 @@ static struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
 		.start_mono = oc->start_mono,
 	};
 	char dir[4096];
+	int fd;
 
 	if (oc->t)
 		return oc->t;
-	if (env->cycle_dir(env->ctx, pc->t, oc->k, dir, sizeof(dir)) || run_dir_check(dir))
+	if (env->cycle_dir(env->ctx, pc->t, oc->k, dir, sizeof(dir)))
 		return NULL;
-	oc->t = trace__open(dir, &m);
+	fd = open_run_dir(dir);
+	if (fd < 0)
+		return NULL;
+	oc->t = trace__openat(fd, &m);
 	if (!oc->t)
 		p_err("cannot create a trace in %s: %s", dir, strerror(errno));
+	close(fd);
 	return oc->t;
 }
 

@@ -13,6 +13,7 @@
 #include <linux/capability.h>
 #include "log.h"
 #include "preflight.h"
+#include "util/safe_file.h"
 
 static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 {
@@ -44,38 +45,11 @@ int preflight_btf(void)
 	return -ENOENT;
 }
 
-/* mkdir -p, remembering what it made: the output folder's parents are made as torch's trace handler makes them. */
-static int mkdir_p(const char *dir, struct out_dir *d)
-{
-	char buf[PATH_MAX];
-	size_t len = strlen(dir);
-	char *p = buf + 1;
-
-	if (len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, dir, len + 1);
-	for (;; p++) {
-		bool last = !*p;
-
-		if (*p && *p != '/')
-			continue;
-		*p = '\0';
-		if (!mkdir(buf, 0755)) {
-			if (d->nmade < (int)(sizeof(d->made) / sizeof(d->made[0])))
-				snprintf(d->made[d->nmade++], sizeof(d->made[0]), "%s", buf);
-		} else if (errno != EEXIST) {
-			return -errno;
-		}
-		if (last)
-			return 0;
-		*p = '/';
-	}
-}
-
 void out_dir__undo(struct out_dir *d)
 {
-	while (d->nmade > 0)
-		rmdir(d->made[--d->nmade]); /* fails, as it should, on a folder with anything in it */
+	if (d->path && d->made)
+		safe_file__remove_made_dirs(d->path, d->made);
+	d->made = 0;
 }
 
 int preflight_output(const char *out, struct out_dir *d)
@@ -86,7 +60,12 @@ int preflight_output(const char *out, struct out_dir *d)
 	int fd, err;
 
 	memset(d, 0, sizeof(*d));
-	err = mkdir_p(out, d);
+	d->path = out;
+	/* Made with its parents, as torch's trace handler makes them; what is made is undone on failure. */
+	fd = safe_file__make_dirs(out, 0755, &d->made);
+	err = fd < 0 ? fd : 0;
+	if (fd >= 0)
+		close(fd);
 	if (err) {
 		p_err("cannot create output folder %s: %s; choose another with -o", out, strerror(-err));
 		return err;

@@ -7,11 +7,11 @@
 int preflight_privileges(void);
 /* Kernel BTF at /sys/kernel/btf/vmlinux. 0 or -ENOENT (message printed). */
 int preflight_btf(void);
-/* The output folder, and which of its folders this run made. */
+/* The output folder, and how many of its folders this run made. */
 struct out_dir {
+	const char *path;
 	long run_base;		/* the first free run_<k>: earlier runs are never touched */
-	char made[8][4096];	/* folders made, parents first */
-	int nmade;
+	unsigned int made;	/* of path's last components (safe_file__make_dirs) */
 };
 
 /*

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +11,7 @@
 #include "attach.h"
 #include "bpfobj.h"
 #include "clock.h"
+#include "elf_file.h"
 #include "cuprobe.h"
 #include "launch.h"
 #include "log.h"
@@ -312,31 +311,13 @@ static void object_path(pid_t pid, const char *mapped, char *buf, size_t len)
 
 static int interp_of(const char *exe, char *buf, size_t len)
 {
-	int fd = open(exe, O_RDONLY | O_CLOEXEC), err = -ENOENT;
-	Elf *elf;
-	size_t n;
+	struct elf_file *ef = elf_file__open(exe);
+	int err;
 
-	if (fd < 0)
+	if (!ef)
 		return -errno;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf && !elf_getphdrnum(elf, &n)) {
-		for (size_t i = 0; i < n; i++) {
-			GElf_Phdr ph;
-			ssize_t r;
-
-			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_INTERP || ph.p_filesz >= len)
-				continue;
-			r = pread(fd, buf, ph.p_filesz, ph.p_offset);
-			if (r == (ssize_t)ph.p_filesz) {
-				buf[r] = '\0';
-				err = 0;
-			}
-			break;
-		}
-	}
-	elf_end(elf);
-	close(fd);
+	err = elf_file__interp(ef, buf, len);
+	elf_file__close(ef);
 	return err;
 }
 

@@ -24,9 +24,6 @@
 /* A finished cycle waits this long for launches still in the ring buffer. */
 #define GRACE_NS (20 * 1000 * 1000ull)
 
-/* epoll tags: a kind in the high half, a pid in the low one. */
-enum { TAG_RING = 1, TAG_PROBER, TAG_REAPER, TAG_GUARD, TAG_TARGET };
-#define TAG(kind, pid) ((uint64_t)(kind) << 32 | (uint32_t)(pid))
 
 struct target *session_find(struct session *s, pid_t pid)
 {
@@ -41,7 +38,7 @@ struct target *session_find(struct session *s, pid_t pid)
 	return NULL;
 }
 
-static int epoll_add(int epfd, int fd, uint64_t tag)
+int session_epoll_add(int epfd, int fd, uint64_t tag)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
 
@@ -175,15 +172,15 @@ static int setup_loop(struct session *s)
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0)
 		return -errno;
-	err = epoll_add(s->epfd, ring_buffer__epoll_fd(s->ctrl), TAG(TAG_RING, 0));
+	err = session_epoll_add(s->epfd, ring_buffer__epoll_fd(s->ctrl), TAG(TAG_RING, 0));
 	if (!err)
-		err = epoll_add(s->epfd, ring_buffer__epoll_fd(s->events), TAG(TAG_RING, 1));
+		err = session_epoll_add(s->epfd, ring_buffer__epoll_fd(s->events), TAG(TAG_RING, 1));
 	if (!err)
-		err = epoll_add(s->epfd, prober__fd(s->prober), TAG(TAG_PROBER, 0));
+		err = session_epoll_add(s->epfd, prober__fd(s->prober), TAG(TAG_PROBER, 0));
 	if (!err)
-		err = epoll_add(s->epfd, prober__fd(s->reaper), TAG(TAG_REAPER, 0));
+		err = session_epoll_add(s->epfd, prober__fd(s->reaper), TAG(TAG_REAPER, 0));
 	if (!err)
-		err = epoll_add(s->epfd, guard__fd(s->guard), TAG(TAG_GUARD, 0));
+		err = session_epoll_add(s->epfd, guard__fd(s->guard), TAG(TAG_GUARD, 0));
 	return err;
 }
 
@@ -220,272 +217,6 @@ fail:
 	return NULL;
 }
 
-static int add_target(struct session *s, struct target *t)
-{
-	if (s->ntargets == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 8;
-		struct target **v = realloc(s->targets, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		s->targets = v;
-		s->cap = cap;
-	}
-	s->targets[s->ntargets++] = t;
-	return 0;
-}
-
-/* How a plan's steps are counted, and the schedule the loader's mirror follows. */
-static enum cycle_clock plan_clock(const struct target_plan *p)
-{
-	return p->step ? CLOCK_STEPS : p->slice_ns ? CLOCK_SLICES : CLOCK_ONE;
-}
-
-/*
- * Step 0 of a target starts now: its entries in BPF, its cycles, its
- * probeset, and whether its launch probes start attached. Without a step
- * probe, BPF's phase stays RECORD and the probes' presence is the window.
- */
-static int setup_target(struct session *s, struct target *t, const struct target_plan *p)
-{
-	enum cycle_clock clock = plan_clock(p);
-	const struct schedule *sched = clock == CLOCK_ONE ? &s->one_cycle.sched : &p->sched;
-	__u32 phase = schedule_action(sched, 0);
-	uint64_t now = clock_mono_ns();
-	int err;
-
-	t->plan = *p;
-	t->conf.sched = *sched;
-	t->conf.step_every = p->step_every ?: 1;
-	err = bpfobj__add_proc(s->bpf, t->pid, &t->conf,
-			       pack_state(0, clock == CLOCK_STEPS ? phase : PHASE_RECORD));
-	if (err)
-		return err;
-	t->slice_next = now + p->slice_ns;
-	t->cycles = proc_cycles__new(&s->cenv, t, now, sched, clock);
-	t->probes = probeset__new(&s->penv, t->pid, p->step);
-	if (!t->cycles || !t->probes)
-		return -ENOMEM;
-	session_want_probes(s, t, phase_probes(phase));
-	return epoll_add(s->epfd, t->pidfd, TAG(TAG_TARGET, t->pid));
-}
-
-static struct target *new_target(struct session *s, pid_t pid, bool child,
-				 const struct target_plan *p, int *err)
-{
-	struct target *t = calloc(1, sizeof(*t));
-
-	*err = -ENOMEM;
-	if (!t)
-		return NULL;
-	*err = target__init(t, pid, child);
-	if (!*err)
-		*err = add_target(s, t);
-	if (*err) {
-		target__release(t);
-		free(t);
-		return NULL;
-	}
-	*err = setup_target(s, t, p);
-	return t;
-}
-
-/* The step probe was not found in pid's objects: say what was searched, and what is close. */
-static void tell_step_missing(struct session *s, struct target *t, bool final)
-{
-	char close[512];
-
-	session_suggest_step(s, t, close, sizeof(close));
-	log_msg(final ? LOG_ERROR : LOG_WARN, "step probe %s %s in the %zu objects of pid %d (%s)%s%s%s",
-		step_spec__str(t->plan.step), final ? "was never found" : "not found yet",
-		t->facts.nobjs, t->pid, t->comm, close[0] ? "; close matches: " : "", close,
-		final ? "; check --step (cuprobe record --help)" :
-			"; waiting for a library that defines it");
-}
-
-int session__attach(struct session *s, pid_t pid)
-{
-	return session__attach_plan(s, pid, &s->o.plan);
-}
-
-int session__attach_plan(struct session *s, pid_t pid, const struct target_plan *p)
-{
-	struct target *t;
-	char msg[256];
-	int err;
-
-	err = target_check_pid(pid, msg, sizeof(msg));
-	if (err) {
-		p_err("%s", msg);
-		return err;
-	}
-	if (session_find(s, pid))
-		return -EEXIST;
-	t = new_target(s, pid, false, p, &err);
-	if (!err)
-		err = session_submit(s, t, JOB_SCAN, 0, NULL);
-	t->scanning = !err;
-	prober__drain(s->prober);
-	if (!err && t->facts.err == -ESRCH)
-		err = -ESRCH;
-	if (err == -ESRCH) {
-		p_err("process %d exited while cuprobe attached; nothing recorded", pid);
-		return err;
-	}
-	if (err) {
-		p_err("cannot probe process %d: %s", pid, strerror(-err));
-		return err;
-	}
-	symbols__refresh(s->syms, pid);
-	if (!t->facts.has_launch_apis && !t->told_waiting) {
-		t->told_waiting = true;
-		p_info("pid %d (%s) has no CUDA library mapped yet: watching for one to be loaded",
-		       pid, t->comm);
-	}
-	if (p->step && !t->facts.step_found)
-		tell_step_missing(s, t, false);
-	if (p->mode == MODE_CUPTI && !t->facts.agent_found)
-		p_warn("pid %d (%s) has no cuprobe agent loaded: --cupti needs the process "
-		       "started with CUDA_INJECTION64_PATH or LD_PRELOAD naming "
-		       "libcuprobe-agent.so (README: --cupti); recording launches only",
-		       pid, t->comm);
-	return 0;
-}
-
-/* Finds what execvp would run, so that it can be probed before it starts. */
-static int resolve_command(const char *cmd, char *buf, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(cmd, '/')) {
-		snprintf(buf, len, "%s", cmd);
-		return access(buf, X_OK) ? -errno : 0;
-	}
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-
-		snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", cmd);
-		if (!access(buf, X_OK))
-			return 0;
-		path += n + (path[n] == ':');
-	}
-	return -ENOENT;
-}
-
-static void child_exec(char **cmd, const char *agent, int go_fd, int err_fd, const sigset_t *mask)
-{
-	char c;
-	int e;
-
-	sigprocmask(SIG_SETMASK, mask, NULL);
-	/* The driver loads the agent at cuInit; it stays dormant until a window opens. */
-	if (agent && agent[0])
-		setenv("CUDA_INJECTION64_PATH", agent, 1);
-	/* Wait until the parent has probed what the command will map; its death is a no. */
-	if (read(go_fd, &c, 1) != 1)
-		_exit(127);
-	execvp(cmd[0], cmd);
-	e = errno;
-	if (write(err_fd, &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(127);
-}
-
-/* The child exists and waits for go: probe what it will run, for its pid. */
-static int prepare_child(struct session *s, pid_t pid, const char *exe)
-{
-	struct target *t;
-	int err;
-
-	t = new_target(s, pid, true, &s->o.plan, &err);
-	if (err)
-		return err;
-	s->command = pid;
-	err = session_submit(s, t, JOB_EXEC, 0, exe);
-	prober__drain(s->prober);
-	if (!err)
-		err = t->facts.err;
-	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_SYMBOL)
-		p_info("step symbol %s is not in %s: looking for it in libraries as they load",
-		       t->plan.step->symbol, exe);
-	return err;
-}
-
-int session__spawn(struct session *s, char **argv, const char *agent, const sigset_t *mask)
-{
-	int go[2], ex[2], e = 0, err;
-	char exe[PATH_MAX];
-	pid_t pid;
-
-	err = resolve_command(argv[0], exe, sizeof(exe));
-	if (err) {
-		p_err("cannot execute %s: %s; check the command name and PATH", argv[0],
-		      strerror(-err));
-		return err;
-	}
-	if (pipe2(go, O_CLOEXEC))
-		return -errno;
-	if (pipe2(ex, O_CLOEXEC)) {
-		err = -errno;
-		close(go[0]);
-		close(go[1]);
-		return err;
-	}
-	pid = fork();
-	if (pid == 0)
-		child_exec(argv, agent, go[0], ex[1], mask);
-	close(go[0]);
-	close(ex[1]);
-	err = pid < 0 ? -errno : prepare_child(s, pid, exe);
-	if (err && pid > 0) {
-		p_err("cannot probe %s: %s", exe, strerror(-err));
-		kill(pid, SIGKILL);
-	}
-	if (err)
-		close(go[1]); /* the child reads no "go" and exits */
-	else if (write(go[1], "g", 1) != 1) {
-		err = -errno;
-	}
-	if (!err)
-		close(go[1]);
-	if (!err && read(ex[0], &e, sizeof(e)) == sizeof(e)) {
-		p_err("cannot execute %s: %s", argv[0], strerror(e));
-		err = -e;
-	}
-	close(ex[0]);
-	return err;
-}
-
-/* The counters BPF keeps for t, as the cycles count them. */
-static bool target_counts(struct session *s, struct target *t, struct cycle_counts *c,
-			  struct proc_state *ps)
-{
-	if (bpfobj__proc_state(s->bpf, t->pid, ps))
-		return false;
-	c->hits = ps->launch_hits;
-	c->drops = ps->drops;
-	c->nested = ps->nested;
-	return true;
-}
-
-/* Writes what t's cycles still hold, with its counters as they are now. */
-static int stop_cycles(struct session *s, struct target *t)
-{
-	struct cycle_counts c;
-	struct proc_state ps;
-	int err;
-
-	if (!t->cycles)
-		return 0;
-	err = proc_cycles__stop(t->cycles, clock_mono_ns(),
-				target_counts(s, t, &c, &ps) ? &c : NULL);
-	proc_cycles__free(t->cycles);
-	t->cycles = NULL;
-	return err;
-}
-
 bool session_consume(struct session *s, struct ring_buffer *rb)
 {
 	int n = ring_buffer__consume(rb);
@@ -504,139 +235,13 @@ bool session_consume(struct session *s, struct ring_buffer *rb)
  * at most about what the rings hold: producers that outrun cuprobe cannot
  * keep it here, away from answering holds and writing cycles.
  */
-static int consume(struct session *s)
+int session_consume_all(struct session *s)
 {
 	s->budget = s->ring_events;
 	s->backlog = false;
 	if (session_consume(s, s->ctrl))
 		session_consume(s, s->events);
 	return s->err;
-}
-
-/*
- * The end of a target, by exit or detach: what it made is placed, its
- * cycles are written, its probes go out; once they are, session_remove
- * frees it.
- */
-static void end_target(struct session *s, struct target *t)
-{
-	consume(s);
-	if (stop_cycles(s, t) && !s->err)
-		s->err = -EIO;
-	if (t->plan.step && !t->facts.step_found) {
-		tell_step_missing(s, t, true);
-		if (!s->err)
-			s->err = -ENOENT;
-	}
-	if (!t->exited)
-		session_answer_hold(s, t);
-	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
-	t->gone = true;
-	if (s->h.exited)
-		s->h.exited(s->h.ctx, t);
-	if (!t->probes || session_submit(s, t, JOB_FREE, 0, NULL))
-		session_remove(s, t);
-}
-
-static void on_target_exit(struct session *s, struct target *t)
-{
-	siginfo_t si;
-
-	if (t->gone)
-		return;
-	if (t->child) {
-		memset(&si, 0, sizeof(si));
-		if (waitid(P_PID, t->pid, &si, WEXITED | WNOHANG) || si.si_pid != t->pid)
-			return;
-		t->status = si.si_code == CLD_EXITED ? si.si_status << 8 : si.si_status;
-		if (t->pid == s->command) {
-			s->command_done = true;
-			s->command_status = t->status;
-		}
-	}
-	t->exited = true;
-	t->hold_since = 0;
-	end_target(s, t);
-}
-
-void session_remove(struct session *s, struct target *t)
-{
-	for (size_t i = 0; i < s->ntargets; i++) {
-		if (s->targets[i] != t)
-			continue;
-		s->targets[i] = s->targets[--s->ntargets];
-		s->last = 0;
-		break;
-	}
-	bpfobj__remove_proc(s->bpf, t->pid);
-	proc_cycles__free(t->cycles);
-	target__release(t);
-	free(t);
-}
-
-int session__detach(struct session *s, pid_t pid)
-{
-	struct target *t = session_find(s, pid);
-
-	if (!t || t->gone)
-		return -ESRCH;
-	end_target(s, t);
-	return 0;
-}
-
-const struct target *session__target(const struct session *s, pid_t pid)
-{
-	for (size_t i = 0; i < s->ntargets; i++)
-		if (s->targets[i]->pid == pid && !s->targets[i]->gone)
-			return s->targets[i];
-	return NULL;
-}
-
-int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
-		    enum window_mode mode)
-{
-	struct schedule w = { .warmup = warmup, .active = active ? active : 1, .repeat = 1 };
-	struct target *t = session_find(s, pid);
-	struct cycle_status st;
-
-	if (!t || t->gone)
-		return -ESRCH;
-	proc_cycles__status(t->cycles, &st);
-	if (st.phase != PHASE_NONE || t->asked)
-		return -EBUSY;
-	t->asked = true;
-	t->asked_mode = mode;
-	t->conf.sched = w;
-	if (plan_clock(&t->plan) == CLOCK_SLICES) {
-		t->slice_base = t->slice + 1;
-		proc_cycles__set_schedule(t->cycles, &w, t->slice_base);
-		return 0;
-	}
-	/* BPF counts the new schedule from the next step hit; the mirror estimates it. */
-	t->conf.gen++;
-	proc_cycles__set_schedule(t->cycles, &w, st.step + 1);
-	return bpfobj__set_conf(s->bpf, t->pid, &t->conf);
-}
-
-/* Time slices: the loader ends a slice as a step probe would end a step. */
-static void end_slice(struct session *s, struct target *t, uint64_t now)
-{
-	struct step_event e = {
-		.type = REC_STEP, .tgid = t->pid, .tid = t->pid, .ts_ns = now,
-	};
-	struct proc_state ps;
-
-	if (bpfobj__proc_state(s->bpf, t->pid, &ps))
-		return;
-	e.step = ++t->slice;
-	e.phase = schedule_action(&t->conf.sched, t->slice - t->slice_base);
-	e.launch_hits = ps.launch_hits;
-	e.drops = ps.drops;
-	e.nested = ps.nested;
-	t->slice_next += t->plan.slice_ns;
-	if (t->slice_next < now)
-		t->slice_next = now + t->plan.slice_ns; /* cuprobe was late: slices restart from now */
-	session_step(s, t, &e);
 }
 
 /*
@@ -652,8 +257,8 @@ static void watch_targets(struct session *s, uint64_t now)
 
 		if (t->gone)
 			continue;
-		if (plan_clock(&t->plan) == CLOCK_SLICES && now >= t->slice_next)
-			end_slice(s, t, now);
+		if (t->plan.slice_ns && !t->plan.step && now >= t->slice_next)
+			session_end_slice(s, t, now);
 		if (t->hold_since && now - t->hold_since > HOLD_MAX_NS) {
 			p_warn("pid %d: its new libraries took over %llu ms to probe: continued "
 			       "first; their first launches may be missed", t->pid,
@@ -682,7 +287,7 @@ static void on_ready(struct session *s, uint64_t tag)
 	case TAG_TARGET:
 		t = session_find(s, (pid_t)(uint32_t)tag);
 		if (t)
-			on_target_exit(s, t);
+			session_target_exit(s, t);
 		break;
 	case TAG_GUARD:
 		if (!s->guard_gone)
@@ -714,7 +319,7 @@ int session__dispatch(struct session *s)
 	prober__collect(s->prober);
 	prober__collect(s->reaper);
 	/* Events are submitted without wakeups: read them on every turn. */
-	consume(s);
+	session_consume_all(s);
 	for (int k = 0; k < n; k++)
 		on_ready(s, evs[k].data.u64);
 	now = clock_mono_ns();
@@ -743,25 +348,6 @@ bool session__command_status(const struct session *s, int *status)
 {
 	*status = s->command_status;
 	return s->command_done;
-}
-
-void session__end_command(struct session *s, int grace_ms)
-{
-	struct target *t = s->command ? session_find(s, s->command) : NULL;
-	struct pollfd pfd;
-
-	if (!t || t->gone)
-		return;
-	pfd = (struct pollfd){ .fd = t->pidfd, .events = POLLIN };
-	/* cuprobe's own child: continued whatever holds it, so that it can take SIGTERM. */
-	kill(t->pid, SIGCONT);
-	kill(t->pid, SIGTERM);
-	if (poll(&pfd, 1, grace_ms) == 0) {
-		p_warn("pid %d ignored SIGTERM: killing it", t->pid);
-		kill(t->pid, SIGKILL);
-		poll(&pfd, 1, -1);
-	}
-	on_target_exit(s, t);
 }
 
 /* Whether any open window still waits for its agent's flush since since. */
@@ -801,7 +387,7 @@ static void drain_agents(struct session *s)
 	prober__drain(s->prober);
 	while (agents_waiting(s, open, since) && clock_mono_ns() < deadline) {
 		ring_buffer__poll(s->events, 20);
-		consume(s);
+		session_consume_all(s);
 	}
 	if (agents_waiting(s, open, since))
 		p_warn("an agent did not flush within --cupti-wait %.1f s: the last cycle may "
@@ -828,9 +414,9 @@ int session__finish(struct session *s)
 {
 	log_status_end();
 	prober__drain(s->prober);
-	consume(s);
+	session_consume_all(s);
 	drain_agents(s);
-	consume(s);
+	session_consume_all(s);
 	/* end_target takes each target out of the list. */
 	while (s->ntargets) {
 		struct target *t = s->targets[0];
@@ -841,7 +427,7 @@ int session__finish(struct session *s)
 				session_remove(s, t); /* its free job could not be sent */
 			continue;
 		}
-		end_target(s, t);
+		session_end_target(s, t);
 	}
 	tell_counters(s);
 	return s->err;
@@ -862,7 +448,7 @@ static void let_go(struct session *s)
 	s->reaper = NULL;
 	s->leaving = true;
 	if (s->ctrl)
-		consume(s);
+		session_consume_all(s);
 	for (size_t i = 0; i < s->ntargets; i++)
 		if (!s->targets[i]->exited)
 			session_answer_hold(s, s->targets[i]);

@@ -65,7 +65,19 @@ struct probe_job {
 	struct probe_facts facts;	/* the answer */
 };
 
+/* epoll tags: a kind in the high half, a pid in the low one. */
+enum { TAG_RING = 1, TAG_PROBER, TAG_REAPER, TAG_GUARD, TAG_TARGET };
+#define TAG(kind, pid) ((uint64_t)(kind) << 32 | (uint32_t)(pid))
+
+/* session.c */
 struct target *session_find(struct session *s, pid_t pid);
+int session_epoll_add(int epfd, int fd, uint64_t tag);
+/* Reads both rings, ctrl first, within a turn's budget. 0 or the session's error. */
+int session_consume_all(struct session *s);
+/* session_targets.c */
+void session_target_exit(struct session *s, struct target *t);
+void session_end_target(struct session *s, struct target *t);
+void session_end_slice(struct session *s, struct target *t, uint64_t now);
 /* session_jobs.c */
 /* arg: JOB_EXEC's executable. 0 or -ENOMEM. */
 int session_submit(struct session *s, struct target *t, enum probe_job_kind kind,

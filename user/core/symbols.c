@@ -15,9 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "elf_file.h"
 #include "procmaps.h"
 #include "symbols.h"
 #include "util/hashmap.h"
@@ -36,21 +35,13 @@ char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 #define SYM_POOL_CHUNK	 (64 * 1024)
 #define SYM_DELETED	 " (deleted)"
 /* In .gnu.version: a non-default version, foo@V rather than foo@@V. */
-#define SYM_VERSYM_HIDDEN 0x8000
 
 /* A PT_LOAD segment: how file offsets map to ELF virtual addresses. */
-struct sym_load {
-	uint64_t offset;
-	uint64_t vaddr;
-	uint64_t filesz;
-	uint64_t memsz;
-};
-
 struct sym_entry {
 	uint64_t addr;
 	uint64_t size;
 	uint32_t name_off; /* into sym_file.names */
-	uint8_t rank;	   /* higher wins among aliases, see sym_rank() */
+	uint8_t rank;	   /* higher wins among aliases, see elf.h */
 };
 
 /* The function symbols of one ELF file, or why there are none. */
@@ -58,7 +49,7 @@ struct sym_file {
 	uint64_t dev;
 	uint64_t ino;
 	int err;
-	struct sym_load *loads;
+	struct elf_load *loads;
 	size_t nloads;
 	struct sym_entry *syms;
 	size_t nsyms;
@@ -154,225 +145,6 @@ static void sym_pool_free(struct symbols *s)
 		free(c);
 	}
 	s->pool = NULL;
-}
-
-/* ---- ELF reading, shared by the symbol cache and elf_func_offsets ---- */
-
-static int sym_elf_begin(int fd, Elf **elf)
-{
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	*elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!*elf)
-		return -ENOEXEC;
-	if (elf_kind(*elf) != ELF_K_ELF) {
-		elf_end(*elf);
-		*elf = NULL;
-		return -ENOEXEC;
-	}
-	return 0;
-}
-
-static int sym_read_loads(Elf *elf, struct sym_load **out, size_t *n)
-{
-	size_t phnum, i;
-	GElf_Phdr ph;
-
-	*out = NULL;
-	*n = 0;
-	if (elf_getphdrnum(elf, &phnum))
-		return -ENOEXEC;
-	if (!phnum)
-		return 0;
-	*out = calloc(phnum, sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	for (i = 0; i < phnum; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		(*out)[*n].offset = ph.p_offset;
-		(*out)[*n].vaddr = ph.p_vaddr;
-		(*out)[*n].filesz = ph.p_filesz;
-		(*out)[*n].memsz = ph.p_memsz;
-		(*n)++;
-	}
-	return 0;
-}
-
-static const struct sym_load *sym_load_by_vaddr(const struct sym_load *v, size_t n,
-						 uint64_t vaddr)
-{
-	for (size_t i = 0; i < n; i++)
-		if (vaddr >= v[i].vaddr && vaddr - v[i].vaddr < v[i].memsz)
-			return &v[i];
-	return NULL;
-}
-
-static const struct sym_load *sym_load_by_offset(const struct sym_load *v, size_t n,
-						  uint64_t off)
-{
-	for (size_t i = 0; i < n; i++)
-		if (off >= v[i].offset && off - v[i].offset < v[i].filesz)
-			return &v[i];
-	return NULL;
-}
-
-/*
- * Among symbols with one name or one address: GLOBAL over WEAK over LOCAL,
- * and the default version of a dynamic symbol over a hidden older one
- * (libc's memcpy@GLIBC_2.2.5 against memcpy@@GLIBC_2.14).
- */
-static int sym_rank(const GElf_Sym *sym, bool hidden)
-{
-	int bind = GELF_ST_BIND(sym->st_info);
-	int r = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
-
-	return r * 2 + !hidden;
-}
-
-static bool sym_is_defined_func(const GElf_Sym *sym)
-{
-	int type = GELF_ST_TYPE(sym->st_info);
-
-	if (type != STT_FUNC && type != STT_GNU_IFUNC)
-		return false;
-	return sym->st_shndx != SHN_UNDEF && sym->st_shndx != SHN_ABS;
-}
-
-typedef int (*sym_func_cb)(const char *name, const GElf_Sym *sym, int rank, void *ctx);
-
-static Elf_Data *sym_find_versym(Elf *elf)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_versym)
-			return elf_getdata(scn, NULL);
-	return NULL;
-}
-
-static int sym_scan_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, sym_func_cb cb,
-			  void *ctx)
-{
-	Elf_Data *data = elf_getdata(scn, NULL);
-	Elf_Data *versym = sh->sh_type == SHT_DYNSYM ? sym_find_versym(elf) : NULL;
-	size_t n, i;
-	GElf_Versym ver;
-	GElf_Sym sym;
-	const char *name;
-	bool hidden;
-	int err;
-
-	if (!data || !sh->sh_entsize)
-		return 0;
-	n = sh->sh_size / sh->sh_entsize;
-	for (i = 1; i < n; i++) {
-		if (!gelf_getsym(data, (int)i, &sym) || !sym_is_defined_func(&sym))
-			continue;
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		hidden = versym && gelf_getversym(versym, (int)i, &ver) && (ver & SYM_VERSYM_HIDDEN);
-		err = cb(name, &sym, sym_rank(&sym, hidden), ctx);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* Calls cb for every defined function symbol in .symtab and .dynsym. */
-static int sym_for_each_func(Elf *elf, sym_func_cb cb, void *ctx)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	int err;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM)
-			continue;
-		err = sym_scan_table(elf, scn, &sh, cb, ctx);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* ---- elf_func_offsets ---- */
-
-struct sym_wanted {
-	const char *const *names;
-	size_t n;
-	uint64_t *offsets;
-	int *ranks; /* -1: not found yet */
-	const struct sym_load *loads;
-	size_t nloads;
-};
-
-static int sym_match_wanted(const char *name, const GElf_Sym *sym, int rank, void *ctx)
-{
-	struct sym_wanted *w = ctx;
-	const struct sym_load *l;
-
-	for (size_t i = 0; i < w->n; i++) {
-		if (rank <= w->ranks[i] || strcmp(name, w->names[i]))
-			continue;
-		l = sym_load_by_vaddr(w->loads, w->nloads, sym->st_value);
-		if (!l)
-			continue;
-		w->offsets[i] = sym->st_value - l->vaddr + l->offset;
-		w->ranks[i] = rank;
-	}
-	return 0;
-}
-
-static int sym_count_found(const struct sym_wanted *w)
-{
-	int found = 0;
-
-	for (size_t i = 0; i < w->n; i++)
-		found += w->ranks[i] >= 0;
-	return found;
-}
-
-int elf_func_offsets(const char *path, const char *const *names, size_t n, uint64_t *offsets)
-{
-	struct sym_wanted w = { .names = names, .n = n, .offsets = offsets };
-	struct sym_load *loads = NULL;
-	Elf *elf = NULL;
-	int fd, err;
-
-	if (n)
-		memset(offsets, 0, n * sizeof(*offsets));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = sym_elf_begin(fd, &elf);
-	if (err)
-		goto out;
-	err = sym_read_loads(elf, &loads, &w.nloads);
-	if (err)
-		goto out;
-	w.loads = loads;
-	w.ranks = malloc((n ? n : 1) * sizeof(*w.ranks));
-	if (!w.ranks) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++)
-		w.ranks[i] = -1;
-	err = sym_for_each_func(elf, sym_match_wanted, &w);
-	if (!err)
-		err = sym_count_found(&w);
-out:
-	free(w.ranks);
-	free(loads);
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return err;
 }
 
 /* ---- per-file symbol tables ---- */
@@ -503,26 +275,26 @@ static int sym_open_mapped(pid_t pid, const struct map_entry *m)
 
 static int sym_file_load(struct sym_file *f, pid_t pid, const struct map_entry *m)
 {
-	Elf *elf = NULL;
+	const struct elf_load *loads;
+	struct elf_file *ef;
 	int fd, err;
 
 	fd = sym_open_mapped(pid, m);
 	if (fd < 0)
 		return fd;
-	err = sym_elf_begin(fd, &elf);
-	if (err)
-		goto out;
-	err = sym_read_loads(elf, &f->loads, &f->nloads);
-	if (err)
-		goto out;
-	err = sym_for_each_func(elf, sym_file_add, f);
-	if (err)
-		goto out;
-	sym_file_sort(f);
-out:
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	ef = elf_file__fdopen(fd);
+	if (!ef)
+		return -errno;
+	loads = elf_file__loads(ef, &f->nloads);
+	f->loads = malloc((f->nloads ? f->nloads : 1) * sizeof(*f->loads));
+	err = f->loads ? 0 : -ENOMEM;
+	if (!err) {
+		memcpy(f->loads, loads, f->nloads * sizeof(*f->loads));
+		err = elf_file__for_each_func(ef, sym_file_add, f);
+	}
+	if (!err)
+		sym_file_sort(f);
+	elf_file__close(ef);
 	return err;
 }
 
@@ -596,7 +368,7 @@ static struct sym_file *sym_file_get(struct symbols *s, pid_t pid, const struct 
 static const struct sym_entry *sym_file_find(const struct sym_file *f, uint64_t off,
 					     uint64_t *delta)
 {
-	const struct sym_load *l = sym_load_by_offset(f->loads, f->nloads, off);
+	const struct elf_load *l = elf_load_by_offset(f->loads, f->nloads, off);
 	size_t lo = 0, hi = f->nsyms;
 	const struct sym_entry *e;
 	uint64_t vaddr;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "elf_file.h"
 
 struct symbols;
 
@@ -32,14 +33,6 @@ int symbols__refresh(struct symbols *s, pid_t pid);
  * returned string stays valid until symbols__free via *out when out != NULL.
  */
 int symbols__name(struct symbols *s, pid_t pid, uint64_t addr, const char **out);
-
-/*
- * For each of names[0..n), the file offset (value - PT_LOAD vaddr + PT_LOAD
- * offset) of the defined function symbol with that name in the ELF file at
- * path, from .symtab or .dynsym; 0 when absent. Returns how many were found
- * or -errno (not an ELF file: -ENOEXEC).
- */
-int elf_func_offsets(const char *path, const char *const *names, size_t n, uint64_t *offsets);
 
 /* Demangles a C++ symbol name into a malloc'd string, or strdup of name. */
 char *symbols__demangle(const char *name);

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The one ELF module: an object file's loadable segments, its function
+ * symbols (.symtab and .dynsym, versions ranked), its USDT notes, and its
+ * dynamic linker (PT_INTERP), through libelf. The symbol cache, the probes'
+ * offsets and the step probe all read ELF files through it.
+ */
+#ifndef ELF_FILE_H
+#define ELF_FILE_H
+
+#include <gelf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_file;
+
+/* A PT_LOAD segment: where file bytes land in memory. */
+struct elf_load {
+	uint64_t offset, vaddr, filesz, memsz;
+};
+
+/* Opens the ELF file at path, or the one behind fd (taken over). NULL and errno (ENOEXEC). */
+struct elf_file *elf_file__open(const char *path);
+struct elf_file *elf_file__fdopen(int fd);
+void elf_file__close(struct elf_file *ef);
+
+/* The loadable segments, in the file's order. */
+const struct elf_load *elf_file__loads(const struct elf_file *ef, size_t *n);
+/* The file offset of a virtual address (its bytes in the file). 0 or -ENOENT. */
+int elf_file__offset(const struct elf_file *ef, uint64_t vaddr, uint64_t *off);
+/* The segment that maps vaddr into memory (memsz), or the one holding file offset off. */
+const struct elf_load *elf_load_by_vaddr(const struct elf_load *v, size_t n, uint64_t vaddr);
+const struct elf_load *elf_load_by_offset(const struct elf_load *v, size_t n, uint64_t off);
+
+/*
+ * Every defined function symbol of .symtab and .dynsym. rank orders aliases:
+ * GLOBAL over WEAK over LOCAL, a default version over a hidden one. fn
+ * returns non-zero to stop, which elf_file__for_each_func returns.
+ */
+typedef int (*elf_func_fn)(const char *name, const GElf_Sym *sym, int rank, void *ctx);
+int elf_file__for_each_func(struct elf_file *ef, elf_func_fn fn, void *ctx);
+
+/* A USDT probe's note (SystemTap's .note.stapsdt). */
+struct elf_usdt {
+	uint64_t pc, base, sema;	/* as the note gives them */
+	const char *provider, *name;
+};
+
+/* Every USDT note; fn returns non-zero to stop. */
+typedef int (*elf_usdt_fn)(struct elf_file *ef, const struct elf_usdt *n, void *ctx);
+int elf_file__for_each_usdt(struct elf_file *ef, elf_usdt_fn fn, void *ctx);
+/*
+ * Where a USDT note's probe and semaphore are in the file: the note's pc
+ * (adjusted for prelinking) and its semaphore, as file offsets (sema 0: none).
+ */
+int elf_file__usdt_offsets(struct elf_file *ef, const struct elf_usdt *n, uint64_t *pc_off,
+			   uint64_t *sema_off);
+
+/* PT_INTERP, the dynamic linker the executable asks for. 0 or -ENOENT. */
+int elf_file__interp(struct elf_file *ef, char *buf, size_t len);
+
+/*
+ * For each of names[0..n), the file offset of the defined function symbol
+ * with that name in the ELF file at path (0 when absent). Returns how many
+ * were found or -errno (not an ELF file: -ENOEXEC).
+ */
+int elf_func_offsets(const char *path, const char *const *names, size_t n, uint64_t *offsets);
+
+#endif /* ELF_FILE_H */

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A target's life in the session: started (spawned or attached) with its
+ * plan, given windows, and ended (exit or detach) with its cycles written
+ * and its probes taken out.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/wait.h>
+#include "bpfobj.h"
+#include "clock.h"
+#include "log.h"
+#include "prober.h"
+#include "schedule.h"
+#include "session_int.h"
+#include "step.h"
+#include "symbols.h"
+
+static int add_target(struct session *s, struct target *t)
+{
+	if (s->ntargets == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 8;
+		struct target **v = realloc(s->targets, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->targets = v;
+		s->cap = cap;
+	}
+	s->targets[s->ntargets++] = t;
+	return 0;
+}
+
+/* How a plan's steps are counted, and the schedule the loader's mirror follows. */
+static enum cycle_clock plan_clock(const struct target_plan *p)
+{
+	return p->step ? CLOCK_STEPS : p->slice_ns ? CLOCK_SLICES : CLOCK_ONE;
+}
+
+/*
+ * Step 0 of a target starts now: its entries in BPF, its cycles, its
+ * probeset, and whether its launch probes start attached. Without a step
+ * probe, BPF's phase stays RECORD and the probes' presence is the window.
+ */
+static int setup_target(struct session *s, struct target *t, const struct target_plan *p)
+{
+	enum cycle_clock clock = plan_clock(p);
+	const struct schedule *sched = clock == CLOCK_ONE ? &s->one_cycle.sched : &p->sched;
+	__u32 phase = schedule_action(sched, 0);
+	uint64_t now = clock_mono_ns();
+	int err;
+
+	t->plan = *p;
+	t->conf.sched = *sched;
+	t->conf.step_every = p->step_every ?: 1;
+	err = bpfobj__add_proc(s->bpf, t->pid, &t->conf,
+			       pack_state(0, clock == CLOCK_STEPS ? phase : PHASE_RECORD));
+	if (err)
+		return err;
+	t->slice_next = now + p->slice_ns;
+	t->cycles = proc_cycles__new(&s->cenv, t, now, sched, clock);
+	t->probes = probeset__new(&s->penv, t->pid, p->step);
+	if (!t->cycles || !t->probes)
+		return -ENOMEM;
+	session_want_probes(s, t, phase_probes(phase));
+	return session_epoll_add(s->epfd, t->pidfd, TAG(TAG_TARGET, t->pid));
+}
+
+static struct target *new_target(struct session *s, pid_t pid, bool child,
+				 const struct target_plan *p, int *err)
+{
+	struct target *t = calloc(1, sizeof(*t));
+
+	*err = -ENOMEM;
+	if (!t)
+		return NULL;
+	*err = target__init(t, pid, child);
+	if (!*err)
+		*err = add_target(s, t);
+	if (*err) {
+		target__release(t);
+		free(t);
+		return NULL;
+	}
+	*err = setup_target(s, t, p);
+	return t;
+}
+
+/* The step probe was not found in pid's objects: say what was searched, and what is close. */
+static void tell_step_missing(struct session *s, struct target *t, bool final)
+{
+	char close[512];
+
+	session_suggest_step(s, t, close, sizeof(close));
+	log_msg(final ? LOG_ERROR : LOG_WARN, "step probe %s %s in the %zu objects of pid %d (%s)%s%s%s",
+		step_spec__str(t->plan.step), final ? "was never found" : "not found yet",
+		t->facts.nobjs, t->pid, t->comm, close[0] ? "; close matches: " : "", close,
+		final ? "; check --step (cuprobe record --help)" :
+			"; waiting for a library that defines it");
+}
+
+int session__attach(struct session *s, pid_t pid)
+{
+	return session__attach_plan(s, pid, &s->o.plan);
+}
+
+int session__attach_plan(struct session *s, pid_t pid, const struct target_plan *p)
+{
+	struct target *t;
+	char msg[256];
+	int err;
+
+	err = target_check_pid(pid, msg, sizeof(msg));
+	if (err) {
+		p_err("%s", msg);
+		return err;
+	}
+	if (session_find(s, pid))
+		return -EEXIST;
+	t = new_target(s, pid, false, p, &err);
+	if (!err)
+		err = session_submit(s, t, JOB_SCAN, 0, NULL);
+	t->scanning = !err;
+	prober__drain(s->prober);
+	if (!err && t->facts.err == -ESRCH)
+		err = -ESRCH;
+	if (err == -ESRCH) {
+		p_err("process %d exited while cuprobe attached; nothing recorded", pid);
+		return err;
+	}
+	if (err) {
+		p_err("cannot probe process %d: %s", pid, strerror(-err));
+		return err;
+	}
+	symbols__refresh(s->syms, pid);
+	if (!t->facts.has_launch_apis && !t->told_waiting) {
+		t->told_waiting = true;
+		p_info("pid %d (%s) has no CUDA library mapped yet: watching for one to be loaded",
+		       pid, t->comm);
+	}
+	if (p->step && !t->facts.step_found)
+		tell_step_missing(s, t, false);
+	if (p->mode == MODE_CUPTI && !t->facts.agent_found)
+		p_warn("pid %d (%s) has no cuprobe agent loaded: --cupti needs the process "
+		       "started with CUDA_INJECTION64_PATH or LD_PRELOAD naming "
+		       "libcuprobe-agent.so (README: --cupti); recording launches only",
+		       pid, t->comm);
+	return 0;
+}
+
+/* Finds what execvp would run, so that it can be probed before it starts. */
+static int resolve_command(const char *cmd, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(cmd, '/')) {
+		snprintf(buf, len, "%s", cmd);
+		return access(buf, X_OK) ? -errno : 0;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", cmd);
+		if (!access(buf, X_OK))
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	return -ENOENT;
+}
+
+static void child_exec(char **cmd, const char *agent, int go_fd, int err_fd, const sigset_t *mask)
+{
+	char c;
+	int e;
+
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* The driver loads the agent at cuInit; it stays dormant until a window opens. */
+	if (agent && agent[0])
+		setenv("CUDA_INJECTION64_PATH", agent, 1);
+	/* Wait until the parent has probed what the command will map; its death is a no. */
+	if (read(go_fd, &c, 1) != 1)
+		_exit(127);
+	execvp(cmd[0], cmd);
+	e = errno;
+	if (write(err_fd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* The child exists and waits for go: probe what it will run, for its pid. */
+static int prepare_child(struct session *s, pid_t pid, const char *exe)
+{
+	struct target *t;
+	int err;
+
+	t = new_target(s, pid, true, &s->o.plan, &err);
+	if (err)
+		return err;
+	s->command = pid;
+	err = session_submit(s, t, JOB_EXEC, 0, exe);
+	prober__drain(s->prober);
+	if (!err)
+		err = t->facts.err;
+	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_SYMBOL)
+		p_info("step symbol %s is not in %s: looking for it in libraries as they load",
+		       t->plan.step->symbol, exe);
+	return err;
+}
+
+int session__spawn(struct session *s, char **argv, const char *agent, const sigset_t *mask)
+{
+	int go[2], ex[2], e = 0, err;
+	char exe[PATH_MAX];
+	pid_t pid;
+
+	err = resolve_command(argv[0], exe, sizeof(exe));
+	if (err) {
+		p_err("cannot execute %s: %s; check the command name and PATH", argv[0],
+		      strerror(-err));
+		return err;
+	}
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	if (pipe2(ex, O_CLOEXEC)) {
+		err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	pid = fork();
+	if (pid == 0)
+		child_exec(argv, agent, go[0], ex[1], mask);
+	close(go[0]);
+	close(ex[1]);
+	err = pid < 0 ? -errno : prepare_child(s, pid, exe);
+	if (err && pid > 0) {
+		p_err("cannot probe %s: %s", exe, strerror(-err));
+		kill(pid, SIGKILL);
+	}
+	if (err)
+		close(go[1]); /* the child reads no "go" and exits */
+	else if (write(go[1], "g", 1) != 1) {
+		err = -errno;
+	}
+	if (!err)
+		close(go[1]);
+	if (!err && read(ex[0], &e, sizeof(e)) == sizeof(e)) {
+		p_err("cannot execute %s: %s", argv[0], strerror(e));
+		err = -e;
+	}
+	close(ex[0]);
+	return err;
+}
+
+/* The counters BPF keeps for t, as the cycles count them. */
+static bool target_counts(struct session *s, struct target *t, struct cycle_counts *c,
+			  struct proc_state *ps)
+{
+	if (bpfobj__proc_state(s->bpf, t->pid, ps))
+		return false;
+	c->hits = ps->launch_hits;
+	c->drops = ps->drops;
+	c->nested = ps->nested;
+	return true;
+}
+
+/* Writes what t's cycles still hold, with its counters as they are now. */
+static int stop_cycles(struct session *s, struct target *t)
+{
+	struct cycle_counts c;
+	struct proc_state ps;
+	int err;
+
+	if (!t->cycles)
+		return 0;
+	err = proc_cycles__stop(t->cycles, clock_mono_ns(),
+				target_counts(s, t, &c, &ps) ? &c : NULL);
+	proc_cycles__free(t->cycles);
+	t->cycles = NULL;
+	return err;
+}
+
+/*
+ * The end of a target, by exit or detach: what it made is placed, its
+ * cycles are written, its probes go out; once they are, session_remove
+ * frees it.
+ */
+void session_end_target(struct session *s, struct target *t)
+{
+	session_consume_all(s);
+	if (stop_cycles(s, t) && !s->err)
+		s->err = -EIO;
+	if (t->plan.step && !t->facts.step_found) {
+		tell_step_missing(s, t, true);
+		if (!s->err)
+			s->err = -ENOENT;
+	}
+	if (!t->exited)
+		session_answer_hold(s, t);
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+	t->gone = true;
+	if (s->h.exited)
+		s->h.exited(s->h.ctx, t);
+	if (!t->probes || session_submit(s, t, JOB_FREE, 0, NULL))
+		session_remove(s, t);
+}
+
+void session_target_exit(struct session *s, struct target *t)
+{
+	siginfo_t si;
+
+	if (t->gone)
+		return;
+	if (t->child) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, t->pid, &si, WEXITED | WNOHANG) || si.si_pid != t->pid)
+			return;
+		t->status = si.si_code == CLD_EXITED ? si.si_status << 8 : si.si_status;
+		if (t->pid == s->command) {
+			s->command_done = true;
+			s->command_status = t->status;
+		}
+	}
+	t->exited = true;
+	t->hold_since = 0;
+	session_end_target(s, t);
+}
+
+void session_remove(struct session *s, struct target *t)
+{
+	for (size_t i = 0; i < s->ntargets; i++) {
+		if (s->targets[i] != t)
+			continue;
+		s->targets[i] = s->targets[--s->ntargets];
+		s->last = 0;
+		break;
+	}
+	bpfobj__remove_proc(s->bpf, t->pid);
+	proc_cycles__free(t->cycles);
+	target__release(t);
+	free(t);
+}
+
+int session__detach(struct session *s, pid_t pid)
+{
+	struct target *t = session_find(s, pid);
+
+	if (!t || t->gone)
+		return -ESRCH;
+	session_end_target(s, t);
+	return 0;
+}
+
+const struct target *session__target(const struct session *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->ntargets; i++)
+		if (s->targets[i]->pid == pid && !s->targets[i]->gone)
+			return s->targets[i];
+	return NULL;
+}
+
+int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
+		    enum window_mode mode)
+{
+	struct schedule w = { .warmup = warmup, .active = active ? active : 1, .repeat = 1 };
+	struct target *t = session_find(s, pid);
+	struct cycle_status st;
+
+	if (!t || t->gone)
+		return -ESRCH;
+	proc_cycles__status(t->cycles, &st);
+	if (st.phase != PHASE_NONE || t->asked)
+		return -EBUSY;
+	t->asked = true;
+	t->asked_mode = mode;
+	t->conf.sched = w;
+	if (plan_clock(&t->plan) == CLOCK_SLICES) {
+		t->slice_base = t->slice + 1;
+		proc_cycles__set_schedule(t->cycles, &w, t->slice_base);
+		return 0;
+	}
+	/* BPF counts the new schedule from the next step hit; the mirror estimates it. */
+	t->conf.gen++;
+	proc_cycles__set_schedule(t->cycles, &w, st.step + 1);
+	return bpfobj__set_conf(s->bpf, t->pid, &t->conf);
+}
+
+/* Time slices: the loader ends a slice as a step probe would end a step. */
+void session_end_slice(struct session *s, struct target *t, uint64_t now)
+{
+	struct step_event e = {
+		.type = REC_STEP, .tgid = t->pid, .tid = t->pid, .ts_ns = now,
+	};
+	struct proc_state ps;
+
+	if (bpfobj__proc_state(s->bpf, t->pid, &ps))
+		return;
+	e.step = ++t->slice;
+	e.phase = schedule_action(&t->conf.sched, t->slice - t->slice_base);
+	e.launch_hits = ps.launch_hits;
+	e.drops = ps.drops;
+	e.nested = ps.nested;
+	t->slice_next += t->plan.slice_ns;
+	if (t->slice_next < now)
+		t->slice_next = now + t->plan.slice_ns; /* cuprobe was late: slices restart from now */
+	session_step(s, t, &e);
+}
+
+void session__end_command(struct session *s, int grace_ms)
+{
+	struct target *t = s->command ? session_find(s, s->command) : NULL;
+	struct pollfd pfd;
+
+	if (!t || t->gone)
+		return;
+	pfd = (struct pollfd){ .fd = t->pidfd, .events = POLLIN };
+	/* cuprobe's own child: continued whatever holds it, so that it can take SIGTERM. */
+	kill(t->pid, SIGCONT);
+	kill(t->pid, SIGTERM);
+	if (poll(&pfd, 1, grace_ms) == 0) {
+		p_warn("pid %d ignored SIGTERM: killing it", t->pid);
+		kill(t->pid, SIGKILL);
+		poll(&pfd, 1, -1);
+	}
+	session_target_exit(s, t);
+}
+
