@@ -18,6 +18,7 @@ enum cuprobe_rec {
 	REC_STEP = 3,	 /* a hit of the step probe (struct step_event) */
 	REC_THREAD = 4,	 /* first launch of a thread, with its name (struct thread_event) */
 	REC_AGENT = 5,	 /* a chunk of the agent's records (struct agent_chunk_event, agent.h) */
+	REC_FORK = 6,	 /* a target or its descendant forked a process (struct fork_event) */
 };
 
 /*
@@ -106,6 +107,14 @@ struct step_event {
 	__u64 nested;	 /* nested entries skipped so far */
 };
 
+struct fork_event {
+	__u32 type;	 /* REC_FORK */
+	__u32 tgid;	 /* the new process */
+	__u32 parent;	 /* the process that forked it */
+	__u32 pad;
+	__u64 ts_ns;
+};
+
 struct thread_event {
 	__u32 type;	 /* REC_THREAD */
 	__u32 tgid;
@@ -188,6 +197,7 @@ _Static_assert(sizeof(struct schedule) == 24, "schedule layout");
 _Static_assert(sizeof(struct proc_conf) == 40, "proc_conf layout");
 _Static_assert(sizeof(struct proc_state) == 88, "proc_state layout");
 _Static_assert(sizeof(struct thread_event) == 32, "thread_event layout");
+_Static_assert(sizeof(struct fork_event) == 24, "fork_event layout");
 
 /* Ranges of code that belong to a CUDA runtime, for the nested-call check. */
 #define MAX_RUNTIME_RANGES 64

@@ -89,6 +89,15 @@ void bpfobj__free(struct bpfobj *b)
 	free(b);
 }
 
+int bpfobj__attach_proc(struct bpfobj *b)
+{
+	b->skel->links.proc_fork = bpf_program__attach(b->skel->progs.proc_fork);
+	if (!b->skel->links.proc_fork)
+		return -errno;
+	b->skel->links.proc_exit = bpf_program__attach(b->skel->progs.proc_exit);
+	return b->skel->links.proc_exit ? 0 : -errno;
+}
+
 bool bpfobj__multi(const struct bpfobj *b)
 {
 	return b->multi;

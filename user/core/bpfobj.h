@@ -40,6 +40,9 @@ enum bpfobj_prog {
 struct bpfobj *bpfobj__load(const struct bpfobj_opts *o);
 void bpfobj__free(struct bpfobj *b);
 
+/* The fork and exit tracepoints that tell of targets' children. 0 or -errno. */
+int bpfobj__attach_proc(struct bpfobj *b);
+
 /* Uprobe links: uprobe_multi where the kernel has it, perf links elsewhere. */
 bool bpfobj__multi(const struct bpfobj *b);
 int bpfobj__attach(struct bpfobj *b, enum bpfobj_prog prog, const struct uprobe_spec *s,

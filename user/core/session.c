@@ -146,11 +146,17 @@ static int load(struct session *s)
 		.steps = s->o.steps,
 		.cupti = s->o.modes & 1u << MODE_CUPTI,
 	};
+	int err;
 
 	s->bpf = bpfobj__load(&bo);
 	if (!s->bpf)
 		return -errno;
 	s->penv.bpf = s->bpf;
+	err = bpfobj__attach_proc(s->bpf);
+	if (err) {
+		p_err("cannot attach the fork and exit tracepoints: %s", strerror(-err));
+		return err;
+	}
 	s->guard = guard__start(bpfobj__state_fd(s->bpf), bpfobj__conf_fd(s->bpf));
 	if (!s->guard) {
 		p_err("cannot start the guardian process: %s", strerror(errno));
@@ -195,6 +201,7 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	if (h)
 		s->h = *h;
 	s->epfd = -1;
+	s->children = (struct vec)VEC_INIT(struct child);
 	setup_env(s);
 	err = load(s);
 	if (err)
@@ -275,8 +282,10 @@ static void watch_targets(struct session *s, uint64_t now)
 		t->lost_ctrl = ps.lost_ctrl;
 		session_rescan(s, t);
 	}
-	if (now - s->polled >= POLL_STATE_NS)
+	if (now - s->polled >= POLL_STATE_NS) {
+		session_watch_children(s);
 		s->polled = now;
+	}
 }
 
 static void on_ready(struct session *s, uint64_t tag)
@@ -480,6 +489,7 @@ void session__free(struct session *s)
 	for (size_t i = 0; i < s->ntargets; i++)
 		free_target(s->targets[i]);
 	free(s->targets);
+	vec__free(&s->children);
 	ring_buffer__free(s->ctrl);
 	ring_buffer__free(s->events);
 	bpfobj__free(s->bpf);

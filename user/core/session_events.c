@@ -17,6 +17,7 @@
 #include "cycle.h"
 #include "launch.h"
 #include "log.h"
+#include "procmaps.h"
 #include "session_int.h"
 #include "symbols.h"
 
@@ -156,6 +157,55 @@ static void on_libmap(struct session *s, const struct libmap_event *e)
 	session_rescan(s, t);
 }
 
+static void on_fork(struct session *s, const struct fork_event *e)
+{
+	struct child *c = vec__push(&s->children);
+
+	if (c)
+		*c = (struct child){ .pid = e->tgid, .parent = e->parent };
+}
+
+/* Whether the process maps a CUDA runtime or driver; -ESRCH once it is gone. */
+static int maps_cuda(pid_t pid)
+{
+	struct procmaps m;
+	int found = 0;
+
+	if (procmaps__read(pid, &m))
+		return -ESRCH;
+	for (size_t i = 0; i < m.n && !found; i++)
+		found = m.v[i].path && (strstr(m.v[i].path, "/libcudart") ||
+					strstr(m.v[i].path, "/libcuda.so"));
+	procmaps__free(&m);
+	return found;
+}
+
+/*
+ * Children of targets are not recorded: one that takes up CUDA is said, with
+ * how to record it, rather than missed in silence.
+ */
+void session_watch_children(struct session *s)
+{
+	for (size_t i = 0; i < s->children.len;) {
+		struct child *c = vec_at(&s->children, struct child, i);
+		int cuda = session_find(s, c->pid) ? -ESRCH : maps_cuda(c->pid);
+		char comm[64] = "?";
+
+		if (!cuda) {
+			i++;
+			continue;
+		}
+		if (cuda > 0) {
+			target_comm(c->pid, comm, sizeof(comm));
+			p_warn("pid %d (%s), started by pid %d, uses CUDA but is not recorded: cuprobe "
+			       "does not follow children yet; record it with -p %d", c->pid, comm,
+			       c->parent, c->pid);
+		}
+		*c = *vec_at(&s->children, struct child, s->children.len - 1);
+		vec__truncate(&s->children, s->children.len - 1);
+	}
+}
+
 int session_ctrl_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -167,5 +217,7 @@ int session_ctrl_event(void *ctx, void *data, size_t size)
 		on_libmap(s, data);
 	else if (type == REC_THREAD && size >= sizeof(struct thread_event))
 		on_thread(s, data);
+	else if (type == REC_FORK && size >= sizeof(struct fork_event))
+		on_fork(s, data);
 	return --s->budget > 0 ? 0 : -EAGAIN;
 }

@@ -9,8 +9,14 @@
 #include "probeset.h"
 #include "session.h"
 #include "target.h"
+#include "util/vec.h"
 
 struct bpfobj;
+
+/* A process a target (or its descendant) started, watched for CUDA until it exits. */
+struct child {
+	pid_t pid, parent;
+};
 struct guard;
 struct prober;
 struct ring_buffer;
@@ -48,6 +54,7 @@ struct session {
 	bool backlog;		/* the rings held more than a turn takes */
 	bool guard_gone;	/* the guardian died: said once */
 	char suggest[512];	/* the latest JOB_SUGGEST answer */
+	struct vec children;	/* struct child: descendants of targets, not recorded */
 	int err;		/* cuprobe's own failure, -errno */
 };
 
@@ -78,6 +85,8 @@ int session_consume_all(struct session *s);
 void session_target_exit(struct session *s, struct target *t);
 void session_end_target(struct session *s, struct target *t);
 void session_end_slice(struct session *s, struct target *t, uint64_t now);
+/* session_events.c */
+void session_watch_children(struct session *s);
 /* session_jobs.c */
 /* arg: JOB_EXEC's executable. 0 or -ENOMEM. */
 int session_submit(struct session *s, struct target *t, enum probe_job_kind kind,

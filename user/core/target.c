@@ -35,7 +35,7 @@ static void read_identity_env(struct target *t)
 	}
 }
 
-static void read_comm(pid_t pid, char *buf, size_t len)
+void target_comm(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
 	FILE *f;
@@ -51,7 +51,7 @@ static void read_comm(pid_t pid, char *buf, size_t len)
 
 void target__refresh_identity(struct target *t)
 {
-	read_comm(t->pid, t->comm, sizeof(t->comm));
+	target_comm(t->pid, t->comm, sizeof(t->comm));
 	read_identity_env(t);
 }
 
@@ -104,7 +104,7 @@ int target_check_pid(pid_t pid, char *msg, size_t len)
 		snprintf(msg, len, "cannot read /proc/%d: %s", pid, strerror(-err));
 		return err;
 	}
-	read_comm(pid, comm, sizeof(comm));
+	target_comm(pid, comm, sizeof(comm));
 	if (flags & PF_KTHREAD) {
 		snprintf(msg, len, "PID %d (%s) is a kernel thread: it runs no user code to probe; "
 			 "give the PID of a CUDA process", pid, comm);
