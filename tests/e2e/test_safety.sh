@@ -41,6 +41,14 @@ echo "# $KILLS SIGKILLs: $recorded while recording, $continued found the target 
 [ $continued -gt 0 ] && ok "SIGKILL: some kills caught a hold, and the guardian answered it" ||
 	not_ok "SIGKILL: some kills caught a hold" "none of $KILLS did: the test proves little"
 kill -0 $dl 2>/dev/null && ok "SIGKILL: the target lives on" || not_ok "SIGKILL: the target lives on" "it died"
+# A trace is unnamed until whole: a killed cuprobe leaves no temporary and no half-written file.
+left_files=$(find "$TMP/kills" -type f \( -name '*.tmp' -o -name '.*' \) 2>/dev/null)
+bad=""
+for f in $(find "$TMP/kills" -name '*.pt.trace.json' 2>/dev/null); do
+	python3 -m json.tool "$f" >/dev/null 2>&1 || bad="$bad $f"
+done
+[ -z "$left_files$bad" ] && ok "SIGKILL: no temporary file, no partial trace left" ||
+	not_ok "SIGKILL: no temporary file, no partial trace left" "$left_files$bad"
 sleep 1.5
 # A guardian that exited may wait for its new parent to reap it: only live ones count.
 live=$(ps -eo stat=,comm= | awk '$2 == "cuprobe-guard" && $1 !~ /^Z/' | wc -l)
