@@ -269,6 +269,27 @@ struct agent_flushed {
 	__u64 no_listener; /* records made in the window while nothing listened */
 };
 
+/*
+ * Any one record: the agent builds its records in one, the decoder hands
+ * them out in one (an anonymous union of the same members, in C11).
+ */
+#define AGENT_ANY_MEMBERS                                                                          \
+	struct agent_rec_hdr hdr;                                                                  \
+	struct agent_api api;                                                                      \
+	struct agent_kernel kernel;                                                                \
+	struct agent_memcpy memcpy;                                                                \
+	struct agent_memset memset;                                                                \
+	struct agent_overhead overhead;                                                            \
+	struct agent_dropped dropped;                                                              \
+	struct agent_string string;                                                                \
+	struct agent_error error;                                                                  \
+	struct agent_started started;                                                              \
+	struct agent_flushed flushed
+
+union agent_any {
+	AGENT_ANY_MEMBERS;
+};
+
 _Static_assert(sizeof(struct agent_rec_hdr) == 8, "agent_rec_hdr layout");
 _Static_assert(sizeof(struct agent_api) == 48, "agent_api layout");
 _Static_assert(sizeof(struct agent_kernel) == 96, "agent_kernel layout");

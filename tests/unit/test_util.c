@@ -76,6 +76,26 @@ static void test_vec_push_grows_and_zeroes(void **state)
 	vec__free(&v);
 }
 
+static int cmp_key_int(const void *key, const void *elem)
+{
+	int k = *(const int *)key, e = *(const int *)elem;
+
+	return (k > e) - (k < e);
+}
+
+/* The first element not below the key: runs of equal keys, and both ends. */
+static void test_lower_bound(void **state)
+{
+	const int v[] = { 1, 3, 3, 3, 7, 9 };
+	const int keys[] = { 0, 1, 2, 3, 4, 9, 10 };
+	const size_t want[] = { 0, 0, 1, 1, 4, 5, 6 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		assert_int_equal(lower_bound(v, 6, sizeof(int), &keys[i], cmp_key_int), want[i]);
+	assert_int_equal(lower_bound(v, 0, sizeof(int), &keys[3], cmp_key_int), 0);
+}
+
 static void test_vec_append_reserve_truncate_sort(void **state)
 {
 	const struct pair src[3] = { { 1, 10 }, { 3, 30 }, { 2, 20 } };
@@ -1183,6 +1203,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vec_push_grows_and_zeroes),
 		cmocka_unit_test(test_vec_append_reserve_truncate_sort),
+		cmocka_unit_test(test_lower_bound),
 		cmocka_unit_test(test_hashmap_string_keys),
 		cmocka_unit_test(test_hashmap_matches_reference),
 		cmocka_unit_test(test_hashmap_iterates_every_entry_once),

@@ -11,15 +11,6 @@
 
 #include "agent.h"
 
-union agent_any {
-	struct agent_rec_hdr hdr;
-	struct agent_api api;
-	struct agent_kernel kernel;
-	struct agent_memcpy memcpy;
-	struct agent_memset memset;
-	struct agent_overhead overhead;
-};
-
 /*
  * Fills out from rec and returns the agent record type, or 0 for a kind the
  * agent does not hand out. For a kernel, *name is CUPTI's name (may be NULL),

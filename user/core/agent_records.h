@@ -20,17 +20,7 @@ struct agent_record {
 	__u32 type;
 	__u32 size;
 	union {
-		struct agent_rec_hdr hdr;
-		struct agent_api api;
-		struct agent_kernel kernel;
-		struct agent_memcpy memcpy;
-		struct agent_memset memset;
-		struct agent_overhead overhead;
-		struct agent_dropped dropped;
-		struct agent_string string;
-		struct agent_error error;
-		struct agent_started started;
-		struct agent_flushed flushed;
+		AGENT_ANY_MEMBERS;
 	};
 	const char *bytes;
 	__u32 bytes_len;

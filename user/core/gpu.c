@@ -232,20 +232,19 @@ static struct gpu_ref *index_gpu(struct gpu_store *g, size_t *n)
 	return r;
 }
 
+static int cmp_key_ref(const void *key, const void *elem)
+{
+	uint32_t k = *(const uint32_t *)key, c = ((const struct gpu_ref *)elem)->correlation;
+
+	return (k > c) - (k < c);
+}
+
 /* The first GPU record of a correlation id, or NULL. */
 static struct gpu_ref *first_ref(struct gpu_ref *r, size_t n, uint32_t correlation)
 {
-	size_t lo = 0, hi = n;
+	size_t i = lower_bound(r, n, sizeof(*r), &correlation, cmp_key_ref);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r[mid].correlation < correlation)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n && r[lo].correlation == correlation ? &r[lo] : NULL;
+	return i < n && r[i].correlation == correlation ? &r[i] : NULL;
 }
 
 static void write_gpu(struct gpu_store *g, struct trace *t, const struct gpu_ref *ref, bool flow)

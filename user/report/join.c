@@ -102,20 +102,19 @@ static int cmp_corr_launch(const void *pa, const void *pb)
 }
 
 /* The first launch read with that correlation id; launches are sorted by it. */
+static int cmp_key_launch(const void *key, const void *elem)
+{
+	int64_t k = *(const int64_t *)key, c = ((const struct corr_launch *)elem)->correlation;
+
+	return (k > c) - (k < c);
+}
+
 static const struct corr_launch *find_launch(const struct vec *launches, int64_t corr)
 {
 	const struct corr_launch *l = launches->data;
-	size_t lo = 0, hi = launches->len;
+	size_t i = lower_bound(l, launches->len, sizeof(*l), &corr, cmp_key_launch);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (l[mid].correlation < corr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < launches->len && l[lo].correlation == corr ? &l[lo] : NULL;
+	return i < launches->len && l[i].correlation == corr ? &l[i] : NULL;
 }
 
 /* The interval of GPU work whose launch was made in a step, for the step's busy time. */

@@ -84,3 +84,19 @@ void vec__free(struct vec *v)
 	v->len = 0;
 	v->cap = 0;
 }
+
+size_t lower_bound(const void *base, size_t n, size_t size, const void *key,
+		   int (*cmp)(const void *key, const void *elem))
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp(key, (const char *)base + mid * size) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}

@@ -33,6 +33,12 @@ int vec__append(struct vec *v, const void *elems, size_t n);
 void vec__truncate(struct vec *v, size_t len);
 /* Sorts the elements with qsort's cmp. */
 void vec__sort(struct vec *v, int (*cmp)(const void *, const void *));
+/*
+ * In n elements of size sorted by cmp (key first, element second), the first
+ * that does not compare below key: an index from 0 to n.
+ */
+size_t lower_bound(const void *base, size_t n, size_t size, const void *key,
+		   int (*cmp)(const void *key, const void *elem));
 /* Frees the elements; the vector stays usable, empty. */
 void vec__free(struct vec *v);
 
