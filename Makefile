@@ -27,10 +27,11 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -MMD -MP \
 	      -I$(dir $(VMLINUX_H)) -Iinclude -Ibpf $(CLANG_BPF_SYS_INCLUDES)
 
+STATIC_LIBS := -l:libbpf.a -l:libdw.a -l:libelf.a -l:libjansson.a -l:libz.a -l:libzstd.a \
+	       -l:liblzma.a -l:libbz2.a -l:libstdc++.a -lpthread -lm
 ifeq ($(STATIC),1)
 LDFLAGS += -static
-LDLIBS  := -l:libbpf.a -l:libdw.a -l:libelf.a -l:libjansson.a -l:libz.a -l:libzstd.a \
-	   -l:liblzma.a -l:libbz2.a -l:libstdc++.a -lpthread -lm
+LDLIBS  := $(STATIC_LIBS)
 else
 LDLIBS  := -lbpf -ldw -lelf -ljansson -lz -lstdc++ -lpthread -lm
 endif
@@ -128,6 +129,13 @@ $(OUTPUT)/san/cuprobe: $(SAN_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
 
+# The self-contained build (STATIC=1) from the same objects, so that make test
+# sees it link: libbpf.a's own symbols are not hidden as the shared library's are.
+$(OUTPUT)/static/cuprobe: $(USER_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -static $(USER_OBJS) $(STATIC_LIBS) -o $@
+
 $(OUTPUT)/tsan/cuprobe: $(TSAN_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(TSAN_FLAGS) $^ $(LDLIBS) -o $@
@@ -155,7 +163,8 @@ demo: deps
 	$(Q)scripts/demo.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory cuprobe workloads $(UNIT_BINS) san agent-tests $(AT_FUZZ)
+	$(Q)$(MAKE) --no-print-directory cuprobe workloads $(UNIT_BINS) san agent-tests $(AT_FUZZ) \
+		$(OUTPUT)/static/cuprobe
 	$(Q)tests/run.sh
 
 unit: $(UNIT_BINS)

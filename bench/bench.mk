@@ -35,7 +35,7 @@ $(BENCH_DIR)/empty.skel.h: $(BENCH_DIR)/empty.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name empty_bpf > $@
 
 # It links cuprobe's own attach and symbol code: the baseline attaches as cuprobe does.
-BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,core/attach.o symbols.o core/procmaps.o util/log.o \
+BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,core/attach.o core/symbols.o core/elf_file.o core/procmaps.o util/log.o \
 		     util/hashmap.o util/vec.o)
 
 $(BENCH_DIR)/empty_uprobe: bench/empty_uprobe.c $(BENCH_DIR)/empty.skel.h $(BENCH_USER_OBJS)

@@ -180,7 +180,7 @@ struct proc_state {
  * BPF holds the process no more until the loader catches up, and the
  * guardian continues it (GUARD_STALE_NS).
  */
-#define HOLD_STALE_NS (1000 * 1000000ull)
+#define HOLD_STALE_NS (4000 * 1000000ull)
 
 /* Sizes of the maps both sides agree on. */
 #define CUPROBE_MAX_PROCS 4096

@@ -75,7 +75,8 @@ not_stopped $dl && ok "-p with an 8K ring: not stopped after" || not_ok "-p with
 rec=$!
 sleep 1
 kill -STOP $rec
-sleep 2
+# The guardian steps in after 5 s of an unanswered hold.
+sleep 5.5
 c0=$(cpu_of $dl)
 sleep 1
 c1=$(cpu_of $dl)

@@ -15,4 +15,16 @@ for wl in basic dlopen_main static; do
 	expect "sanitized cuprobe on $wl: launches equal ground truth" \
 		$CHECK match --gt "$TMP/$wl.gt.json" "$(trace_in "$TMP/$wl/run_0")"
 done
+# The self-contained build (make STATIC=1) links and records the same.
+STATIC=$ROOT/.output/static/cuprobe
+if file "$STATIC" | grep -q "statically linked"; then
+	ok "static build: statically linked"
+else
+	not_ok "static build: statically linked" "$(file "$STATIC")"
+fi
+CUPROBE_GT=$TMP/static.gt.json "$STATIC" record -q -o "$TMP/static" -- "$W/basic" --threads 2 --iters 5 \
+	>"$TMP/static.log" 2>&1 &&
+	expect "static build on basic: launches equal ground truth" \
+		$CHECK match --gt "$TMP/static.gt.json" "$(trace_in "$TMP/static/run_0")" ||
+	not_ok "static build on basic" "$(tail -3 "$TMP/static.log")"
 done_testing

@@ -132,38 +132,38 @@ static void test_vec_append_reserve_truncate_sort(void **state)
 
 static void test_hashmap_string_keys(void **state)
 {
-	struct hashmap *m = hashmap__new(hashmap_str_hash, hashmap_str_equal, NULL);
+	struct hmap *m = hmap__new(hmap_str_hash, hmap_str_equal, NULL);
 	char key[32];
 	long v, old_k, old_v;
 
 	(void)state;
 	assert_non_null(m);
-	assert_false(hashmap__find(m, (long)"missing", &v));
-	assert_int_equal(hashmap__add(m, (long)"alpha", 1), 0);
-	assert_int_equal(hashmap__add(m, (long)"beta", 2), 0);
+	assert_false(hmap__find(m, (long)"missing", &v));
+	assert_int_equal(hmap__add(m, (long)"alpha", 1), 0);
+	assert_int_equal(hmap__add(m, (long)"beta", 2), 0);
 	/* Another pointer to equal bytes is the same key. */
 	strcpy(key, "alpha");
-	assert_int_equal(hashmap__add(m, (long)key, 9), -EEXIST);
-	assert_true(hashmap__find(m, (long)key, &v));
+	assert_int_equal(hmap__add(m, (long)key, 9), -EEXIST);
+	assert_true(hmap__find(m, (long)key, &v));
 	assert_int_equal(v, 1);
-	assert_int_equal(hashmap__set(m, (long)key, 5, &old_k, &old_v), 0);
+	assert_int_equal(hmap__set(m, (long)key, 5, &old_k, &old_v), 0);
 	assert_string_equal((const char *)old_k, "alpha");
 	assert_int_equal(old_v, 1);
-	assert_int_equal(hashmap__set(m, (long)"gamma", 3, &old_k, &old_v), 0);
+	assert_int_equal(hmap__set(m, (long)"gamma", 3, &old_k, &old_v), 0);
 	assert_int_equal(old_k, 0);
 	assert_int_equal(old_v, 0);
-	assert_int_equal(hashmap__size(m), 3);
-	assert_true(hashmap__find(m, (long)"alpha", &v));
+	assert_int_equal(hmap__size(m), 3);
+	assert_true(hmap__find(m, (long)"alpha", &v));
 	assert_int_equal(v, 5);
-	assert_true(hashmap__delete(m, (long)"beta", &old_k, &old_v));
+	assert_true(hmap__delete(m, (long)"beta", &old_k, &old_v));
 	assert_int_equal(old_v, 2);
-	assert_false(hashmap__delete(m, (long)"beta", NULL, NULL));
-	assert_false(hashmap__find(m, (long)"beta", NULL));
-	assert_int_equal(hashmap__size(m), 2);
-	hashmap__clear(m);
-	assert_int_equal(hashmap__size(m), 0);
-	assert_false(hashmap__find(m, (long)"alpha", NULL));
-	hashmap__free(m);
+	assert_false(hmap__delete(m, (long)"beta", NULL, NULL));
+	assert_false(hmap__find(m, (long)"beta", NULL));
+	assert_int_equal(hmap__size(m), 2);
+	hmap__clear(m);
+	assert_int_equal(hmap__size(m), 0);
+	assert_false(hmap__find(m, (long)"alpha", NULL));
+	hmap__free(m);
 }
 
 /* Few distinct hashes: long probe runs, runs that wrap, deletions that shift them. */
@@ -176,7 +176,7 @@ static size_t bad_hash(long key, void *ctx)
 static void hashmap_against_reference(size_t buckets)
 {
 	enum { KEYS = 600, OPS = 20000 };
-	struct hashmap *m = hashmap__new(bad_hash, hashmap_u64_equal, &buckets);
+	struct hmap *m = hmap__new(bad_hash, hmap_u64_equal, &buckets);
 	long ref[KEYS];
 	size_t n = 0;
 	unsigned int seed = 7;
@@ -189,30 +189,30 @@ static void hashmap_against_reference(size_t buckets)
 		int what = rand_r(&seed) % 3;
 
 		if (what == 0) {
-			assert_int_equal(hashmap__add(m, key, op), ref[key] < 0 ? 0 : -EEXIST);
+			assert_int_equal(hmap__add(m, key, op), ref[key] < 0 ? 0 : -EEXIST);
 			n += ref[key] < 0;
 			ref[key] = ref[key] < 0 ? op : ref[key];
 		} else if (what == 1) {
-			assert_int_equal(hashmap__set(m, key, op, NULL, NULL), 0);
+			assert_int_equal(hmap__set(m, key, op, NULL, NULL), 0);
 			n += ref[key] < 0;
 			ref[key] = op;
 		} else {
-			assert_int_equal(hashmap__delete(m, key, NULL, &v), ref[key] >= 0);
+			assert_int_equal(hmap__delete(m, key, NULL, &v), ref[key] >= 0);
 			if (ref[key] >= 0)
 				assert_int_equal(v, ref[key]);
 			n -= ref[key] >= 0;
 			ref[key] = -1;
 		}
-		assert_int_equal(hashmap__size(m), n);
+		assert_int_equal(hmap__size(m), n);
 	}
 	for (long key = 0; key < KEYS; key++) {
 		long v = -2;
 
-		assert_int_equal(hashmap__find(m, key, &v), ref[key] >= 0);
+		assert_int_equal(hmap__find(m, key, &v), ref[key] >= 0);
 		if (ref[key] >= 0)
 			assert_int_equal(v, ref[key]);
 	}
-	hashmap__free(m);
+	hmap__free(m);
 }
 
 static void test_hashmap_matches_reference(void **state)
@@ -225,29 +225,29 @@ static void test_hashmap_matches_reference(void **state)
 
 static void test_hashmap_iterates_every_entry_once(void **state)
 {
-	struct hashmap *m = hashmap__new(hashmap_u64_hash, hashmap_u64_equal, NULL);
-	const struct hashmap_entry *e;
+	struct hmap *m = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL);
+	const struct hmap_entry *e;
 	static bool seen[5000];
 	size_t bkt, n = 0;
 
 	(void)state;
 	for (long k = 0; k < 5000; k++)
-		assert_int_equal(hashmap__add(m, k * 1000003, k), 0);
-	hashmap__for_each_entry(m, e, bkt) {
+		assert_int_equal(hmap__add(m, k * 1000003, k), 0);
+	hmap__for_each_entry(m, e, bkt) {
 		assert_int_equal(e->key, e->value * 1000003);
 		assert_false(seen[e->value]);
 		seen[e->value] = true;
 		n++;
 	}
 	assert_int_equal(n, 5000);
-	hashmap__free(m);
+	hmap__free(m);
 	/* An empty map: no entries, no table. */
-	m = hashmap__new(hashmap_u64_hash, hashmap_u64_equal, NULL);
-	hashmap__for_each_entry(m, e, bkt)
+	m = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL);
+	hmap__for_each_entry(m, e, bkt)
 		fail();
-	assert_false(hashmap__find(m, 1, NULL));
-	assert_false(hashmap__delete(m, 1, NULL, NULL));
-	hashmap__free(m);
+	assert_false(hmap__find(m, 1, NULL));
+	assert_false(hmap__delete(m, 1, NULL, NULL));
+	hmap__free(m);
 }
 
 /* ---- json_writer ---- */

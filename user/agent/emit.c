@@ -37,7 +37,7 @@ struct emitter {
 	__u64 unheard;	  /* counted records lost (no listener) since the last FLUSHED */
 	__u64 unreported; /* lost records not yet in an AGENT_DROP_NO_LISTENER record */
 	__u32 gen;	  /* bumped per window: strings are re-sent in each */
-	struct hashmap *tab; /* struct str_entry *, by its bytes */
+	struct hmap *tab; /* struct str_entry *, by its bytes */
 	__u32 next_id;
 };
 
@@ -113,7 +113,7 @@ struct emitter *emitter__new(emitter_sink_fn sink, void *ctx)
 
 	if (!em)
 		return NULL;
-	em->tab = hashmap__new(str_hash, str_equal, NULL);
+	em->tab = hmap__new(str_hash, str_equal, NULL);
 	if (!em->tab) {
 		free(em);
 		errno = ENOMEM;
@@ -128,14 +128,14 @@ struct emitter *emitter__new(emitter_sink_fn sink, void *ctx)
 
 void emitter__free(struct emitter *em)
 {
-	const struct hashmap_entry *e;
+	const struct hmap_entry *e;
 	size_t bkt;
 
 	if (!em)
 		return;
-	hashmap__for_each_entry(em->tab, e, bkt)
+	hmap__for_each_entry(em->tab, e, bkt)
 		free((struct str_entry *)e->value);
-	hashmap__free(em->tab);
+	hmap__free(em->tab);
 	pthread_mutex_destroy(&em->lock);
 	free(em);
 }
@@ -147,9 +147,9 @@ static struct str_entry *intern(struct emitter *em, const char *name)
 	struct str_entry *e;
 	long found;
 
-	if (hashmap__find(em->tab, (long)&key, &found))
+	if (hmap__find(em->tab, (long)&key, &found))
 		return (struct str_entry *)found;
-	if (hashmap__size(em->tab) >= STRTAB_MAX)
+	if (hmap__size(em->tab) >= STRTAB_MAX)
 		return NULL;
 	e = malloc(sizeof(*e) + key.len + 1);
 	if (!e)
@@ -160,7 +160,7 @@ static struct str_entry *intern(struct emitter *em, const char *name)
 	e->len = key.len;
 	e->id = ++em->next_id;
 	e->sent_gen = 0;
-	if (hashmap__add(em->tab, (long)e, (long)e)) {
+	if (hmap__add(em->tab, (long)e, (long)e)) {
 		free(e);
 		return NULL;
 	}

@@ -23,10 +23,10 @@
 
 /*
  * A hold unanswered for this long means the loader is alive but not
- * running (stopped, starved of CPU, stuck): its own bound is 500 ms, and
+ * running (stopped, starved of CPU, stuck): its own bound is 3 s, and
  * BPF makes no new hold after HOLD_STALE_NS.
  */
-#define STALE_NS (HOLD_STALE_NS + 500 * 1000000ull)
+#define STALE_NS (HOLD_STALE_NS + 1000 * 1000000ull)
 #define LOOK_MS 250
 
 /* Holds seen unanswered while the loader lives, in the guardian's own memory. */

@@ -15,8 +15,8 @@
  * so nothing stops a target again; the guardian continues every process with
  * an unanswered stop, looks again a little later for a stop that was in
  * flight, and exits. While the loader lives but does not run (stopped,
- * starved of CPU), the guardian continues a hold left unanswered for 1.5 s:
- * the loader's own bound is 0.5 s. A process stopped by its user is never
+ * starved of CPU), the guardian continues a hold left unanswered for 5 s:
+ * the loader's own bound is 3 s, and BPF makes no new hold after 4 s. A process stopped by its user is never
  * continued: only stops cuprobe counted are.
  */
 #ifndef GUARD_H

@@ -22,8 +22,12 @@ struct prober;
 struct ring_buffer;
 struct symbols;
 
-/* A library-map hold is answered within this long, probed or not. */
-#define HOLD_MAX_NS (500 * 1000 * 1000ull)
+/*
+ * A library-map hold is answered within this long, probed or not: long
+ * enough to read the symbols of a library the size of libtorch_cuda on a
+ * loaded machine, short enough that a stuck prober costs a process little.
+ */
+#define HOLD_MAX_NS (3000 * 1000 * 1000ull)
 /* How often each target's BPF counters are looked at for lost ctrl events. */
 #define POLL_STATE_NS (200 * 1000 * 1000ull)
 

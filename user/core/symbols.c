@@ -68,7 +68,7 @@ struct sym_name {
 struct sym_proc {
 	pid_t pid;
 	struct procmaps maps;
-	struct hashmap *names; /* address -> index in named */
+	struct hmap *names; /* address -> index in named */
 	struct vec named;      /* struct sym_name */
 };
 
@@ -80,9 +80,9 @@ struct sym_chunk {
 };
 
 struct symbols {
-	struct hashmap *procs; /* pid -> struct sym_proc * */
+	struct hmap *procs; /* pid -> struct sym_proc * */
 	struct sym_proc *last; /* events come in runs from one process */
-	struct hashmap *files; /* struct sym_file *, by (dev, inode) */
+	struct hmap *files; /* struct sym_file *, by (dev, inode) */
 	struct sym_chunk *pool;
 };
 
@@ -343,7 +343,7 @@ static struct sym_file *sym_file_get(struct symbols *s, pid_t pid, const struct 
 	struct sym_file *f;
 	long found;
 
-	if (hashmap__find(s->files, (long)&key, &found))
+	if (hmap__find(s->files, (long)&key, &found))
 		return (struct sym_file *)found;
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -357,7 +357,7 @@ static struct sym_file *sym_file_get(struct symbols *s, pid_t pid, const struct 
 	}
 	if (f->err)
 		sym_file_reset(f);
-	if (hashmap__add(s->files, (long)f, (long)f)) {
+	if (hmap__add(s->files, (long)f, (long)f)) {
 		sym_file_free(f);
 		return NULL;
 	}
@@ -405,7 +405,7 @@ static const struct sym_name *sym_names_find(const struct sym_proc *p, uint64_t 
 {
 	long i;
 
-	if (!hashmap__find(p->names, (long)addr, &i))
+	if (!hmap__find(p->names, (long)addr, &i))
 		return NULL;
 	return vec_at(&p->named, struct sym_name, i);
 }
@@ -418,7 +418,7 @@ static int sym_names_put(struct sym_proc *p, uint64_t addr, const char *name, in
 		return -ENOMEM;
 	n->name = name;
 	n->rc = rc;
-	if (hashmap__add(p->names, (long)addr, (long)(p->named.len - 1))) {
+	if (hmap__add(p->names, (long)addr, (long)(p->named.len - 1))) {
 		vec__truncate(&p->named, p->named.len - 1);
 		return -ENOMEM;
 	}
@@ -428,7 +428,7 @@ static int sym_names_put(struct sym_proc *p, uint64_t addr, const char *name, in
 /* Forgets cached names; the strings stay in the pool for earlier callers. */
 static void sym_names_clear(struct sym_proc *p)
 {
-	hashmap__clear(p->names);
+	hmap__clear(p->names);
 	vec__truncate(&p->named, 0);
 }
 
@@ -440,7 +440,7 @@ static struct sym_proc *sym_proc_find(struct symbols *s, pid_t pid)
 
 	if (s->last && s->last->pid == pid)
 		return s->last;
-	if (!hashmap__find(s->procs, pid, &p))
+	if (!hmap__find(s->procs, pid, &p))
 		return NULL;
 	s->last = (struct sym_proc *)p;
 	return s->last;
@@ -449,7 +449,7 @@ static struct sym_proc *sym_proc_find(struct symbols *s, pid_t pid)
 static void sym_proc_free(struct sym_proc *p)
 {
 	procmaps__free(&p->maps);
-	hashmap__free(p->names);
+	hmap__free(p->names);
 	vec__free(&p->named);
 	free(p);
 }
@@ -466,8 +466,8 @@ static struct sym_proc *sym_proc_add(struct symbols *s, pid_t pid, struct procma
 	p->pid = pid;
 	p->maps = *maps;
 	vec__init(&p->named, sizeof(struct sym_name));
-	p->names = hashmap__new(hashmap_u64_hash, hashmap_u64_equal, NULL);
-	if (!p->names || hashmap__add(s->procs, pid, (long)p)) {
+	p->names = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL);
+	if (!p->names || hmap__add(s->procs, pid, (long)p)) {
 		sym_proc_free(p);
 		return NULL;
 	}
@@ -638,8 +638,8 @@ struct symbols *symbols__new(void)
 
 	if (!s)
 		goto fail;
-	s->procs = hashmap__new(hashmap_u64_hash, hashmap_u64_equal, NULL);
-	s->files = hashmap__new(sym_file_hash, sym_file_equal, NULL);
+	s->procs = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL);
+	s->files = hmap__new(sym_file_hash, sym_file_equal, NULL);
 	if (!s->procs || !s->files)
 		goto fail;
 	return s;
@@ -651,20 +651,20 @@ fail:
 
 void symbols__free(struct symbols *s)
 {
-	const struct hashmap_entry *e;
+	const struct hmap_entry *e;
 	size_t bkt;
 
 	if (!s)
 		return;
 	if (s->procs) {
-		hashmap__for_each_entry(s->procs, e, bkt)
+		hmap__for_each_entry(s->procs, e, bkt)
 			sym_proc_free((struct sym_proc *)e->value);
-		hashmap__free(s->procs);
+		hmap__free(s->procs);
 	}
 	if (s->files) {
-		hashmap__for_each_entry(s->files, e, bkt)
+		hmap__for_each_entry(s->files, e, bkt)
 			sym_file_free((struct sym_file *)e->value);
-		hashmap__free(s->files);
+		hmap__free(s->files);
 	}
 	sym_pool_free(s);
 	free(s);

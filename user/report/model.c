@@ -60,7 +60,7 @@ static struct count_row *find_row(const struct count_table *t, const char *name,
 	const struct count_row key = { .name = name, .a = a, .b = b, .c = c };
 	long row;
 
-	if (!t->map || !hashmap__find(t->map, (long)&key, &row))
+	if (!t->map || !hmap__find(t->map, (long)&key, &row))
 		return NULL;
 	return (struct count_row *)row;
 }
@@ -89,12 +89,12 @@ struct count_row *count_table__get(struct count_table *t, const char *name, int6
 
 	if (row)
 		return row;
-	if (!t->map && !(t->map = hashmap__new(row_hash, row_equal, NULL)))
+	if (!t->map && !(t->map = hmap__new(row_hash, row_equal, NULL)))
 		return NULL;
 	row = new_row(name, a, b, c);
 	if (!row)
 		return NULL;
-	if (hashmap__add(t->map, (long)row, (long)row)) {
+	if (hmap__add(t->map, (long)row, (long)row)) {
 		free(row);
 		return NULL;
 	}
@@ -121,12 +121,12 @@ uint64_t count_table__count(const struct count_table *t, const char *name, int64
 
 size_t count_table__size(const struct count_table *t)
 {
-	return t->map ? hashmap__size(t->map) : 0;
+	return t->map ? hmap__size(t->map) : 0;
 }
 
 struct count_row *count_table__iter(const struct count_table *t, size_t *bkt)
 {
-	const struct hashmap_entry *e = t->map ? hashmap__iter(t->map, bkt) : NULL;
+	const struct hmap_entry *e = t->map ? hmap__iter(t->map, bkt) : NULL;
 
 	return e ? (struct count_row *)e->value : NULL;
 }
@@ -161,7 +161,7 @@ void count_table__free(struct count_table *t)
 		free(row->label);
 		free(row);
 	}
-	hashmap__free(t->map);
+	hmap__free(t->map);
 	t->map = NULL;
 }
 

@@ -26,7 +26,7 @@ struct count_row {
 
 /* Rows by key; the map is made when the first row comes. */
 struct count_table {
-	struct hashmap *map; /* key and value: struct count_row * */
+	struct hmap *map; /* key and value: struct count_row * */
 };
 
 /* The row of a key, added with a count of 0 when new; NULL when out of memory. */

@@ -15,22 +15,22 @@
 #define TAG_USED ((size_t)1 << (sizeof(size_t) * 8 - 1))
 
 struct hashmap_slot {
-	struct hashmap_entry e;
+	struct hmap_entry e;
 	size_t tag; /* hash | TAG_USED, or 0 */
 };
 
-struct hashmap {
-	hashmap_hash_fn hash_fn;
-	hashmap_equal_fn equal_fn;
+struct hmap {
+	hmap_hash_fn hash_fn;
+	hmap_equal_fn equal_fn;
 	void *ctx;
 	struct hashmap_slot *slots;
 	size_t cap; /* 0 or a power of two */
 	size_t size;
 };
 
-struct hashmap *hashmap__new(hashmap_hash_fn hash_fn, hashmap_equal_fn equal_fn, void *ctx)
+struct hmap *hmap__new(hmap_hash_fn hash_fn, hmap_equal_fn equal_fn, void *ctx)
 {
-	struct hashmap *map = calloc(1, sizeof(*map));
+	struct hmap *map = calloc(1, sizeof(*map));
 
 	if (!map) {
 		errno = ENOMEM;
@@ -42,7 +42,7 @@ struct hashmap *hashmap__new(hashmap_hash_fn hash_fn, hashmap_equal_fn equal_fn,
 	return map;
 }
 
-void hashmap__free(struct hashmap *map)
+void hmap__free(struct hmap *map)
 {
 	if (!map)
 		return;
@@ -50,18 +50,18 @@ void hashmap__free(struct hashmap *map)
 	free(map);
 }
 
-size_t hashmap__size(const struct hashmap *map)
+size_t hmap__size(const struct hmap *map)
 {
 	return map->size;
 }
 
-static size_t tag_of(const struct hashmap *map, long key)
+static size_t tag_of(const struct hmap *map, long key)
 {
 	return map->hash_fn(key, map->ctx) | TAG_USED;
 }
 
 /* The slot holding key, or the free slot where it would go. */
-static struct hashmap_slot *probe(const struct hashmap *map, long key, size_t tag)
+static struct hashmap_slot *probe(const struct hmap *map, long key, size_t tag)
 {
 	size_t mask = map->cap - 1, i = tag & mask;
 
@@ -75,7 +75,7 @@ static struct hashmap_slot *probe(const struct hashmap *map, long key, size_t ta
 	}
 }
 
-static int grow(struct hashmap *map)
+static int grow(struct hmap *map)
 {
 	size_t cap = map->cap ? map->cap * 2 : HASHMAP_MIN_CAP, mask = cap - 1;
 	struct hashmap_slot *slots;
@@ -102,14 +102,14 @@ static int grow(struct hashmap *map)
 }
 
 /* The slot for key, made free or found; NULL when out of memory. */
-static struct hashmap_slot *slot_for_insert(struct hashmap *map, long key, size_t tag)
+static struct hashmap_slot *slot_for_insert(struct hmap *map, long key, size_t tag)
 {
 	if ((map->size + 1) * 2 > map->cap && grow(map))
 		return NULL;
 	return probe(map, key, tag);
 }
 
-int hashmap__add(struct hashmap *map, long key, long value)
+int hmap__add(struct hmap *map, long key, long value)
 {
 	size_t tag = tag_of(map, key);
 	struct hashmap_slot *s = slot_for_insert(map, key, tag);
@@ -125,7 +125,7 @@ int hashmap__add(struct hashmap *map, long key, long value)
 	return 0;
 }
 
-int hashmap__set(struct hashmap *map, long key, long value, long *old_key, long *old_value)
+int hmap__set(struct hmap *map, long key, long value, long *old_key, long *old_value)
 {
 	size_t tag = tag_of(map, key);
 	struct hashmap_slot *s = slot_for_insert(map, key, tag);
@@ -144,7 +144,7 @@ int hashmap__set(struct hashmap *map, long key, long value, long *old_key, long 
 	return 0;
 }
 
-bool hashmap__find(const struct hashmap *map, long key, long *value)
+bool hmap__find(const struct hmap *map, long key, long *value)
 {
 	const struct hashmap_slot *s;
 
@@ -165,7 +165,7 @@ static bool may_fill(size_t h, size_t i, size_t j)
 	return i <= j ? (h <= i || h > j) : (h <= i && h > j);
 }
 
-bool hashmap__delete(struct hashmap *map, long key, long *old_key, long *old_value)
+bool hmap__delete(struct hmap *map, long key, long *old_key, long *old_value)
 {
 	size_t mask = map->cap - 1, i, j;
 	struct hashmap_slot *s;
@@ -191,14 +191,14 @@ bool hashmap__delete(struct hashmap *map, long key, long *old_key, long *old_val
 	return true;
 }
 
-void hashmap__clear(struct hashmap *map)
+void hmap__clear(struct hmap *map)
 {
 	if (map->cap)
 		memset(map->slots, 0, map->cap * sizeof(*map->slots));
 	map->size = 0;
 }
 
-const struct hashmap_entry *hashmap__iter(const struct hashmap *map, size_t *bkt)
+const struct hmap_entry *hmap__iter(const struct hmap *map, size_t *bkt)
 {
 	for (; *bkt < map->cap; (*bkt)++)
 		if (map->slots[*bkt].tag)
@@ -206,25 +206,25 @@ const struct hashmap_entry *hashmap__iter(const struct hashmap *map, size_t *bkt
 	return NULL;
 }
 
-size_t hashmap_str_hash(long key, void *ctx)
+size_t hmap_str_hash(long key, void *ctx)
 {
 	(void)ctx;
 	return hash_str((const char *)key);
 }
 
-bool hashmap_str_equal(long key1, long key2, void *ctx)
+bool hmap_str_equal(long key1, long key2, void *ctx)
 {
 	(void)ctx;
 	return !strcmp((const char *)key1, (const char *)key2);
 }
 
-size_t hashmap_u64_hash(long key, void *ctx)
+size_t hmap_u64_hash(long key, void *ctx)
 {
 	(void)ctx;
 	return hash_u64((uint64_t)key);
 }
 
-bool hashmap_u64_equal(long key1, long key2, void *ctx)
+bool hmap_u64_equal(long key1, long key2, void *ctx)
 {
 	(void)ctx;
 	return key1 == key2;
