@@ -273,11 +273,16 @@ int launch_entry(struct pt_regs *ctx)
 	} else {
 		__sync_fetch_and_add(&counters.hits, 1);
 	}
-	step = st >> 8;
-	phase = st & 0xff;
+	step = state_step(st);
+	phase = state_phase(st);
 	/* Probes stay attached from warmup to the window's end: record only its active steps. */
 	if (!phase_records(phase))
 		return 0;
+	/* A link of an earlier window, still closing: its launches are the current links' too. */
+	if (ps && ((cookie >> COOKIE_GEN_SHIFT) & 0xff) != state_gen(st)) {
+		__sync_fetch_and_add(&ps->stale, 1);
+		return 0;
+	}
 	if (api >= API_FIRST_DRIVER && called_from_runtime(ctx, tgid)) {
 		COUNT(ps, nested);
 		return 0;

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Process trees: a process that a target (or a descendant of one) forks is
- * told to the loader, in the kernel, so that no child goes unseen however
- * briefly it lives. Threads are not processes and are not told.
+ * Process trees, in the kernel so that no child goes unseen however briefly
+ * it lives. A followed process's child gets its parent's entries at fork (a
+ * copy of its conf, a fresh state at step 0) and is held at exec until its
+ * new program is probed. Children of processes that are not followed are
+ * only told (the family map tracks their descendants), so that the loader
+ * can say which of them took up CUDA. Threads are not processes.
  */
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
+#include "hold.bpf.h"
 
-/* Descendants of targets, while they live: written here only. */
+/* Descendants of targets that are not followed, while they live: written here only. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, CUPROBE_MAX_PROCS);
@@ -15,17 +19,35 @@ struct {
 	__type(value, __u32);	/* the parent's tgid */
 } family SEC(".maps");
 
+/* The child's entries, as its parent's at step 0 of the same plan. */
+static __always_inline void adopt(__u32 child, const struct proc_conf *pconf)
+{
+	struct proc_conf conf = *pconf;
+	struct proc_state ps = {};
+
+	conf.holds_answered = 0;
+	ps.gen = conf.gen;
+	ps.state = pack_state(0, conf.link_gen, schedule_action(&conf.sched, 0));
+	bpf_map_update_elem(&proc_conf, &child, &conf, BPF_NOEXIST);
+	bpf_map_update_elem(&proc_state, &child, &ps, BPF_NOEXIST);
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	struct proc_conf *pconf;
 	struct fork_event *e;
 
 	if (ptgid == ctgid)
 		return 0;
-	if (!bpf_map_lookup_elem(&proc_state, &ptgid) && !bpf_map_lookup_elem(&family, &ptgid))
+	pconf = bpf_map_lookup_elem(&proc_conf, &ptgid);
+	if (pconf && (pconf->flags & CONF_FOLLOW))
+		adopt(ctgid, pconf);
+	else if (pconf || bpf_map_lookup_elem(&family, &ptgid))
+		bpf_map_update_elem(&family, &ctgid, &ptgid, BPF_ANY);
+	else
 		return 0;
-	bpf_map_update_elem(&family, &ctgid, &ptgid, BPF_ANY);
 	e = bpf_ringbuf_reserve(&ctrl, sizeof(*e), 0);
 	if (!e)
 		return 0;
@@ -35,6 +57,17 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	e->pad = 0;
 	e->ts_ns = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid;
+	struct proc_conf *conf = bpf_map_lookup_elem(&proc_conf, &tgid);
+
+	if (conf && (conf->flags & CONF_FOLLOW))
+		hold_and_tell(tgid, REC_EXEC);
 	return 0;
 }
 

@@ -48,10 +48,11 @@ int step_hit(struct pt_regs *ctx)
 		e->launch_hits = ps->launch_hits;
 		e->drops = ps->drops;
 		e->nested = ps->nested;
+		e->stale = ps->stale;
 		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	} else {
 		__sync_fetch_and_add(&ps->lost_ctrl, 1);
 	}
-	ps->state = pack_state(step, phase);
+	ps->state = pack_state(step, conf->link_gen, phase);
 	return 0;
 }

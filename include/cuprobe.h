@@ -19,6 +19,7 @@ enum cuprobe_rec {
 	REC_THREAD = 4,	 /* first launch of a thread, with its name (struct thread_event) */
 	REC_AGENT = 5,	 /* a chunk of the agent's records (struct agent_chunk_event, agent.h) */
 	REC_FORK = 6,	 /* a target or its descendant forked a process (struct fork_event) */
+	REC_EXEC = 7,	 /* a followed process ran a new program (struct libmap_event, held) */
 };
 
 /*
@@ -105,6 +106,7 @@ struct step_event {
 	__u64 launch_hits; /* launch probe hits in this process so far */
 	__u64 drops;	 /* launches lost so far */
 	__u64 nested;	 /* nested entries skipped so far */
+	__u64 stale;	 /* hits of an older window's links so far */
 };
 
 struct fork_event {
@@ -154,7 +156,16 @@ struct proc_conf {
 	__u32 step_every;	/* one step per this many hits of the step probe */
 	__u32 gen;		/* raised with each new schedule */
 	__u64 holds_answered;	/* the last libmap_event.seq the loader answered */
+	__u32 flags;		/* CONF_* */
+	__u32 link_gen;		/* the launch links that may record: COOKIE_GEN of theirs */
 };
+
+/*
+ * Follow the process's children: BPF gives each new process the parent's
+ * entries at fork (a copy of this conf, then the loader's), and holds it at
+ * exec until its new program is probed.
+ */
+#define CONF_FOLLOW (1u << 0)
 
 /*
  * A process's entry in the BPF map proc_state: the loader creates it, then
@@ -173,6 +184,7 @@ struct proc_state {
 	__u64 base;	   /* the step the schedule counts from */
 	__u32 gen;	   /* proc_conf.gen that base belongs to */
 	__u32 pad;
+	__u64 stale;	   /* hits of launch links of an older window, not yet closed */
 };
 
 /*
@@ -186,16 +198,23 @@ struct proc_state {
 #define CUPROBE_MAX_PROCS 4096
 #define CUPROBE_CTRL_RING (256 * 1024)
 
-/* Attach cookies of launch probes: the API, and whether a return probe completes the call. */
+/*
+ * Attach cookies of launch probes: the API, whether a return probe completes
+ * the call, and the generation of the window's links. Links of a window that
+ * ended close on another thread, possibly after the next window's links are
+ * in: only the generation the step's state names records, so a launch is
+ * never counted twice.
+ */
 #define COOKIE_API_MASK 0xffu
 #define COOKIE_LATENCY (1u << 8)
+#define COOKIE_GEN_SHIFT 16
 
 _Static_assert(sizeof(struct launch_event) == 104, "launch_event layout");
 _Static_assert(sizeof(struct libmap_event) == 32, "libmap_event layout");
-_Static_assert(sizeof(struct step_event) == 56, "step_event layout");
+_Static_assert(sizeof(struct step_event) == 64, "step_event layout");
 _Static_assert(sizeof(struct schedule) == 24, "schedule layout");
-_Static_assert(sizeof(struct proc_conf) == 40, "proc_conf layout");
-_Static_assert(sizeof(struct proc_state) == 88, "proc_state layout");
+_Static_assert(sizeof(struct proc_conf) == 48, "proc_conf layout");
+_Static_assert(sizeof(struct proc_state) == 96, "proc_state layout");
 _Static_assert(sizeof(struct thread_event) == 32, "thread_event layout");
 _Static_assert(sizeof(struct fork_event) == 24, "fork_event layout");
 

@@ -12,9 +12,28 @@
 #include <stdbool.h>
 #endif
 
-static inline __u64 pack_state(__u64 step, __u32 phase)
+/*
+ * proc_state.state: the step, the generation of launch links that may record
+ * in it, and its phase, written in one store.
+ */
+static inline __u64 pack_state(__u64 step, __u32 gen, __u32 phase)
 {
-	return step << 8 | phase;
+	return step << 16 | (__u64)(gen & 0xff) << 8 | phase;
+}
+
+static inline __u32 state_step(__u64 st)
+{
+	return (__u32)(st >> 16);
+}
+
+static inline __u32 state_gen(__u64 st)
+{
+	return (st >> 8) & 0xff;
+}
+
+static inline __u32 state_phase(__u64 st)
+{
+	return st & 0xff;
 }
 
 /* The step counted from the start of the first cycle's wait, or -1 before it. */

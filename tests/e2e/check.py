@@ -126,8 +126,10 @@ def check_accounted(path, gt_path, steps, said):
         errors.append(f"cuprobe.launches {meta['launches']} != {recorded} events")
     errors += [f"more than made: {k}" for k in got if got[k] > want[k]]
     hits = meta.get("probe_hits")
-    if hits is not None and hits != recorded + drops + meta["nested_skipped"]:
-        errors.append(f"probe_hits {hits} != recorded + dropped + nested {meta['nested_skipped']}")
+    stale = meta.get("stale_link_hits", 0)
+    if hits is not None and hits != recorded + drops + meta["nested_skipped"] + stale:
+        errors.append(f"probe_hits {hits} != recorded + dropped + nested "
+                      f"{meta['nested_skipped']} + stale {stale}")
     if steps is not None and meta.get("steps") != list(steps):
         errors.append(f"cuprobe.steps {meta.get('steps')} != {list(steps)}")
     if said and drops and f"lost {drops} launches" not in open(said).read():

@@ -94,11 +94,4 @@ else
 	not_ok "-p A,B" "$(cat "$TMP/two.log")"
 	kill $a $b 2>/dev/null
 fi
-# A child of the command that takes up CUDA is not followed yet: it is said, never missed silently.
-printf '#!/bin/sh\n"%s/basic" --threads 1 --iters 30 --sleep-ms 20\n' "$W" > "$TMP/launcher.sh"
-chmod +x "$TMP/launcher.sh"
-"$CUPROBE" record -o "$TMP/launch" -- "$TMP/launcher.sh" >"$TMP/launch.log" 2>&1
-expect "record -- LAUNCHER: a child that uses CUDA is said, with -p to record it" \
-	grep -qE "pid [0-9]+ \(basic\), started by pid [0-9]+, uses CUDA but is not recorded.*record it with -p" \
-	"$TMP/launch.log"
 done_testing

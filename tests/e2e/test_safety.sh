@@ -50,8 +50,9 @@ done
 [ -z "$left_files$bad" ] && ok "SIGKILL: no temporary file, no partial trace left" ||
 	not_ok "SIGKILL: no temporary file, no partial trace left" "$left_files$bad"
 sleep 1.5
-# A guardian that exited may wait for its new parent to reap it: only live ones count.
-live=$(ps -eo stat=,comm= | awk '$2 == "cuprobe-guard" && $1 !~ /^Z/' | wc -l)
+# A guardian that exited may wait for its new parent to reap it: only live ones count,
+# and only this test's (a guardian keeps its cuprobe's command line).
+live=$(ps -eo stat=,comm=,args= | grep -F -- "$TMP/kills" | awk '$2 == "cuprobe-guard" && $1 !~ /^Z/' | wc -l)
 [ "$live" -eq 0 ] && ok "guardians leave once their cuprobe is gone" ||
 	not_ok "guardians leave once their cuprobe is gone" "$live still run"
 

@@ -22,9 +22,9 @@ if file "$STATIC" | grep -q "statically linked"; then
 else
 	not_ok "static build: statically linked" "$(file "$STATIC")"
 fi
-CUPROBE_GT=$TMP/static.gt.json "$STATIC" record -q -o "$TMP/static" -- "$W/basic" --threads 2 --iters 5 \
+CUPROBE_GT=$TMP/static.gt.json "$STATIC" record -q -o "$TMP/static-build" -- "$W/basic" --threads 2 --iters 5 \
 	>"$TMP/static.log" 2>&1 &&
 	expect "static build on basic: launches equal ground truth" \
-		$CHECK match --gt "$TMP/static.gt.json" "$(trace_in "$TMP/static/run_0")" ||
+		$CHECK match --gt "$TMP/static.gt.json" "$(trace_in "$TMP/static-build/run_0")" ||
 	not_ok "static build on basic" "$(tail -3 "$TMP/static.log")"
 done_testing

@@ -272,7 +272,7 @@ static void test_other_event_layouts(void **state)
 	assert_field(libmap_event, seq, 16, 8);
 	assert_field(libmap_event, held, 24, 4);
 
-	assert_int_equal(sizeof(struct step_event), 56);
+	assert_int_equal(sizeof(struct step_event), 64);
 	assert_field(step_event, tgid, 4, 4);
 	assert_field(step_event, tid, 8, 4);
 	assert_field(step_event, step, 12, 4);
@@ -281,6 +281,7 @@ static void test_other_event_layouts(void **state)
 	assert_field(step_event, launch_hits, 32, 8);
 	assert_field(step_event, drops, 40, 8);
 	assert_field(step_event, nested, 48, 8);
+	assert_field(step_event, stale, 56, 8);
 
 	assert_int_equal(sizeof(struct thread_event), 32);
 	assert_field(thread_event, tgid, 4, 4);
@@ -301,11 +302,14 @@ static void test_counters_and_code_range_layout(void **state)
 	assert_field(cuprobe_counters, agent_drops, 40, 8);
 
 	/* The guardian reads proc_state.stops against proc_conf.holds_answered. */
-	assert_int_equal(sizeof(struct proc_state), 88);
+	assert_int_equal(sizeof(struct proc_state), 96);
+	assert_field(proc_state, stale, 88, 8);
 	assert_field(proc_state, stops, 40, 8);
 	assert_field(proc_state, lost_ctrl, 48, 8);
 	assert_field(proc_state, last_stop_ns, 56, 8);
-	assert_int_equal(sizeof(struct proc_conf), 40);
+	assert_int_equal(sizeof(struct proc_conf), 48);
+	assert_field(proc_conf, flags, 40, 4);
+	assert_field(proc_conf, link_gen, 44, 4);
 	assert_field(proc_conf, sched, 0, 24);
 	assert_field(proc_conf, step_every, 24, 4);
 	assert_field(proc_conf, gen, 28, 4);

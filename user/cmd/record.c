@@ -252,6 +252,7 @@ static int start(struct record *r, sigset_t *orig)
 			.sched = r->o.sched,
 			.step_every = r->o.step_every,
 			.mode = mode,
+			.follow = r->o.cmd || r->o.children,
 		},
 	};
 	struct session_hooks h = { .ctx = r, .step = print_status, .cycle_dir = cycle_dir };

@@ -21,6 +21,8 @@ void record_usage(FILE *f)
 	      "  -o, --output DIR        trace folder (default ./cuprobe-runs); each cycle\n"
 	      "                          goes to DIR/run_<k>/, never overwriting\n"
 	      "  -p, --pid PID[,PID...]  attach to running processes\n"
+	      "      --children          with -p: their children and descendants too, those\n"
+	      "                          running and those to come (a command's always are)\n"
 	      "      --step SPEC         step boundary: SYMBOL | OBJECT:SYMBOL |\n"
 	      "                          usdt:OBJECT:PROVIDER:NAME; the k-th hit ends step k-1\n"
 	      "      --step-every N      count one step every N hits of the step probe\n"
@@ -119,6 +121,11 @@ static int check(struct record_opts *o)
 		return bad("--cupti-wait needs --cupti", "add --cupti, or leave --cupti-wait out");
 	if (o->step_every > 1 && !o->has_step)
 		return bad("--step-every needs --step", "name a step function with --step SYMBOL");
+	if (o->latency && o->cupti)
+		return bad("--latency and --cupti together", "a recording has one mode: --cupti for "
+			   "GPU timings, --latency for API durations");
+	if (o->children && !o->npids)
+		return bad("--children goes with -p", "a command's children are always followed");
 	if (!o->cmd && !o->npids)
 		return bad("nothing to record", "give -p PID or -- COMMAND");
 	if (o->cmd && o->npids)
@@ -184,6 +191,9 @@ static int parse_one(struct record_opts *o, int c, const char *arg)
 	case 'l':
 		o->latency = true;
 		return 0;
+	case 'C':
+		o->children = true;
+		return 0;
 	case 'q':
 		o->quiet = true;
 		return 0;
@@ -213,6 +223,7 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 		{ "cupti", no_argument, NULL, 'c' },
 		{ "cupti-wait", required_argument, NULL, 'w' },
 		{ "latency", no_argument, NULL, 'l' },
+		{ "children", no_argument, NULL, 'C' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },

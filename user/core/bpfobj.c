@@ -94,6 +94,9 @@ int bpfobj__attach_proc(struct bpfobj *b)
 	b->skel->links.proc_fork = bpf_program__attach(b->skel->progs.proc_fork);
 	if (!b->skel->links.proc_fork)
 		return -errno;
+	b->skel->links.proc_exec = bpf_program__attach(b->skel->progs.proc_exec);
+	if (!b->skel->links.proc_exec)
+		return -errno;
 	b->skel->links.proc_exit = bpf_program__attach(b->skel->progs.proc_exit);
 	return b->skel->links.proc_exit ? 0 : -errno;
 }

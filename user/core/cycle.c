@@ -403,6 +403,7 @@ static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t e
 		.probe_ns = pc->env->probe_ns,
 		.drops = oc->c.drops,
 		.nested = oc->c.nested,
+		.stale = oc->c.stale,
 		.lost_steps = pc->lost_steps,
 		.first_step = pc->steps ? (int64_t)oc->lo : -1,
 		.last_step = pc->steps ? (int64_t)oc->last_step : -1,
@@ -452,6 +453,7 @@ static void add_counts(struct cycle_counts *sum, const struct cycle_counts *a,
 	sum->hits += b->hits - a->hits;
 	sum->drops += b->drops - a->drops;
 	sum->nested += b->nested - a->nested;
+	sum->stale += b->stale - a->stale;
 }
 
 /*
@@ -540,7 +542,7 @@ static int advance(struct proc_cycles *pc, uint64_t step, uint32_t phase, uint64
 
 int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e)
 {
-	struct cycle_counts c = { e->launch_hits, e->drops, e->nested };
+	struct cycle_counts c = { e->launch_hits, e->drops, e->nested, e->stale };
 	int err;
 
 	if (e->step <= pc->step)
@@ -605,6 +607,11 @@ int proc_cycles__stop(struct proc_cycles *pc, uint64_t now, const struct cycle_c
 	while (pc->noc)
 		ret = write_cycle(pc, pc->noc - 1, now, pc->steps, false) ?: ret;
 	return ret;
+}
+
+uint32_t proc_cycles__phase(const struct proc_cycles *pc)
+{
+	return pc->phase;
 }
 
 void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st)

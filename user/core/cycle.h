@@ -75,6 +75,7 @@ struct cycle_counts {
 	uint64_t hits;		/* launch probe hits */
 	uint64_t drops;		/* launches lost */
 	uint64_t nested;	/* nested entries skipped */
+	uint64_t stale;		/* hits of an earlier window's links */
 };
 
 struct cycle_status {
@@ -130,6 +131,8 @@ int proc_cycles__flush(struct proc_cycles *pc, uint64_t now);
  */
 int proc_cycles__stop(struct proc_cycles *pc, uint64_t now, const struct cycle_counts *c);
 void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st);
+/* The running step's phase. */
+uint32_t proc_cycles__phase(const struct proc_cycles *pc);
 
 /* The phase wants launch probes attached: warmup absorbs the attach. */
 static inline bool phase_probes(uint32_t phase)

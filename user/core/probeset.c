@@ -105,9 +105,9 @@ static struct examined *add_examined(struct probeset *ps, uint64_t dev, uint64_t
 	return e;
 }
 
-static void dispose(const struct probe_env *env, struct uprobe_link **l)
+static void dispose(const struct probe_env *env, bool sync, struct uprobe_link **l)
 {
-	if (*l && env->dispose)
+	if (*l && env->dispose && !sync)
 		env->dispose(*l, env->dispose_arg);
 	else
 		uprobe_link__destroy(*l);
@@ -146,7 +146,8 @@ static int attach_launch(struct probeset *ps, struct examined *e)
 		if (!e->api_off[api])
 			continue;
 		o[s.n] = e->api_off[api];
-		cookies[s.n++] = api | (ps->want.latency ? COOKIE_LATENCY : 0);
+		cookies[s.n++] = api | (ps->want.latency ? COOKIE_LATENCY : 0) |
+				 (uint64_t)ps->want.gen << COOKIE_GEN_SHIFT;
 	}
 	if (!s.n)
 		return 0;
@@ -168,10 +169,10 @@ static int attach_launch(struct probeset *ps, struct examined *e)
 	return 0;
 }
 
-static void detach_launch(const struct probe_env *env, struct examined *e)
+static void detach_launch(const struct probeset *ps, struct examined *e)
 {
-	dispose(env, &e->entry);
-	dispose(env, &e->ret);
+	dispose(ps->env, ps->want.sync, &e->entry);
+	dispose(ps->env, ps->want.sync, &e->ret);
 }
 
 /* The agent's switch follows the window: CUPTI runs from warmup to the window's end. */
@@ -186,7 +187,7 @@ static int switch_agent(struct probeset *ps, bool on)
 	int found, err;
 
 	if (!on || !ps->agent) {
-		dispose(ps->env, &ps->agent_enable);
+		dispose(ps->env, false, &ps->agent_enable);
 		return 0;
 	}
 	if (ps->agent_enable)
@@ -225,11 +226,11 @@ int probeset__set(struct probeset *ps, const struct probe_want *w)
 {
 	int err = 0;
 
-	/* A change of return probes is a new set of links: take the old ones out first. */
-	if (!w->launch || w->latency != ps->want.latency) {
+	/* A change of return probes or generation is a new set of links: the old ones go first. */
+	if (!w->launch || w->latency != ps->want.latency || w->gen != ps->want.gen) {
 		ps->probes_since = 0;
 		for (size_t i = 0; i < ps->nobjs; i++)
-			detach_launch(ps->env, &ps->objs[i]);
+			detach_launch(ps, &ps->objs[i]);
 	}
 	ps->want = *w;
 	if (!w->launch)

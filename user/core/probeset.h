@@ -37,6 +37,9 @@ struct probe_want {
 	bool launch;	/* launch entry probes */
 	bool latency;	/* and return probes completing them */
 	bool agent;	/* and the agent's switch (CUPTI on) */
+	uint8_t gen;	/* the links' generation (COOKIE_GEN_SHIFT): a new one is a new set */
+	bool sync;	/* links are closed here, not handed to dispose: no step state
+			 * tells an old window's links from a new one's */
 };
 
 /* What the owner learns after each job: copies, never pointers into the probeset. */

@@ -282,10 +282,10 @@ static void watch_targets(struct session *s, uint64_t now)
 		t->lost_ctrl = ps.lost_ctrl;
 		session_rescan(s, t);
 	}
-	if (now - s->polled >= POLL_STATE_NS) {
-		session_watch_children(s);
+	if (now - s->polled >= POLL_STATE_NS)
 		s->polled = now;
-	}
+	/* Every turn: a child may live a few hundred ms. */
+	session_watch_children(s);
 }
 
 static void on_ready(struct session *s, uint64_t tag)

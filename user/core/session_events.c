@@ -157,12 +157,39 @@ static void on_libmap(struct session *s, const struct libmap_event *e)
 	session_rescan(s, t);
 }
 
+/* A followed process's child is recorded; another's is watched for CUDA. */
 static void on_fork(struct session *s, const struct fork_event *e)
 {
-	struct child *c = vec__push(&s->children);
+	struct target *parent = session_find(s, e->parent);
+	struct child *c;
 
+	if (parent && parent->plan.follow && !session_find(s, e->tgid)) {
+		session_adopt(s, e->tgid, parent);
+		return;
+	}
+	c = vec__push(&s->children);
 	if (c)
 		*c = (struct child){ .pid = e->tgid, .parent = e->parent };
+}
+
+/* A followed process ran a new program: held, it is probed anew. */
+static void on_exec(struct session *s, const struct libmap_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+
+	if (!t || t->gone) {
+		if (e->held)
+			kill(e->tgid, SIGCONT);
+		return;
+	}
+	t->hold_seq = e->seq;
+	t->held |= e->held;
+	t->hold_since = clock_mono_ns();
+	if (s->leaving) {
+		session_answer_hold(s, t);
+		return;
+	}
+	session_exec(s, t);
 }
 
 /* Whether the process maps a CUDA runtime or driver; -ESRCH once it is gone. */
@@ -181,8 +208,9 @@ static int maps_cuda(pid_t pid)
 }
 
 /*
- * Children of targets are not recorded: one that takes up CUDA is said, with
- * how to record it, rather than missed in silence.
+ * Children of targets that are not followed (-p without --children) are not
+ * recorded: one that takes up CUDA is said, with how to record it, rather
+ * than missed in silence.
  */
 void session_watch_children(struct session *s)
 {
@@ -197,9 +225,9 @@ void session_watch_children(struct session *s)
 		}
 		if (cuda > 0) {
 			target_comm(c->pid, comm, sizeof(comm));
-			p_warn("pid %d (%s), started by pid %d, uses CUDA but is not recorded: cuprobe "
-			       "does not follow children yet; record it with -p %d", c->pid, comm,
-			       c->parent, c->pid);
+			p_warn("pid %d (%s), started by pid %d, uses CUDA but is not recorded: record "
+			       "it with -p %d, or its parent with -p %d --children", c->pid, comm,
+			       c->parent, c->pid, c->parent);
 		}
 		*c = *vec_at(&s->children, struct child, s->children.len - 1);
 		vec__truncate(&s->children, s->children.len - 1);
@@ -219,5 +247,7 @@ int session_ctrl_event(void *ctx, void *data, size_t size)
 		on_thread(s, data);
 	else if (type == REC_FORK && size >= sizeof(struct fork_event))
 		on_fork(s, data);
+	else if (type == REC_EXEC && size >= sizeof(struct libmap_event))
+		on_exec(s, data);
 	return --s->budget > 0 ? 0 : -EAGAIN;
 }

@@ -58,12 +58,14 @@ struct session {
 	bool backlog;		/* the rings held more than a turn takes */
 	bool guard_gone;	/* the guardian died: said once */
 	char suggest[512];	/* the latest JOB_SUGGEST answer */
+	unsigned long steps_found;	/* targets whose step probe was found */
 	struct vec children;	/* struct child: descendants of targets, not recorded */
 	int err;		/* cuprobe's own failure, -errno */
 };
 
 /* A message to the prober about one target's probeset, and its answer. */
-enum probe_job_kind { JOB_SCAN, JOB_SET, JOB_EXEC, JOB_SUGGEST, JOB_FREE };
+/* JOB_DROP lets go of a probeset the target no longer needs (after exec); JOB_FREE of the target's last. */
+enum probe_job_kind { JOB_SCAN, JOB_SET, JOB_EXEC, JOB_SUGGEST, JOB_DROP, JOB_FREE };
 
 struct probe_job {
 	struct session *s;
@@ -89,6 +91,10 @@ int session_consume_all(struct session *s);
 void session_target_exit(struct session *s, struct target *t);
 void session_end_target(struct session *s, struct target *t);
 void session_end_slice(struct session *s, struct target *t, uint64_t now);
+/* A followed process's new child, with its parent's plan (BPF made its entries). */
+struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent);
+/* A followed process ran a new program: its old probes go, the new program is probed. */
+void session_exec(struct session *s, struct target *t);
 /* session_events.c */
 void session_watch_children(struct session *s);
 /* session_jobs.c */

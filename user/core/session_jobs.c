@@ -38,6 +38,7 @@ static void job_run(void *arg)
 		j->arg[0] = '\0';
 		probeset__suggest_step(j->ps, j->arg, sizeof(j->arg));
 		break;
+	case JOB_DROP:
 	case JOB_FREE:
 		probeset__free(j->ps);
 		return;
@@ -47,7 +48,7 @@ static void job_run(void *arg)
 }
 
 /* What the user hears when a scan found something new. */
-static void tell_scan(struct target *t, const struct probe_facts *f)
+static void tell_scan(struct session *s, struct target *t, const struct probe_facts *f)
 {
 	if (!t->facts.has_launch_apis && f->has_launch_apis && t->told_waiting)
 		p_info("pid %d (%s): CUDA library loaded, probes attached", t->pid, t->comm);
@@ -59,6 +60,7 @@ static void tell_scan(struct target *t, const struct probe_facts *f)
 	}
 	if (!t->facts.step_found && f->step_found)
 		p_info("pid %d: step probe found in %s", t->pid, f->step_object);
+	s->steps_found += !t->facts.step_found && f->step_found;
 }
 
 /* On the session's thread: the answer. */
@@ -76,6 +78,8 @@ static void job_done(void *arg)
 		goto out;
 	}
 	t->jobs--;
+	if (j->kind == JOB_DROP)
+		goto out;
 	if (j->facts.err && j->facts.err != -ESRCH && j->facts.err != -ENOENT)
 		p_warn("pid %d: cannot %s: %s", t->pid,
 		       j->kind == JOB_SET ? "attach or detach its launch probes" :
@@ -83,7 +87,7 @@ static void job_done(void *arg)
 	if (j->kind == JOB_SUGGEST)
 		snprintf(s->suggest, sizeof(s->suggest), "%.500s", j->arg);
 	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC)
-		tell_scan(t, &j->facts);
+		tell_scan(s, t, &j->facts);
 	t->facts = j->facts;
 	if (j->kind == JOB_SCAN) {
 		t->scanning = false;
@@ -124,21 +128,36 @@ int session_submit(struct session *s, struct target *t, enum probe_job_kind kind
 	}
 	t->jobs++;
 	t->attaching += kind == JOB_SET && j->want.launch;
-	if (kind == JOB_FREE)
+	if (kind == JOB_FREE || kind == JOB_DROP)
 		t->probes = NULL;
 	return 0;
 }
 
+/*
+ * A window's launch links are a new generation, which the next step's state
+ * names (step.bpf.c): links of the last window still closing then record
+ * nothing. Without a step probe there is no such state: those links are
+ * closed before the next window's are made.
+ */
 void session_want_probes(struct session *s, struct target *t, bool on)
 {
 	struct probe_want w = {
 		.launch = on && t->mode != MODE_OFF,
 		.latency = on && t->mode == MODE_LATENCY,
 		.agent = on && t->mode == MODE_CUPTI,
+		.gen = t->want.gen,
+		.sync = !t->plan.step,
 	};
 
 	if (!memcmp(&w, &t->want, sizeof(w)) || !t->probes)
 		return;
+	if (w.launch && !t->want.launch && t->plan.step) {
+		t->conf.link_gen = (t->conf.link_gen + 1) & 0xff;
+		w.gen = t->conf.link_gen;
+		if (bpfobj__set_conf(s->bpf, t->pid, &t->conf))
+			p_warn("pid %d: cannot name its new launch links: %s", t->pid,
+			       strerror(errno));
+	}
 	t->want = w;
 	if (session_submit(s, t, JOB_SET, 0, NULL))
 		p_warn("pid %d: out of memory: its launch probes stay as they are", t->pid);

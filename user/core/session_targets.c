@@ -50,7 +50,8 @@ static enum cycle_clock plan_clock(const struct target_plan *p)
  * probeset, and whether its launch probes start attached. Without a step
  * probe, BPF's phase stays RECORD and the probes' presence is the window.
  */
-static int setup_target(struct session *s, struct target *t, const struct target_plan *p)
+static int setup_target(struct session *s, struct target *t, const struct target_plan *p,
+			bool adopted)
 {
 	enum cycle_clock clock = plan_clock(p);
 	const struct schedule *sched = clock == CLOCK_ONE ? &s->one_cycle.sched : &p->sched;
@@ -61,8 +62,13 @@ static int setup_target(struct session *s, struct target *t, const struct target
 	t->plan = *p;
 	t->conf.sched = *sched;
 	t->conf.step_every = p->step_every ?: 1;
-	err = bpfobj__add_proc(s->bpf, t->pid, &t->conf,
-			       pack_state(0, clock == CLOCK_STEPS ? phase : PHASE_RECORD));
+	t->conf.flags = p->follow ? CONF_FOLLOW : 0;
+	/* An adopted child's entries are BPF's copy of its parent's: its counters already run. */
+	err = adopted ? bpfobj__set_conf(s->bpf, t->pid, &t->conf) : -ENOENT;
+	if (err)
+		err = bpfobj__add_proc(s->bpf, t->pid, &t->conf,
+				       pack_state(0, t->conf.link_gen,
+						  clock == CLOCK_STEPS ? phase : PHASE_RECORD));
 	if (err)
 		return err;
 	t->slice_next = now + p->slice_ns;
@@ -75,7 +81,7 @@ static int setup_target(struct session *s, struct target *t, const struct target
 }
 
 static struct target *new_target(struct session *s, pid_t pid, bool child,
-				 const struct target_plan *p, int *err)
+				 const struct target_plan *p, bool adopted, int *err)
 {
 	struct target *t = calloc(1, sizeof(*t));
 
@@ -90,7 +96,7 @@ static struct target *new_target(struct session *s, pid_t pid, bool child,
 		free(t);
 		return NULL;
 	}
-	*err = setup_target(s, t, p);
+	*err = setup_target(s, t, p, adopted);
 	return t;
 }
 
@@ -112,6 +118,25 @@ int session__attach(struct session *s, pid_t pid)
 	return session__attach_plan(s, pid, &s->o.plan);
 }
 
+/* A followed process's children already there are followed too, and theirs. */
+static void attach_children(struct session *s, pid_t pid, const struct target_plan *p)
+{
+	char path[64], line[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fscanf(f, "%4095s", line) == 1) {
+		pid_t child = (pid_t)atoi(line);
+
+		if (child > 0 && !session_find(s, child) && !session__attach_plan(s, child, p))
+			p_info("pid %d, started by pid %d: recorded too", child, pid);
+	}
+	fclose(f);
+}
+
 int session__attach_plan(struct session *s, pid_t pid, const struct target_plan *p)
 {
 	struct target *t;
@@ -125,7 +150,7 @@ int session__attach_plan(struct session *s, pid_t pid, const struct target_plan 
 	}
 	if (session_find(s, pid))
 		return -EEXIST;
-	t = new_target(s, pid, false, p, &err);
+	t = new_target(s, pid, false, p, false, &err);
 	if (!err)
 		err = session_submit(s, t, JOB_SCAN, 0, NULL);
 	t->scanning = !err;
@@ -148,6 +173,8 @@ int session__attach_plan(struct session *s, pid_t pid, const struct target_plan 
 	}
 	if (p->step && !t->facts.step_found)
 		tell_step_missing(s, t, false);
+	if (p->follow)
+		attach_children(s, pid, p);
 	if (p->mode == MODE_CUPTI && !t->facts.agent_found)
 		p_warn("pid %d (%s) has no cuprobe agent loaded: --cupti needs the process "
 		       "started with CUDA_INJECTION64_PATH or LD_PRELOAD naming "
@@ -203,7 +230,7 @@ static int prepare_child(struct session *s, pid_t pid, const char *exe)
 	struct target *t;
 	int err;
 
-	t = new_target(s, pid, true, &s->o.plan, &err);
+	t = new_target(s, pid, true, &s->o.plan, false, &err);
 	if (err)
 		return err;
 	s->command = pid;
@@ -271,6 +298,7 @@ static bool target_counts(struct session *s, struct target *t, struct cycle_coun
 	c->hits = ps->launch_hits;
 	c->drops = ps->drops;
 	c->nested = ps->nested;
+	c->stale = ps->stale;
 	return true;
 }
 
@@ -298,10 +326,21 @@ static int stop_cycles(struct session *s, struct target *t)
 void session_end_target(struct session *s, struct target *t)
 {
 	session_consume_all(s);
+	/* A shell or launcher of the tree that never took up CUDA leaves no empty trace. */
+	if (t->adopted && !t->facts.has_launch_apis) {
+		proc_cycles__free(t->cycles);
+		t->cycles = NULL;
+	}
 	if (stop_cycles(s, t) && !s->err)
 		s->err = -EIO;
-	if (t->plan.step && !t->facts.step_found) {
+	/* In a followed tree, the step is in some of its processes (the ranks), not all. */
+	if (t->plan.step && !t->facts.step_found && !t->plan.follow) {
 		tell_step_missing(s, t, true);
+		if (!s->err)
+			s->err = -ENOENT;
+	} else if (t->plan.step && !t->facts.step_found && !t->adopted && !s->steps_found) {
+		tell_step_missing(s, t, true);
+		p_err("no process of the tree of pid %d had the step probe", t->pid);
 		if (!s->err)
 			s->err = -ENOENT;
 	}
@@ -410,6 +449,7 @@ void session_end_slice(struct session *s, struct target *t, uint64_t now)
 	e.launch_hits = ps.launch_hits;
 	e.drops = ps.drops;
 	e.nested = ps.nested;
+	e.stale = ps.stale;
 	t->slice_next += t->plan.slice_ns;
 	if (t->slice_next < now)
 		t->slice_next = now + t->plan.slice_ns; /* cuprobe was late: slices restart from now */
@@ -435,3 +475,40 @@ void session__end_command(struct session *s, int grace_ms)
 	session_target_exit(s, t);
 }
 
+
+struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent)
+{
+	struct target *t;
+	int err;
+
+	t = new_target(s, pid, false, &parent->plan, true, &err);
+	if (t)
+		t->adopted = true;
+	if (err) {
+		if (err != -ESRCH)
+			p_warn("pid %d, started by pid %d: cannot record it: %s", pid, parent->pid,
+			       strerror(-err));
+		if (t)
+			session_end_target(s, t);
+		return NULL;
+	}
+	p_dbg("pid %d (%s), started by pid %d: recorded too", pid, t->comm, parent->pid);
+	session_rescan(s, t);
+	return t;
+}
+
+void session_exec(struct session *s, struct target *t)
+{
+	if (t->probes)
+		session_submit(s, t, JOB_DROP, 0, NULL);
+	t->probes = probeset__new(&s->penv, t->pid, t->plan.step);
+	if (!t->probes) {
+		session_answer_hold(s, t);
+		return;
+	}
+	/* What the old program wanted stands: the new probeset is told. */
+	t->want = (struct probe_want){};
+	session_want_probes(s, t, t->mode != MODE_OFF && phase_probes(proc_cycles__phase(t->cycles)));
+	session_rescan(s, t);
+	p_dbg("pid %d (%s): new program, probed anew", t->pid, t->comm);
+}

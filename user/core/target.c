@@ -27,11 +27,25 @@ static void read_identity_env(struct target *t)
 	if (n <= 0)
 		return;
 	buf[n] = '\0';
+	/* torchrun's names first; Open MPI's, PMI's and Slurm's where it left none. */
 	for (char *p = buf; p < buf + n; p += strlen(p) + 1) {
 		if (!strncmp(p, "RANK=", 5))
 			t->rank = atoi(p + 5);
 		else if (!strncmp(p, "WORLD_SIZE=", 11))
 			t->world_size = atoi(p + 11);
+	}
+	for (char *p = buf; p < buf + n; p += strlen(p) + 1) {
+		static const char *const ranks[] = { "OMPI_COMM_WORLD_RANK=", "PMI_RANK=",
+						      "SLURM_PROCID=" };
+		static const char *const sizes[] = { "OMPI_COMM_WORLD_SIZE=", "PMI_SIZE=",
+						      "SLURM_NTASKS=" };
+
+		for (size_t i = 0; i < 3; i++) {
+			if (t->rank < 0 && !strncmp(p, ranks[i], strlen(ranks[i])))
+				t->rank = atoi(p + strlen(ranks[i]));
+			if (t->world_size < 0 && !strncmp(p, sizes[i], strlen(sizes[i])))
+				t->world_size = atoi(p + strlen(sizes[i]));
+		}
 	}
 }
 

@@ -27,6 +27,7 @@ struct target_plan {
 	struct schedule sched;		/* over steps (or slices); ignored for one cycle */
 	uint32_t step_every;
 	enum window_mode mode;		/* what windows attach, unless the cycle_mode hook says */
+	bool follow;			/* its children are targets too, with this plan */
 };
 
 
@@ -36,6 +37,7 @@ struct target {
 	char comm[64];
 	int rank, world_size;	/* from RANK / WORLD_SIZE, -1 when unset */
 	bool child;		/* started by cuprobe: reap it */
+	bool adopted;		/* a followed process's child */
 	bool exited;
 	bool gone;		/* exited or detached: its cycles are written, its probes going */
 	int status;		/* wait status when child */

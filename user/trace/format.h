@@ -10,7 +10,7 @@
 /*
  * The version in the cuprobe object. 0.2.0: drops counts the launches of
  * that process lost in that cycle (0.1.0: the whole recording's, in every
- * file); nested_skipped and lost_steps are new.
+ * file); nested_skipped, lost_steps and stale_link_hits are new.
  */
 #define TRACE_VERSION "0.2.0"
 /* The first version whose drops are per process and cycle. */
@@ -113,6 +113,7 @@
 #define TRACE_KEY_LATE_LAUNCHES "late_launches"
 #define TRACE_KEY_DROPS "drops"
 #define TRACE_KEY_NESTED_SKIPPED "nested_skipped"
+#define TRACE_KEY_STALE_LINK_HITS "stale_link_hits"
 #define TRACE_KEY_LOST_STEPS "lost_steps"
 #define TRACE_KEY_STEPS "steps"
 #define TRACE_KEY_PROBE_NS_PER_HIT "probe_ns_per_hit"

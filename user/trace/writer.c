@@ -583,6 +583,7 @@ static void write_cuprobe(struct trace *t, const struct trace_summary *s)
 		{ JSON_LITERAL(TRACE_KEY_LATE_LAUNCHES), s->late },
 		{ JSON_LITERAL(TRACE_KEY_DROPS), s->drops },
 		{ JSON_LITERAL(TRACE_KEY_NESTED_SKIPPED), s->nested },
+		{ JSON_LITERAL(TRACE_KEY_STALE_LINK_HITS), s->stale },
 		{ JSON_LITERAL(TRACE_KEY_LOST_STEPS), s->lost_steps },
 	};
 	struct json_writer *w = t->w;

@@ -32,6 +32,7 @@ struct trace_summary {
 	double probe_ns;	/* measured cost of one hit, < 0 when unknown */
 	uint64_t drops;		/* launches of this process lost in this cycle (ring full) */
 	uint64_t nested;	/* probe hits skipped as nested calls, not launches */
+	uint64_t stale;		/* hits of an earlier window's links, still closing: not launches */
 	uint64_t lost_steps;	/* step boundaries whose event was lost (seen as a gap) */
 	uint64_t unnamed;	/* kernels named only by object+offset */
 	uint64_t late;		/* launches that arrived after their cycle was written */

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Process trees: record -- LAUNCHER follows every descendant, held at exec so
+# that none of its first launches is missed; ranks from the environment; all
+# ranks' files of cycle k in run_<k>. -p PID --children does the same for a
+# running launcher; without --children, a child that takes up CUDA is said.
+source "$(dirname "$0")/lib.sh"
+
+# A launcher starting eight ranks, each with RANK and WORLD_SIZE and its own ground truth.
+cat > "$TMP/ranks.sh" <<SH
+#!/bin/sh
+[ -n "\$1" ] && while [ ! -e "\$1" ]; do sleep 0.02; done
+for r in 0 1 2 3 4 5 6 7; do
+	RANK=\$r WORLD_SIZE=8 CUPROBE_GT=$TMP/rank\$r.gt.json "$W/basic" --threads 1 --iters 10 \\
+		--steps --sleep-ms 20 2>/dev/null &
+done
+wait
+SH
+chmod +x "$TMP/ranks.sh"
+
+"$CUPROBE" record -o "$TMP/tree" --step cuprobe_step --schedule wait=1,warmup=1,active=2,repeat=2 \
+	-- "$TMP/ranks.sh" >"$TMP/tree.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok "record -- LAUNCHER (8 ranks): exit 0" || not_ok "record -- LAUNCHER (8 ranks): exit 0" "rc $rc: $(tail -3 "$TMP/tree.log")"
+for k in 0 1; do
+	n=$(ls "$TMP/tree/run_$k"/*.pt.trace.json 2>/dev/null | wc -l)
+	[ "$n" = 8 ] && ok "cycle $k: one trace per rank in run_$k, none for the launcher" ||
+		not_ok "cycle $k: one trace per rank in run_$k" "$n traces"
+done
+python3 - "$TMP" <<'PY' && ok "each rank's trace names its rank and world size" || not_ok "each rank's trace names its rank and world size" "see above"
+import glob, json, sys
+seen = set()
+for f in glob.glob(sys.argv[1] + "/tree/run_0/*.pt.trace.json"):
+    d = json.load(open(f))["distributedInfo"]
+    if d["world_size"] != 8:
+        print("world_size", d)
+        sys.exit(1)
+    seen.add(d["rank"])
+sys.exit(0 if seen == set(range(8)) else 1)
+PY
+# Exact per rank and per cycle: the file of rank r matches rank r's ground truth in that cycle's steps.
+bad=""
+for k in 0 1; do
+	for f in "$TMP/tree/run_$k"/*.pt.trace.json; do
+		r=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['distributedInfo']['rank'])" "$f")
+		$CHECK match --gt "$TMP/rank$r.gt.json" --steps $((4 * k + 2)),$((4 * k + 3)) "$f" >/dev/null || bad="$bad $k/$r"
+	done
+done
+[ -z "$bad" ] && ok "every rank's every cycle equals its ground truth" || not_ok "every rank's every cycle equals its ground truth" "cycle/rank:$bad"
+
+# A running launcher, with --children: ranks it starts after the attach are recorded.
+rm -f "$TMP"/rank*.gt.json
+"$TMP/ranks.sh" "$TMP/go" &
+launcher=$!
+sleep 0.2
+"$CUPROBE" record -o "$TMP/kids" -p $launcher --children >"$TMP/kids.log" 2>&1 &
+rec=$!
+for _ in $(seq 100); do grep -q "recording pid" "$TMP/kids.log" && break; sleep 0.05; done
+touch "$TMP/go"
+wait $launcher
+wait $rec
+# The launcher's own trace (it is the -p target) is there too, with no launches.
+n=$(grep -l '"world_size": 8' "$TMP/kids/run_0"/*.pt.trace.json 2>/dev/null | wc -l)
+[ "$n" = 8 ] && ok "-p LAUNCHER --children: the eight ranks it starts are recorded" ||
+	not_ok "-p LAUNCHER --children: the eight ranks it starts are recorded" "$n traces: $(tail -3 "$TMP/kids.log")"
+bad=""
+for f in $(grep -l '"world_size": 8' "$TMP/kids/run_0"/*.pt.trace.json); do
+	r=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['distributedInfo']['rank'])" "$f")
+	$CHECK match --gt "$TMP/rank$r.gt.json" --any-step "$f" >/dev/null || bad="$bad $r"
+done
+[ -z "$bad" ] && ok "-p LAUNCHER --children: every launch of every rank" || not_ok "-p LAUNCHER --children: every launch of every rank" "ranks:$bad"
+
+# Without --children, a child that takes up CUDA is said, with how to record it.
+rm -f "$TMP/go"
+"$TMP/ranks.sh" "$TMP/go" &
+launcher=$!
+sleep 0.2
+"$CUPROBE" record -o "$TMP/nokids" -p $launcher >"$TMP/nokids.log" 2>&1 &
+rec=$!
+for _ in $(seq 100); do grep -q "recording pid" "$TMP/nokids.log" && break; sleep 0.05; done
+touch "$TMP/go"
+wait $launcher
+wait $rec
+expect "-p LAUNCHER: a child that uses CUDA is said, with --children or -p to record it" \
+	grep -qE "pid [0-9]+ \(basic\), started by pid $launcher, uses CUDA but is not recorded" "$TMP/nokids.log"
+expect_fail "--children without -p" "--children goes with -p" "$CUPROBE" record --children -- true
+done_testing
