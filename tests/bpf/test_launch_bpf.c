@@ -25,94 +25,51 @@ static volatile uint64_t last_ret_addr;
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-#define RT_LAUNCH(name, id)                                                                        \
-	STAND_IN cudaError_t name(const void *func, dim3 grid, dim3 block, void **args,           \
-				  size_t shmem, cudaStream_t stream)                               \
-	{                                                                                          \
-		STAND_IN_FRAME();                                                                  \
-		calls[id]++;                                                                       \
-		return cudaSuccess;                                                                \
-	}
-RT_LAUNCH(sim_cudaLaunchKernel, API_cudaLaunchKernel)
-RT_LAUNCH(sim_cudaLaunchKernel_ptsz, API_cudaLaunchKernel_ptsz)
-RT_LAUNCH(sim_cudaLaunchCooperativeKernel, API_cudaLaunchCooperativeKernel)
-RT_LAUNCH(sim_cudaLaunchCooperativeKernel_ptsz, API_cudaLaunchCooperativeKernel_ptsz)
-
-#define RT_LAUNCH_EXC(name, id)                                                                    \
-	STAND_IN cudaError_t name(const cudaLaunchConfig_t *config, const void *func, void **args) \
-	{                                                                                          \
-		STAND_IN_FRAME();                                                                  \
-		calls[id]++;                                                                       \
-		return cudaSuccess;                                                                \
-	}
-RT_LAUNCH_EXC(sim_cudaLaunchKernelExC, API_cudaLaunchKernelExC)
-RT_LAUNCH_EXC(sim_cudaLaunchKernelExC_ptsz, API_cudaLaunchKernelExC_ptsz)
-
-#define RT_GRAPH(name, id)                                                                         \
-	STAND_IN cudaError_t name(cudaGraphExec_t exec, cudaStream_t stream)                       \
-	{                                                                                          \
-		STAND_IN_FRAME();                                                                  \
-		calls[id]++;                                                                       \
-		return cudaSuccess;                                                                \
-	}
-RT_GRAPH(sim_cudaGraphLaunch, API_cudaGraphLaunch)
-RT_GRAPH(sim_cudaGraphLaunch_ptsz, API_cudaGraphLaunch_ptsz)
-
-#define RT_MEMCPY(name, id)                                                                        \
-	STAND_IN cudaError_t name(void *dst, const void *src, size_t count,                        \
-				  enum cudaMemcpyKind kind, cudaStream_t stream)                   \
-	{                                                                                          \
-		STAND_IN_FRAME();                                                                  \
-		calls[id]++;                                                                       \
-		return cudaSuccess;                                                                \
-	}
-RT_MEMCPY(sim_cudaMemcpyAsync, API_cudaMemcpyAsync)
-RT_MEMCPY(sim_cudaMemcpyAsync_ptsz, API_cudaMemcpyAsync_ptsz)
-
-#define RT_MEMSET(name, id)                                                                        \
-	STAND_IN cudaError_t name(void *ptr, int value, size_t count, cudaStream_t stream)         \
-	{                                                                                          \
-		STAND_IN_FRAME();                                                                  \
-		calls[id]++;                                                                       \
-		return cudaSuccess;                                                                \
-	}
-RT_MEMSET(sim_cudaMemsetAsync, API_cudaMemsetAsync)
-RT_MEMSET(sim_cudaMemsetAsync_ptsz, API_cudaMemsetAsync_ptsz)
-
-/* The return address is kept: the nested check compares it with the runtime's ranges. */
-#define DRV_LAUNCH(name, id)                                                                       \
-	STAND_IN CUresult name(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,    \
-			       unsigned int bx, unsigned int by, unsigned int bz,                  \
-			       unsigned int shmem, CUstream stream, void **params, void **extra)   \
+/*
+ * One stand-in: it counts its calls and keeps its return address, which the
+ * nested check compares with the runtime's ranges.
+ */
+#define SIM(ret, ok, name, id, ...)                                                                \
+	STAND_IN ret name(__VA_ARGS__)                                                             \
 	{                                                                                          \
 		STAND_IN_FRAME();                                                                  \
 		calls[id]++;                                                                       \
 		last_ret_addr = (uint64_t)__builtin_return_address(0);                             \
-		return CUDA_SUCCESS;                                                               \
+		return ok;                                                                         \
 	}
-DRV_LAUNCH(sim_cuLaunchKernel, API_cuLaunchKernel)
-DRV_LAUNCH(sim_cuLaunchKernel_ptsz, API_cuLaunchKernel_ptsz)
+#define RT(name, ...) SIM(cudaError_t, cudaSuccess, sim_##name, API_##name, __VA_ARGS__)
+#define DRV(name, ...) SIM(CUresult, CUDA_SUCCESS, sim_##name, API_##name, __VA_ARGS__)
 
-#define DRV_LAUNCH_EX(name, id)                                                                    \
-	STAND_IN CUresult name(const CUlaunchConfig *config, CUfunction f, void **params,          \
-			       void **extra)                                                       \
-	{                                                                                          \
-		STAND_IN_FRAME();                                                                  \
-		calls[id]++;                                                                       \
-		return CUDA_SUCCESS;                                                               \
-	}
-DRV_LAUNCH_EX(sim_cuLaunchKernelEx, API_cuLaunchKernelEx)
-DRV_LAUNCH_EX(sim_cuLaunchKernelEx_ptsz, API_cuLaunchKernelEx_ptsz)
+#define LAUNCH_ARGS                                                                                \
+	const void *func, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream
+#define LAUNCH_EXC_ARGS const cudaLaunchConfig_t *config, const void *func, void **args
+#define MEMCPY_ARGS                                                                                \
+	void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream
+#define MEMSET_ARGS void *ptr, int value, size_t count, cudaStream_t stream
+#define CU_LAUNCH_ARGS                                                                             \
+	CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,          \
+		unsigned int by, unsigned int bz, unsigned int shmem, CUstream stream,             \
+		void **params, void **extra
+#define CU_LAUNCH_EX_ARGS const CUlaunchConfig *config, CUfunction f, void **params, void **extra
 
-#define DRV_GRAPH(name, id)                                                                        \
-	STAND_IN CUresult name(CUgraphExec exec, CUstream stream)                                  \
-	{                                                                                          \
-		STAND_IN_FRAME();                                                                  \
-		calls[id]++;                                                                       \
-		return CUDA_SUCCESS;                                                                \
-	}
-DRV_GRAPH(sim_cuGraphLaunch, API_cuGraphLaunch)
-DRV_GRAPH(sim_cuGraphLaunch_ptsz, API_cuGraphLaunch_ptsz)
+RT(cudaLaunchKernel, LAUNCH_ARGS)
+RT(cudaLaunchKernel_ptsz, LAUNCH_ARGS)
+RT(cudaLaunchCooperativeKernel, LAUNCH_ARGS)
+RT(cudaLaunchCooperativeKernel_ptsz, LAUNCH_ARGS)
+RT(cudaLaunchKernelExC, LAUNCH_EXC_ARGS)
+RT(cudaLaunchKernelExC_ptsz, LAUNCH_EXC_ARGS)
+RT(cudaGraphLaunch, cudaGraphExec_t exec, cudaStream_t stream)
+RT(cudaGraphLaunch_ptsz, cudaGraphExec_t exec, cudaStream_t stream)
+RT(cudaMemcpyAsync, MEMCPY_ARGS)
+RT(cudaMemcpyAsync_ptsz, MEMCPY_ARGS)
+RT(cudaMemsetAsync, MEMSET_ARGS)
+RT(cudaMemsetAsync_ptsz, MEMSET_ARGS)
+DRV(cuLaunchKernel, CU_LAUNCH_ARGS)
+DRV(cuLaunchKernel_ptsz, CU_LAUNCH_ARGS)
+DRV(cuLaunchKernelEx, CU_LAUNCH_EX_ARGS)
+DRV(cuLaunchKernelEx_ptsz, CU_LAUNCH_EX_ARGS)
+DRV(cuGraphLaunch, CUgraphExec exec, CUstream stream)
+DRV(cuGraphLaunch_ptsz, CUgraphExec exec, CUstream stream)
 
 /* A launch that takes a while, for the latency path. */
 STAND_IN cudaError_t sim_slow_cudaLaunchKernel(const void *func, dim3 grid, dim3 block,

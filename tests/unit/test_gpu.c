@@ -131,31 +131,48 @@ static struct gpu_join_stats join(struct fixture *f, struct gpu_launch *l, size_
 	return st;
 }
 
-/* Closes the trace and counts its events of cat (ph "X"), and its flows of ph. */
-static void count_events(struct fixture *f, size_t *kernels, size_t *flow_starts,
-			 size_t *flow_ends)
+/* Every figure of a join against want's. */
+static void check_stats(const struct gpu_join_stats *st, const struct gpu_join_stats *want)
+{
+	assert_int_equal(st->matched, want->matched);
+	assert_int_equal(st->without_gpu, want->without_gpu);
+	assert_int_equal(st->unmatched_launches, want->unmatched_launches);
+	assert_int_equal(st->gpu_without_launch, want->gpu_without_launch);
+	assert_int_equal(st->clock_faults, want->clock_faults);
+	assert_int_equal(st->dropped, want->dropped);
+	assert_int_equal(st->bad_chunks, want->bad_chunks);
+	assert_int_equal(st->overhead_ns, want->overhead_ns);
+	assert_int_equal(st->gpu_records, want->gpu_records);
+}
+
+#define CHECK_STATS(st, ...) check_stats(&(st), &(struct gpu_join_stats){ __VA_ARGS__ })
+
+/* Closes the trace; it holds this many kernels and flow starts and ends. */
+static void check_trace(struct fixture *f, size_t kernels, size_t flow_starts, size_t flow_ends)
 {
 	struct trace_summary sum = { .end_mono = 100000, .first_step = -1, .last_step = -1 };
+	size_t i, nk = 0, nfs = 0, nfe = 0;
 	json_t *root, *ev, *e;
-	size_t i;
 
 	assert_int_equal(trace__close(f->t, &sum), 0);
 	snprintf(f->path, sizeof(f->path), "%s", trace__path(f->t));
 	root = json_load_file(f->path, 0, NULL);
 	assert_non_null(root);
 	ev = json_object_get(root, TRACE_KEY_EVENTS);
-	*kernels = *flow_starts = *flow_ends = 0;
 	json_array_foreach(ev, i, e) {
 		const char *cat = json_string_value(json_object_get(e, TRACE_KEY_CAT));
 		const char *ph = json_string_value(json_object_get(e, TRACE_KEY_PH));
 
 		if (!cat || !ph)
 			continue;
-		*kernels += !strcmp(cat, TRACE_CAT_KERNEL) && !strcmp(ph, TRACE_PH_COMPLETE);
-		*flow_starts += !strcmp(ph, TRACE_PH_FLOW_START);
-		*flow_ends += !strcmp(ph, TRACE_PH_FLOW_END);
+		nk += !strcmp(cat, TRACE_CAT_KERNEL) && !strcmp(ph, TRACE_PH_COMPLETE);
+		nfs += !strcmp(ph, TRACE_PH_FLOW_START);
+		nfe += !strcmp(ph, TRACE_PH_FLOW_END);
 	}
 	json_decref(root);
+	assert_int_equal(nk, kernels);
+	assert_int_equal(nfs, flow_starts);
+	assert_int_equal(nfe, flow_ends);
 }
 
 static void test_exact_join(void **state)
@@ -165,7 +182,6 @@ static void test_exact_join(void **state)
 				  launch(API_cudaMemcpyAsync, 3000, 2) };
 	struct chunk c = {};
 	struct gpu_join_stats st;
-	size_t kernels, fs, fe;
 
 	api(&c, API_cudaLaunchKernel, 11, 1010);
 	api(&c, API_cudaMemcpyAsync, 12, 3005);
@@ -175,17 +191,8 @@ static void test_exact_join(void **state)
 	add(f, &c);
 	assert_true(gpu_store__complete(f->g, l, 2));
 	st = join(f, l, 2, 500, 10000);
-	assert_int_equal(st.matched, 2);
-	assert_int_equal(st.without_gpu, 0);
-	assert_int_equal(st.unmatched_launches, 0);
-	assert_int_equal(st.gpu_without_launch, 0);
-	assert_int_equal(st.clock_faults, 0);
-	assert_int_equal(st.dropped, 0);
-	assert_int_equal(st.gpu_records, 2);
-	count_events(f, &kernels, &fs, &fe);
-	assert_int_equal(kernels, 1);
-	assert_int_equal(fs, 2);
-	assert_int_equal(fe, 2);
+	CHECK_STATS(st, .matched = 2, .gpu_records = 2);
+	check_trace(f, 1, 2, 2);
 }
 
 /* A graph launch is one API record and many kernels: all of them are its. */
@@ -195,20 +202,14 @@ static void test_graph_one_to_many(void **state)
 	struct gpu_launch l = launch(API_cudaGraphLaunch, 1000, 1);
 	struct chunk c = {};
 	struct gpu_join_stats st;
-	size_t kernels, fs, fe;
 
 	api(&c, API_cudaGraphLaunch, 21, 1020);
 	for (int i = 0; i < 3; i++)
 		kernel(&c, 21, 2000 + i * 1500);
 	add(f, &c);
 	st = join(f, &l, 1, 500, 10000);
-	assert_int_equal(st.matched, 1);
-	assert_int_equal(st.gpu_records, 3);
-	assert_int_equal(st.gpu_without_launch, 0);
-	count_events(f, &kernels, &fs, &fe);
-	assert_int_equal(kernels, 3);
-	assert_int_equal(fs, 1);
-	assert_int_equal(fe, 3);
+	CHECK_STATS(st, .matched = 1, .gpu_records = 3);
+	check_trace(f, 3, 1, 3);
 }
 
 /* GPU work cannot start before its launch: when it seems to, the clocks disagree. */
@@ -223,8 +224,7 @@ static void test_clock_fault(void **state)
 	kernel(&c, 31, 4000);
 	add(f, &c);
 	st = join(f, &l, 1, 1000, 10000);
-	assert_int_equal(st.matched, 1);
-	assert_int_equal(st.clock_faults, 1);
+	CHECK_STATS(st, .matched = 1, .clock_faults = 1, .gpu_records = 1);
 }
 
 /* Launches without API records, API records without GPU work, GPU work without launches. */
@@ -242,11 +242,8 @@ static void test_unmatched(void **state)
 	add(f, &c);
 	assert_false(gpu_store__complete(f->g, l, 2));
 	st = join(f, l, 2, 500, 10000);
-	assert_int_equal(st.matched, 1);
-	assert_int_equal(st.without_gpu, 1);
-	assert_int_equal(st.unmatched_launches, 1);
-	assert_int_equal(st.gpu_without_launch, 1);
-	assert_int_equal(st.gpu_records, 1);
+	CHECK_STATS(st, .matched = 1, .without_gpu = 1, .unmatched_launches = 1,
+		    .gpu_without_launch = 1, .gpu_records = 1);
 }
 
 /* Lost records are reported once, by the next join, from DROPPED and FLUSHED. */
@@ -269,11 +266,9 @@ static void test_drops(void **state)
 	assert_int_equal(gpu_store__add_chunk(f->g, bad.buf, bad.len), -EINVAL);
 	assert_int_equal(gpu_store__chunks(f->g), 2);
 	st = join(f, NULL, 0, 0, 10000);
-	assert_int_equal(st.dropped, 7);
-	assert_int_equal(st.bad_chunks, 1);
+	CHECK_STATS(st, .dropped = 7, .bad_chunks = 1);
 	st = join(f, NULL, 0, 10000, 20000);
-	assert_int_equal(st.dropped, 0);
-	assert_int_equal(st.bad_chunks, 0);
+	CHECK_STATS(st, .matched = 0);
 }
 
 /* A written cycle's records are let go; the next cycle's stay for it. */
@@ -291,18 +286,13 @@ static void test_prune(void **state)
 	kernel(&c, 52, 13000);
 	add(f, &c);
 	st = join(f, &first, 1, 500, 10000);
-	assert_int_equal(st.matched, 1);
-	assert_int_equal(st.gpu_records, 1);
+	CHECK_STATS(st, .matched = 1, .gpu_records = 1);
 	/* The first cycle again: its records are gone. */
 	st = join(f, &first, 1, 500, 10000);
-	assert_int_equal(st.matched, 0);
-	assert_int_equal(st.unmatched_launches, 1);
-	assert_int_equal(st.gpu_records, 0);
+	CHECK_STATS(st, .unmatched_launches = 1);
 	/* The next cycle finds its own. */
 	st = join(f, &next, 1, 10000, 20000);
-	assert_int_equal(st.matched, 1);
-	assert_int_equal(st.gpu_records, 1);
-	assert_int_equal(st.gpu_without_launch, 0);
+	CHECK_STATS(st, .matched = 1, .gpu_records = 1);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
