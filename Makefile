@@ -145,6 +145,8 @@ include tests/workloads/workloads.mk
 # The in-process CUPTI agent, the CUPTI simulator that tests it, the decoder's fuzzer.
 include tests/cupti_sim/sim.mk
 include user/agent/agent.mk
+# The BPF tier: the real programs attached to the test binary's own functions.
+include tests/bpf/bpf.mk
 # What make bench runs besides cuprobe.
 include bench/bench.mk
 
@@ -163,8 +165,8 @@ demo: deps
 	$(Q)scripts/demo.sh
 
 test: deps
-	$(Q)$(MAKE) --no-print-directory cuprobe workloads $(UNIT_BINS) san agent-tests $(AT_FUZZ) \
-		$(OUTPUT)/static/cuprobe
+	$(Q)$(MAKE) --no-print-directory cuprobe workloads $(UNIT_BINS) $(BT_BINS) san agent-tests \
+		$(AT_FUZZ) $(OUTPUT)/static/cuprobe
 	$(Q)tests/run.sh
 
 unit: $(UNIT_BINS)

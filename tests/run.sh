@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the test tiers and ends with one line: "N passed, N failed".
 #   tests/run.sh            all tiers
-#   tests/run.sh unit san   some of them (unit, san, e2e)
+#   tests/run.sh unit san   some of them (unit, san, fuzz, bpf, e2e)
 # Tiers: unit (cmocka, no root), san (the same under ASan/UBSan), fuzz (the
-# agent record decoder, briefly), e2e (root: the real cuprobe on nvcc
+# agent record decoder, briefly), bpf (root: cuprobe's BPF programs attached
+# to the test binary's own functions), e2e (root: the real cuprobe on nvcc
 # workloads, bad inputs, the ASan build of cuprobe, the agent on the CUPTI
 # simulator).
 set -u
@@ -49,13 +50,17 @@ run_fuzz() {
 	fi
 }
 
+# A tier that loads BPF programs counts one failure without root.
+need_root() { # tier
+	[ "$(id -u)" -eq 0 ] && return 0
+	failed=$((failed + 1)); failures+=("$1: needs root")
+	echo "not ok - $1 tests need root (BPF): run make test as root"
+	return 1
+}
+
 run_e2e() {
 	local t
-	if [ "$(id -u)" -ne 0 ]; then
-		failed=$((failed + 1)); failures+=("e2e: needs root")
-		echo "not ok - e2e tests need root (BPF): run make test as root"
-		return
-	fi
+	need_root e2e || return
 	for t in tests/e2e/test_*.sh tests/agent/test_*.sh tests/gpu/selftest.sh; do
 		echo "# $t"
 		bash "$t" > "$OUT/last-e2e.log" 2>&1
@@ -69,14 +74,15 @@ run_e2e() {
 }
 
 tiers=("$@")
-[ ${#tiers[@]} -gt 0 ] || tiers=(unit san fuzz e2e)
+[ ${#tiers[@]} -gt 0 ] || tiers=(unit san fuzz bpf e2e)
 for tier in "${tiers[@]}"; do
 	case "$tier" in
 	unit) run_units "$OUT/tests" ;;
 	san) run_units "$OUT/san/tests" ;;
 	fuzz) run_fuzz ;;
+	bpf) need_root bpf && run_units "$OUT/bpf_tests" ;;
 	e2e) run_e2e ;;
-	*) echo "run.sh: unknown tier $tier (unit, san, fuzz, e2e)" >&2; exit 2 ;;
+	*) echo "run.sh: unknown tier $tier (unit, san, fuzz, bpf, e2e)" >&2; exit 2 ;;
 	esac
 done
 

@@ -38,7 +38,8 @@
 #include <bpf/libbpf.h>
 
 #include "agent_records.h"
-#include "agent_test.skel.h"
+#include "cuprobe.h" /* the skeleton's globals are of its types */
+#include "cuprobe.skel.h"
 
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
@@ -68,7 +69,7 @@ static struct opts {
 static struct state {
 	FILE *out;
 	pid_t pid;
-	struct agent_test_bpf *skel;
+	struct cuprobe_bpf *skel;
 	struct bpf_link *records;
 	struct bpf_link *enable;
 	struct name *names;
@@ -282,7 +283,7 @@ static void reattach_enable(void)
 {
 	if (opt.no_enable || st.enable || st.windows_done >= opt.windows)
 		return;
-	if (!attach(&st.enable, st.skel->progs.on_enable, "enable")) {
+	if (!attach(&st.enable, st.skel->progs.agent_enable, "enable")) {
 		st.answered = false;
 		st.api_since_enable = 0;
 		harness_event("enable");
@@ -373,12 +374,11 @@ static void summary(int status, bool timed_out)
 	fprintf(st.out,
 		"{\"t\": \"exit\", \"seq\": %ld, \"status\": %d, \"timed_out\": %s, "
 		"\"chunks\": %ld, \"bad_chunks\": %ld, \"decode_errors\": %ld, "
-		"\"string_errors\": %ld, \"unnamed_kernels\": %ld, \"bpf_chunk_hits\": %llu, "
-		"\"bpf_chunk_drops\": %llu, \"bpf_chunk_bad\": %llu, \"bpf_enable_hits\": %llu}\n",
+		"\"string_errors\": %ld, \"unnamed_kernels\": %ld, "
+		"\"bpf_chunk_drops\": %llu, \"bpf_chunk_bad\": %llu}\n",
 		st.seq++, status, timed_out ? "true" : "false", st.chunks, st.bad_chunks,
 		st.decode_errors, st.string_errors, st.unnamed_kernels,
-		st.skel->bss->chunk_hits, st.skel->bss->chunk_drops, st.skel->bss->chunk_bad,
-		st.skel->bss->enable_hits);
+		st.skel->bss->counters.agent_drops, st.skel->bss->counters.agent_bad);
 }
 
 static int run(void)
@@ -388,7 +388,7 @@ static int run(void)
 	bool timed_out = false;
 	int status = -1, err;
 
-	rb = ring_buffer__new(bpf_map__fd(st.skel->maps.chunks), on_chunk, NULL, NULL);
+	rb = ring_buffer__new(bpf_map__fd(st.skel->maps.events), on_chunk, NULL, NULL);
 	if (!rb)
 		return -errno;
 	harness_event("spawn");
@@ -399,9 +399,9 @@ static int run(void)
 	if (err)
 		fprintf(stderr, "agent_harness: %s never mapped %s\n", opt.cmd[0], opt.agent);
 	if (!err && !opt.no_records)
-		err = attach(&st.records, st.skel->progs.on_records, "records");
+		err = attach(&st.records, st.skel->progs.agent_records, "records");
 	if (!err && !opt.no_enable) {
-		err = attach(&st.enable, st.skel->progs.on_enable, "enable");
+		err = attach(&st.enable, st.skel->progs.agent_enable, "enable");
 		if (!err)
 			harness_event("enable");
 	}
@@ -485,6 +485,31 @@ static int parse(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * cuprobe's own programs, the agent's two only: agent_enable is loaded as a
+ * plain uprobe (not for uprobe_multi) so that libbpf's USDT attach can place
+ * it with the semaphore, as it places agent_records.
+ */
+static struct cuprobe_bpf *load(void)
+{
+	struct cuprobe_bpf *skel = cuprobe_bpf__open();
+	struct bpf_program *prog;
+	int err;
+
+	if (!skel)
+		return NULL;
+	bpf_object__for_each_program(prog, skel->obj)
+		bpf_program__set_autoload(prog, prog == skel->progs.agent_records ||
+						prog == skel->progs.agent_enable);
+	err = cuprobe_bpf__load(skel);
+	if (err) {
+		cuprobe_bpf__destroy(skel);
+		errno = -err;
+		return NULL;
+	}
+	return skel;
+}
+
 static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
@@ -504,7 +529,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "agent_harness: %s: %s\n", opt.out, strerror(errno));
 		return 1;
 	}
-	st.skel = agent_test_bpf__open_and_load();
+	st.skel = load();
 	if (!st.skel) {
 		fprintf(stderr, "agent_harness: loading the BPF programs: %s (root?)\n",
 			strerror(errno));
@@ -513,7 +538,7 @@ int main(int argc, char **argv)
 	err = run();
 	bpf_link__destroy(st.enable);
 	bpf_link__destroy(st.records);
-	agent_test_bpf__destroy(st.skel);
+	cuprobe_bpf__destroy(st.skel);
 	if (st.out != stdout)
 		fclose(st.out);
 	if (err)

@@ -56,21 +56,15 @@ $(AGENT_LIB): $(AGENT_OBJS)
 
 # ---- tests ------------------------------------------------------------------
 
-AT_SKEL     := $(AT_DIR)/agent_test.skel.h
 AT_HARNESS  := $(AT_DIR)/agent_harness
 AT_UNIT     := $(AT_DIR)/test_agent_records $(AT_DIR)/san/test_agent_records
 AT_FUZZ     := $(AT_DIR)/fuzz_records
 AT_INJECT   := $(AT_DIR)/inject_check
-AT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser -Iuser/core -Iuser/util -Iuser/agent -Itests/agent -I$(AT_DIR) \
+AT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser -Iuser/core -Iuser/util -Iuser/agent -Itests/agent -I$(AT_DIR) -I$(OUTPUT) \
 	       -isystem $(CUDA_HOME)/include
 # Spelled out, not from sim.mk and workloads.mk: this file may be included first.
 AT_SIM_LIB   := $(OUTPUT)/cupti_sim/libcupti.so.13
 AT_WORKLOADS := $(addprefix $(OUTPUT)/workloads/,basic basic_ptsz driver dlopen_main)
-
-# usdt.bpf.h includes <linux/errno.h>: the BPF build needs the system's
-# include folders (asm/ is under the multiarch one), as libbpf-bootstrap does.
-AT_BPF_SYS = $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
-	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
 
 FUZZ_SECONDS    ?= 60
 FUZZ_SHORT_RUNS ?= 20000
@@ -82,16 +76,8 @@ agent-tests: $(AGENT_LIB) $(AT_SIM_LIB) $(AT_HARNESS) $(AT_UNIT) $(AT_INJECT) $(
 test-agent: agent-tests
 	$(Q)tests/agent/test_agent.sh
 
-$(AT_DIR)/agent_test.bpf.o: tests/agent/agent_test.bpf.c $(VMLINUX_H)
-	$(call msg,BPF,$@)
-	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) $(AT_BPF_SYS) -c $< -o $@
-
-$(AT_SKEL): $(AT_DIR)/agent_test.bpf.o
-	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< > $@
-
-$(AT_HARNESS): tests/agent/agent_harness.c user/core/agent_records.c $(AT_SKEL)
+# The harness loads cuprobe's own skeleton (the top Makefile builds it).
+$(AT_HARNESS): tests/agent/agent_harness.c user/core/agent_records.c $(OUTPUT)/cuprobe.skel.h
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(AT_CPPFLAGS) $(CFLAGS) $(filter %.c,$^) -lbpf -lelf -lz -lstdc++ -o $@
 

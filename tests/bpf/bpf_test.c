@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <bpf/libbpf.h>
+#include "attach.h"
+#include "bpf_test.h"
+#include "symbols.h"
+
+#define APPEND(arr, n, data, size)                                                                 \
+	do {                                                                                       \
+		if ((n) < BT_MAX_RECS && (size) == sizeof((arr)[0]))                               \
+			memcpy(&(arr)[(n)++], (data), sizeof((arr)[0]));                           \
+		else                                                                               \
+			t->n_other++;                                                              \
+	} while (0)
+
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct bt *t = ctx;
+	__u32 type;
+
+	if (size < sizeof(type)) {
+		t->n_other++;
+		return 0;
+	}
+	memcpy(&type, data, sizeof(type));
+	switch (type) {
+	case REC_LAUNCH:
+		APPEND(t->launches, t->n_launches, data, size);
+		break;
+	case REC_STEP:
+		APPEND(t->steps, t->n_steps, data, size);
+		break;
+	case REC_THREAD:
+		APPEND(t->threads, t->n_threads, data, size);
+		break;
+	case REC_LIBMAP:
+		APPEND(t->libmaps, t->n_libmaps, data, size);
+		break;
+	default:
+		t->n_other++;
+	}
+	return 0;
+}
+
+struct bt *bt__new(uint64_t ring_bytes)
+{
+	struct bpfobj_opts o = { .ringbuf_bytes = ring_bytes, .latency = true, .steps = true };
+	struct bt *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->obj = bpfobj__load(&o);
+	if (t->obj)
+		t->events = ring_buffer__new(bpfobj__events_fd(t->obj), on_record, t, NULL);
+	if (t->events)
+		t->ctrl = ring_buffer__new(bpfobj__ctrl_fd(t->obj), on_record, t, NULL);
+	if (!t->ctrl) {
+		bt__free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void bt__free(struct bt *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n_links; i++)
+		uprobe_link__destroy(t->links[i]);
+	ring_buffer__free(t->ctrl);
+	ring_buffer__free(t->events);
+	bpfobj__free(t->obj);
+	free(t);
+}
+
+int bt__attach(struct bt *t, enum bpfobj_prog prog, pid_t pid, const char *const *names,
+	       const uint64_t *cookies, size_t n)
+{
+	uint64_t offsets[32];
+	char exe[PATH_MAX];
+	struct uprobe_spec s = {
+		.path = exe, .pid = pid, .offsets = offsets, .cookies = cookies, .n = n,
+		.retprobe = prog == PROG_LAUNCH_RETURN,
+	};
+	int found;
+
+	if (n > 32 || t->n_links == BT_MAX_LINKS)
+		return -E2BIG;
+	if (!realpath("/proc/self/exe", exe))
+		return -errno;
+	found = elf_func_offsets(exe, names, n, offsets);
+	if (found < 0)
+		return found;
+	if ((size_t)found != n)
+		return -ENOENT;
+	return bpfobj__attach(t->obj, prog, &s, &t->links[t->n_links++]);
+}
+
+void bt__drain(struct bt *t)
+{
+	ring_buffer__consume(t->events);
+	ring_buffer__consume(t->ctrl);
+}
+
+int bt__add_self(struct bt *t, const struct proc_conf *conf, uint64_t state)
+{
+	static const struct proc_conf none;
+
+	return bpfobj__add_proc(t->obj, getpid(), conf ? conf : &none, state);
+}
+
+struct proc_state bt__state(struct bt *t, pid_t pid)
+{
+	struct proc_state ps = {};
+
+	bpfobj__proc_state(t->obj, pid, &ps);
+	return ps;
+}
+
+pid_t bt__gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
