@@ -56,7 +56,7 @@ static struct bt *load_with_steps(const struct proc_conf *conf)
 	assert_non_null(t);
 	assert_int_equal(bt__attach(t, PROG_STEP, getpid(), &step_name, &no_cookie, 1), 0);
 	assert_int_equal(bt__attach(t, PROG_LAUNCH, getpid(), &launch_name, &graph_cookie, 1), 0);
-	assert_int_equal(bt__add_self(t, conf, pack_state(0, PHASE_NONE)), 0);
+	assert_int_equal(bt__add_self(t, conf, pack_state(0, 0, PHASE_NONE)), 0);
 	return t;
 }
 
@@ -139,7 +139,7 @@ static void test_step_schedule(void **state)
 	check_launches(t, phases, N(phases), 1);
 	ps = bt__state(t, getpid());
 	assert_int_equal(ps.step_hits, N(phases));
-	assert_int_equal(ps.state, pack_state(N(phases), PHASE_NONE));
+	assert_int_equal(ps.state, pack_state(N(phases), 0, PHASE_NONE));
 	assert_int_equal(ps.launch_hits, N(phases));
 	assert_int_equal(ps.lost_ctrl, 0);
 
@@ -156,7 +156,7 @@ static void test_step_schedule(void **state)
 	ps = bt__state(t, getpid());
 	assert_int_equal(ps.gen, 1);
 	assert_int_equal(ps.base, N(phases) + 1);
-	assert_int_equal(ps.state, pack_state(N(phases) + N(again), PHASE_RECORD_AND_SAVE));
+	assert_int_equal(ps.state, pack_state(N(phases) + N(again), 0, PHASE_RECORD_AND_SAVE));
 	bt__free(t);
 }
 
@@ -176,7 +176,7 @@ static void test_step_every(void **state)
 	assert_int_equal(t->steps[1].step, 2);
 	ps = bt__state(t, getpid());
 	assert_int_equal(ps.step_hits, 7);
-	assert_int_equal(ps.state, pack_state(2, PHASE_RECORD_AND_SAVE));
+	assert_int_equal(ps.state, pack_state(2, 0, PHASE_RECORD_AND_SAVE));
 	bt__free(t);
 }
 
@@ -220,7 +220,7 @@ static void test_thread_names(void **state)
 	(void)state;
 	assert_non_null(t);
 	assert_int_equal(bt__attach(t, PROG_LAUNCH, getpid(), &launch_name, &graph_cookie, 1), 0);
-	assert_int_equal(bt__add_self(t, NULL, pack_state(1, PHASE_RECORD)), 0);
+	assert_int_equal(bt__add_self(t, NULL, pack_state(1, 0, PHASE_RECORD)), 0);
 	prctl(PR_GET_NAME, comm);
 	sim_graph_launch((void *)5, (void *)6);
 	assert_int_equal(pthread_create(&th, NULL, worker_main, &w), 0);

@@ -297,7 +297,7 @@ static void test_every_api_every_field(void **state)
 	struct bt *t = *state;
 	struct proc_state ps;
 
-	assert_int_equal(bt__add_self(t, NULL, pack_state(7, PHASE_RECORD)), 0);
+	assert_int_equal(bt__add_self(t, NULL, pack_state(7, 0, PHASE_RECORD)), 0);
 	call_every_api(t, 7, PHASE_RECORD);
 	ps = bt__state(t, getpid());
 	assert_int_equal(ps.launch_hits, API__COUNT);
@@ -324,7 +324,7 @@ static void test_phase_gating(void **state)
 	struct bt *t = *state;
 
 	for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++) {
-		assert_int_equal(bt__add_self(t, NULL, pack_state(3 + i, quiet[i])), 0);
+		assert_int_equal(bt__add_self(t, NULL, pack_state(3 + i, 0, quiet[i])), 0);
 		for (int a = 0; a < API__COUNT; a++) {
 			struct launch_event w = expected(a, 2);
 
@@ -335,7 +335,7 @@ static void test_phase_gating(void **state)
 		assert_int_equal(bt__state(t, getpid()).launch_hits, API__COUNT);
 	}
 	/* The last step of a cycle records too. */
-	assert_int_equal(bt__add_self(t, NULL, pack_state(9, PHASE_RECORD_AND_SAVE)), 0);
+	assert_int_equal(bt__add_self(t, NULL, pack_state(9, 0, PHASE_RECORD_AND_SAVE)), 0);
 	call_every_api(t, 9, PHASE_RECORD_AND_SAVE);
 	/* The thread is named at its first recorded launch, not at its first hit. */
 	assert_int_equal(t->n_threads, 1);
@@ -354,7 +354,7 @@ static void test_drops_when_ring_full(void **state)
 	(void)state;
 	assert_non_null(t);
 	assert_int_equal(bt__attach(t, PROG_LAUNCH, getpid(), &name, &cookie, 1), 0);
-	assert_int_equal(bt__add_self(t, NULL, pack_state(1, PHASE_RECORD)), 0);
+	assert_int_equal(bt__add_self(t, NULL, pack_state(1, 0, PHASE_RECORD)), 0);
 	for (unsigned int i = 0; i < burst; i++)
 		call_api(API_cudaLaunchKernel, &w);
 	bt__drain(t);
@@ -367,6 +367,35 @@ static void test_drops_when_ring_full(void **state)
 	bt__drain(t);
 	assert_int_equal(t->n_launches, fits + 1);
 	assert_int_equal(bt__state(t, getpid()).drops, burst - fits);
+	bt__free(t);
+}
+
+/*
+ * Two windows' links on one function: the old window's, still closing, and
+ * the new one's. Only the generation the step's state names records; the
+ * other's hits are counted as stale, and no launch is counted twice.
+ */
+static void test_stale_links_record_nothing(void **state)
+{
+	struct launch_event w = expected(API_cudaLaunchKernel, 5);
+	struct bt *t = bt__new(1 << 20);
+	const char *name = names[API_cudaLaunchKernel];
+	uint64_t old = API_cudaLaunchKernel | 1ull << COOKIE_GEN_SHIFT;
+	uint64_t cur = API_cudaLaunchKernel | 2ull << COOKIE_GEN_SHIFT;
+	struct proc_state ps;
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(bt__attach(t, PROG_LAUNCH, getpid(), &name, &old, 1), 0);
+	assert_int_equal(bt__attach(t, PROG_LAUNCH, getpid(), &name, &cur, 1), 0);
+	assert_int_equal(bt__add_self(t, NULL, pack_state(5, 2, PHASE_RECORD)), 0);
+	for (int i = 0; i < 10; i++)
+		call_api(API_cudaLaunchKernel, &w);
+	bt__drain(t);
+	ps = bt__state(t, getpid());
+	assert_int_equal(t->n_launches, 10);
+	assert_int_equal(ps.launch_hits, 20);
+	assert_int_equal(ps.stale, 10);
 	bt__free(t);
 }
 
@@ -383,7 +412,7 @@ static void test_nested_driver_call(void **state)
 	struct bt *t = *state;
 	struct proc_state ps;
 
-	assert_int_equal(bt__add_self(t, NULL, pack_state(2, PHASE_RECORD)), 0);
+	assert_int_equal(bt__add_self(t, NULL, pack_state(2, 0, PHASE_RECORD)), 0);
 	/* Not yet inside a runtime: a launch, and where it returns to. */
 	driver_call_site(&w);
 	bt__drain(t);
@@ -428,7 +457,7 @@ static void test_latency(void **state)
 	/* The return program first, as a --latency window attaches it. */
 	assert_int_equal(bt__attach(t, PROG_LAUNCH_RETURN, getpid(), &name, &zero, 1), 0);
 	assert_int_equal(bt__attach(t, PROG_LAUNCH, getpid(), &name, &cookie, 1), 0);
-	assert_int_equal(bt__add_self(t, NULL, pack_state(5, PHASE_RECORD)), 0);
+	assert_int_equal(bt__add_self(t, NULL, pack_state(5, 0, PHASE_RECORD)), 0);
 	t0 = clock_mono_ns();
 	sim_slow_cudaLaunchKernel(PTR(w.func), g, b, NULL, w.shmem, PTR(w.stream));
 	t1 = clock_mono_ns();
@@ -449,6 +478,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_phase_gating, setup, teardown),
 		cmocka_unit_test(test_drops_when_ring_full),
+		cmocka_unit_test(test_stale_links_record_nothing),
 		cmocka_unit_test_setup_teardown(test_nested_driver_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_latency, setup, teardown),
 	};
