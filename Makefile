@@ -5,6 +5,8 @@
 #   make demo         build and profile the bundled demo workload, then report
 #   make test         unit, ASan/UBSan, BPF and end-to-end tests (root)
 #   make bench        benchmarks (ratios against a baseline measured in the same run)
+#   make install      PREFIX=/usr/local (default) and DESTDIR= for packagers: the
+#                     binary, the agent in lib/cuprobe/ and the man pages
 #   V=1               show commands; VMLINUX_H=, CUDA_HOME=, BPFTOOL=, CLANG= override
 
 OUTPUT    := .output
@@ -70,7 +72,7 @@ TSAN_OBJS  := $(patsubst user/%.c,$(OUTPUT)/tsan/user/%.o,$(USER_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS) $(OUTPUT)/cuprobe.bpf.o
-.PHONY: all deps demo test unit bench clean workloads san FORCE
+.PHONY: all deps demo test unit bench clean workloads san install FORCE
 
 all: cuprobe agent
 
@@ -175,6 +177,21 @@ unit: $(UNIT_BINS)
 bench: deps
 	$(Q)$(MAKE) --no-print-directory cuprobe workloads
 	$(Q)bench/run.sh
+
+# cuprobe finds the agent in ../lib/cuprobe/ relative to its own binary
+# (user/cmd/record.c find_agent), so both go under one PREFIX.
+PREFIX  ?= /usr/local
+BINDIR  := $(DESTDIR)$(PREFIX)/bin
+AGENTDIR := $(DESTDIR)$(PREFIX)/lib/cuprobe
+MAN1DIR := $(DESTDIR)$(PREFIX)/share/man/man1
+MAN1    := $(wildcard man/*.1)
+
+install: cuprobe $(AGENT_LIB)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(BINDIR) $(AGENTDIR) $(MAN1DIR)
+	$(Q)install -m 0755 cuprobe $(BINDIR)/cuprobe
+	$(Q)install -m 0644 $(AGENT_LIB) $(AGENTDIR)/libcuprobe-agent.so
+	$(Q)install -m 0644 $(MAN1) $(MAN1DIR)/
 
 clean:
 	$(call msg,CLEAN)
