@@ -166,6 +166,15 @@ print(' '.join(f'{k}:{c[k]}' for k in sorted(c)))" "$f")
 	not_ok "-p: steps count from the attach" "launches per step: $per_step"
 expect "-p: status line per phase change" grep -q "step 2 RECORD, cycle 0/1" "$TMP/late.log"
 
+# --step alone: every step recorded, one cycle, a span per step.
+CUPROBE_GT=$TMP/alone.gt.json "$CUPROBE" record -q -o "$TMP/alone" --step cuprobe_step \
+	-- "$W/basic" "${STEPARGS[@]}" --iters 6 >"$TMP/alone.log" 2>&1
+f=$(trace_in "$TMP/alone/run_0")
+expect "--step without --schedule: every launch" $CHECK match --gt "$TMP/alone.gt.json" --any-step "$f"
+spans=$(grep -c '"ProfilerStep#' "$f")
+[ "$spans" -ge 6 ] && [ ! -e "$TMP/alone/run_1" ] && ok "--step without --schedule: one cycle, a span per step" ||
+	not_ok "--step without --schedule: one cycle, a span per step" "$spans spans; $(ls "$TMP/alone")"
+
 # While waiting, no launch probe is attached: the probe hit counter stands still.
 "$CUPROBE" record -v -o "$TMP/hits" --step cuprobe_step --schedule wait=2,warmup=1,active=1,repeat=2 \
 	-- "$W/basic" "${STEPARGS[@]}" --iters 11 2>&1 | grep 'launch probe hits' > "$TMP/hits.log"

@@ -258,6 +258,10 @@ static int start(struct record *r, sigset_t *orig)
 	struct session_hooks h = { .ctx = r, .step = print_status, .cycle_dir = cycle_dir };
 	int err;
 
+	/* --step alone: every step is recorded, all in one cycle. */
+	if (!r->o.has_schedule)
+		so.plan.sched = (struct schedule){ .active = UINT32_MAX };
+
 	r->s = session__new(&so, &h);
 	if (!r->s)
 		return -errno;
