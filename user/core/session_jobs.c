@@ -151,7 +151,8 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 
 	if (!memcmp(&w, &t->want, sizeof(w)) || !t->probes)
 		return;
-	if (w.launch && !t->want.launch && t->plan.step) {
+	/* The first links of a process need no new generation: none came before them. */
+	if (w.launch && !t->want.launch && t->plan.step && t->had_links) {
 		t->conf.link_gen = (t->conf.link_gen + 1) & 0xff;
 		w.gen = t->conf.link_gen;
 		if (bpfobj__set_conf(s->bpf, t->pid, &t->conf))
@@ -159,6 +160,7 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 			       strerror(errno));
 	}
 	t->want = w;
+	t->had_links |= w.launch;
 	if (session_submit(s, t, JOB_SET, 0, NULL))
 		p_warn("pid %d: out of memory: its launch probes stay as they are", t->pid);
 }

@@ -506,8 +506,10 @@ void session_exec(struct session *s, struct target *t)
 		session_answer_hold(s, t);
 		return;
 	}
-	/* What the old program wanted stands: the new probeset is told. */
+	/* What the old program wanted stands: the new probeset is told. The old links go
+	 * first, closed at once (JOB_DROP): no generation is needed to tell them apart. */
 	t->want = (struct probe_want){};
+	t->had_links = false;
 	session_want_probes(s, t, t->mode != MODE_OFF && phase_probes(proc_cycles__phase(t->cycles)));
 	session_rescan(s, t);
 	p_dbg("pid %d (%s): new program, probed anew", t->pid, t->comm);

@@ -52,6 +52,7 @@ struct target {
 	struct probeset *probes;	/* the prober's: handed over in jobs, never read here */
 	struct probe_facts facts;	/* the prober's last report */
 	struct probe_want want;	/* what the schedule asks the prober for */
+	bool had_links;		/* launch links were attached before (their generation) */
 	bool told_waiting;	/* said that no CUDA library is mapped yet */
 	unsigned int jobs;	/* jobs about it still with the prober */
 	unsigned int attaching;	/* of them, attaches of launch probes */
