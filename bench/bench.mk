@@ -41,7 +41,7 @@ BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,core/attach.o core/symbols.o core
 $(BENCH_DIR)/empty_uprobe: bench/empty_uprobe.c $(BENCH_DIR)/empty.skel.h $(BENCH_USER_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -D_GNU_SOURCE -Iuser -Iuser/core -Iuser/util -Iinclude -I$(BENCH_DIR) $(CFLAGS) -MF $@.d $< \
-		$(BENCH_USER_OBJS) -lbpf -ldw -lelf -lz -lstdc++ -o $@
+		$(BENCH_USER_OBJS) -lbpf -lelf -lz -lstdc++ -o $@
 
 # The trace writer alone, on cuprobe's own objects.
 $(BENCH_DIR)/trace_write: bench/trace_write.c $(LIB_OBJS)
