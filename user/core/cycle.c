@@ -13,6 +13,7 @@
 #include "target.h"
 #include "trace/writer.h"
 #include "util/safe_file.h"
+#include "util/vec.h"
 
 /* A finished cycle waiting for its grace, and the next one already running. */
 #define MAX_OPEN 4
@@ -28,8 +29,7 @@ struct open_cycle {
 	uint64_t last_step;	/* the latest of them that ended */
 	uint64_t end_mono;	/* when its last active step ended; 0 while it runs */
 	/* --cupti: the launches wait here for their GPU records. */
-	struct gpu_launch *pending;
-	size_t npending, cap;
+	struct vec pending;	/* struct gpu_launch */
 	uint64_t checked_chunks;	/* the store's chunk count at the last completeness check */
 };
 
@@ -59,8 +59,7 @@ struct proc_cycles {
 	uint64_t launches;
 	uint64_t written;
 	struct gpu_store *gpu;	/* --cupti */
-	struct thread_name *threads;
-	size_t nthreads, cap;
+	struct vec threads;	/* struct thread_name */
 };
 
 static struct open_cycle *find_open(struct proc_cycles *pc, uint32_t k)
@@ -101,6 +100,7 @@ static int open_cycle(struct proc_cycles *pc, uint64_t start_mono)
 		return -EBUSY;
 	oc = &pc->oc[pc->noc++];
 	memset(oc, 0, sizeof(*oc));
+	oc->pending = VEC_INIT(struct gpu_launch);
 	oc->k = (uint32_t)pc->cycle;
 	oc->mode = pc->mode;
 	oc->start_mono = start_mono;
@@ -194,6 +194,7 @@ struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct t
 
 	if (!pc)
 		return NULL;
+	pc->threads = VEC_INIT(struct thread_name);
 	pc->env = env;
 	pc->t = t;
 	pc->sched = *sched;
@@ -220,16 +221,11 @@ struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct t
 static int hold_launch(struct open_cycle *oc, const struct launch_event *e, const char *kernel,
 		       bool unnamed, uint64_t correlation)
 {
-	if (oc->npending == oc->cap) {
-		size_t cap = oc->cap ? oc->cap * 2 : 1024;
-		struct gpu_launch *v = realloc(oc->pending, cap * sizeof(*v));
+	struct gpu_launch *l = vec__push(&oc->pending);
 
-		if (!v)
-			return -ENOMEM;
-		oc->pending = v;
-		oc->cap = cap;
-	}
-	oc->pending[oc->npending++] = (struct gpu_launch){
+	if (!l)
+		return -ENOMEM;
+	*l = (struct gpu_launch){
 		.e = *e, .kernel = kernel, .own_correlation = correlation, .unnamed = unnamed,
 	};
 	return 0;
@@ -285,19 +281,12 @@ void proc_cycles__thread(struct proc_cycles *pc, const struct thread_event *e)
 {
 	struct thread_name *tn;
 
-	for (size_t i = pc->nthreads; i > 0; i--)
-		if (pc->threads[i - 1].tid == (pid_t)e->tid)
+	for (size_t i = pc->threads.len; i > 0; i--)
+		if (vec_at(&pc->threads, struct thread_name, i - 1)->tid == (pid_t)e->tid)
 			return;
-	if (pc->nthreads == pc->cap) {
-		size_t cap = pc->cap ? pc->cap * 2 : 16;
-		struct thread_name *v = realloc(pc->threads, cap * sizeof(*v));
-
-		if (!v)
-			return; /* the thread only misses its name */
-		pc->threads = v;
-		pc->cap = cap;
-	}
-	tn = &pc->threads[pc->nthreads++];
+	tn = vec__push(&pc->threads);
+	if (!tn)
+		return; /* the thread only misses its name */
 	tn->tid = e->tid;
 	memcpy(tn->name, e->comm, sizeof(tn->name));
 	tn->name[sizeof(tn->name) - 1] = '\0';
@@ -325,7 +314,7 @@ static void join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end
 	struct trace_gpu_summary sum;
 	const char *err;
 
-	if (gpu_store__join(pc->gpu, oc->pending, oc->npending, oc->start_mono, end_mono, oc->t,
+	if (gpu_store__join(pc->gpu, oc->pending.data, oc->pending.len, oc->start_mono, end_mono, oc->t,
 			    &st)) {
 		p_err("pid %d: cannot join cycle %u to its GPU records: out of memory", pc->t->pid,
 		      oc->k);
@@ -415,8 +404,11 @@ static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t e
 		return -EIO;
 	if (oc->mode == MODE_CUPTI)
 		join_gpu(pc, oc, end_mono, timed_out);
-	for (size_t k = 0; k < pc->nthreads; k++)
-		trace__thread(oc->t, pc->threads[k].tid, pc->threads[k].name);
+	for (size_t k = 0; k < pc->threads.len; k++) {
+		const struct thread_name *tn = vec_at(&pc->threads, struct thread_name, k);
+
+		trace__thread(oc->t, tn->tid, tn->name);
+	}
 	err = trace__close(oc->t, &sum);
 	if (err) {
 		p_err("cannot write %s: %s; the traces written before it are whole",
@@ -442,7 +434,7 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 	pc->lost_steps = 0;
 	pc->written += !err;
 	trace__free(oc->t);
-	free(oc->pending);
+	vec__free(&oc->pending);
 	pc->oc[i] = pc->oc[--pc->noc];
 	return err;
 }
@@ -576,7 +568,7 @@ static bool ready(struct proc_cycles *pc, struct open_cycle *oc, uint64_t now, b
 	/* A full join is costly: try it only when new records came in. */
 	if (gpu_store__chunks(pc->gpu) != oc->checked_chunks) {
 		oc->checked_chunks = gpu_store__chunks(pc->gpu);
-		if (gpu_store__complete(pc->gpu, oc->pending, oc->npending))
+		if (gpu_store__complete(pc->gpu, oc->pending.data, oc->pending.len))
 			return true;
 	}
 	*timed_out = now >= oc->end_mono + pc->env->cupti_wait_ns;
@@ -648,9 +640,9 @@ void proc_cycles__free(struct proc_cycles *pc)
 		return;
 	for (size_t i = 0; i < pc->noc; i++) {
 		trace__free(pc->oc[i].t);
-		free(pc->oc[i].pending);
+		vec__free(&pc->oc[i].pending);
 	}
 	gpu_store__free(pc->gpu);
-	free(pc->threads);
+	vec__free(&pc->threads);
 	free(pc);
 }

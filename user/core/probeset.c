@@ -19,6 +19,7 @@
 #include "procmaps.h"
 #include "step.h"
 #include "symbols.h"
+#include "util/vec.h"
 
 /*
  * Names looked up in every object: the launch APIs, the linker's hook, and
@@ -40,12 +41,13 @@ struct examined {
 	struct uprobe_link *entry, *ret;
 };
 
+#define OBJ(ps, i) vec_at(&(ps)->objs, struct examined, i)
+
 struct probeset {
 	const struct probe_env *env;
 	const struct step_spec *step_spec;	/* NULL: no step probe */
 	pid_t pid;
-	struct examined *objs;	/* every object looked at, probed or not */
-	size_t nobjs;
+	struct vec objs;	/* struct examined: every object looked at, probed or not */
 	bool has_launch_apis;
 	struct probe_want want;	/* what is attached */
 	uint64_t probes_since;
@@ -64,6 +66,7 @@ struct probeset *probeset__new(const struct probe_env *env, pid_t pid,
 
 	if (!ps)
 		return NULL;
+	ps->objs = VEC_INIT(struct examined);
 	ps->env = env;
 	ps->step_spec = step;
 	ps->pid = pid;
@@ -77,8 +80,8 @@ struct probeset *probeset__new(const struct probe_env *env, pid_t pid,
 static struct examined *find_examined(const struct probeset *ps, uint64_t dev, uint64_t ino,
 				      const char *path)
 {
-	for (size_t i = 0; i < ps->nobjs; i++) {
-		struct examined *e = &ps->objs[i];
+	for (size_t i = 0; i < ps->objs.len; i++) {
+		struct examined *e = OBJ(ps, i);
 
 		if ((e->dev == dev && e->ino == ino) || (path && e->path && !strcmp(e->path, path)))
 			return e;
@@ -89,19 +92,16 @@ static struct examined *find_examined(const struct probeset *ps, uint64_t dev, u
 static struct examined *add_examined(struct probeset *ps, uint64_t dev, uint64_t ino,
 				     const char *path)
 {
-	struct examined *v = realloc(ps->objs, (ps->nobjs + 1) * sizeof(*v)), *e;
+	char *open_path = strdup(path);
+	struct examined *e = open_path ? vec__push(&ps->objs) : NULL;
 
-	if (!v)
+	if (!e) {
+		free(open_path);
 		return NULL;
-	ps->objs = v;
-	e = &v[ps->nobjs];
-	memset(e, 0, sizeof(*e));
+	}
 	e->dev = dev;
 	e->ino = ino;
-	e->open_path = strdup(path);
-	if (!e->open_path)
-		return NULL;
-	ps->nobjs++;
+	e->open_path = open_path;
 	return e;
 }
 
@@ -229,15 +229,15 @@ int probeset__set(struct probeset *ps, const struct probe_want *w)
 	/* A change of return probes or generation is a new set of links: the old ones go first. */
 	if (!w->launch || w->latency != ps->want.latency || w->gen != ps->want.gen) {
 		ps->probes_since = 0;
-		for (size_t i = 0; i < ps->nobjs; i++)
-			detach_launch(ps, &ps->objs[i]);
+		for (size_t i = 0; i < ps->objs.len; i++)
+			detach_launch(ps, OBJ(ps, i));
 	}
 	ps->want = *w;
 	if (!w->launch)
 		ps->want.latency = ps->want.agent = false;
 	err = switch_agent(ps, ps->want.agent);
-	for (size_t i = 0; i < ps->nobjs && !err && w->launch; i++)
-		err = attach_launch(ps, &ps->objs[i]);
+	for (size_t i = 0; i < ps->objs.len && !err && w->launch; i++)
+		err = attach_launch(ps, OBJ(ps, i));
 	return err;
 }
 
@@ -334,8 +334,8 @@ static int examine_file(struct probeset *ps, const char *file)
 		return 0;
 	err = examine(ps, path, st.st_dev, st.st_ino);
 	if (!err) {
-		ps->objs[ps->nobjs - 1].path = strdup(path);
-		if (!ps->objs[ps->nobjs - 1].path)
+		OBJ(ps, ps->objs.len - 1)->path = strdup(path);
+		if (!OBJ(ps, ps->objs.len - 1)->path)
 			err = -ENOMEM;
 	}
 	return err;
@@ -412,16 +412,16 @@ void probeset__facts(const struct probeset *ps, struct probe_facts *f)
 	if (ps->step_object)
 		snprintf(f->step_object, sizeof(f->step_object), "%s", ps->step_object);
 	f->agent_found = ps->agent != NULL;
-	f->nobjs = ps->nobjs;
+	f->nobjs = ps->objs.len;
 	f->probes_on = ps->want.launch;
 	f->probes_since = ps->probes_since;
 }
 
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)
 {
-	for (size_t i = 0; ps->step_spec && i < ps->nobjs; i++)
-		if (step_spec__wants_object(ps->step_spec, ps->objs[i].open_path))
-			step_spec__suggest(ps->step_spec, ps->objs[i].open_path, buf, len);
+	for (size_t i = 0; ps->step_spec && i < ps->objs.len; i++)
+		if (step_spec__wants_object(ps->step_spec, OBJ(ps, i)->open_path))
+			step_spec__suggest(ps->step_spec, OBJ(ps, i)->open_path, buf, len);
 }
 
 void probeset__free(struct probeset *ps)
@@ -429,11 +429,11 @@ void probeset__free(struct probeset *ps)
 	if (!ps)
 		return;
 	/* Entries before returns, as on any detach. */
-	for (size_t i = 0; i < ps->nobjs; i++) {
-		uprobe_link__destroy(ps->objs[i].entry);
-		uprobe_link__destroy(ps->objs[i].ret);
-		free(ps->objs[i].open_path);
-		free(ps->objs[i].path);
+	for (size_t i = 0; i < ps->objs.len; i++) {
+		uprobe_link__destroy(OBJ(ps, i)->entry);
+		uprobe_link__destroy(OBJ(ps, i)->ret);
+		free(OBJ(ps, i)->open_path);
+		free(OBJ(ps, i)->path);
 	}
 	uprobe_link__destroy(ps->libmap);
 	uprobe_link__destroy(ps->step);
@@ -441,6 +441,6 @@ void probeset__free(struct probeset *ps)
 	bpf_link__destroy(ps->agent_records);
 	free(ps->step_object);
 	free(ps->agent);
-	free(ps->objs);
+	vec__free(&ps->objs);
 	free(ps);
 }

@@ -27,12 +27,12 @@
 
 struct target *session_find(struct session *s, pid_t pid)
 {
-	if (s->last < s->ntargets && s->targets[s->last]->pid == pid)
-		return s->targets[s->last];
-	for (size_t i = 0; i < s->ntargets; i++) {
-		if (s->targets[i]->pid == pid) {
+	if (s->last < s->targets.len && TARGET(s, s->last)->pid == pid)
+		return TARGET(s, s->last);
+	for (size_t i = 0; i < s->targets.len; i++) {
+		if (TARGET(s, i)->pid == pid) {
 			s->last = i;
-			return s->targets[i];
+			return TARGET(s, i);
 		}
 	}
 	return NULL;
@@ -201,7 +201,8 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	if (h)
 		s->h = *h;
 	s->epfd = -1;
-	s->children = (struct vec)VEC_INIT(struct child);
+	s->children = VEC_INIT(struct child);
+	s->targets = VEC_INIT(struct target *);
 	setup_env(s);
 	err = load(s);
 	if (err)
@@ -258,8 +259,8 @@ int session_consume_all(struct session *s)
  */
 static void watch_targets(struct session *s, uint64_t now)
 {
-	for (size_t i = 0; i < s->ntargets; i++) {
-		struct target *t = s->targets[i];
+	for (size_t i = 0; i < s->targets.len; i++) {
+		struct target *t = TARGET(s, i);
 		struct proc_state ps;
 
 		if (t->gone)
@@ -333,8 +334,8 @@ int session__dispatch(struct session *s)
 		on_ready(s, evs[k].data.u64);
 	now = clock_mono_ns();
 	watch_targets(s, now);
-	for (size_t i = 0; i < s->ntargets; i++)
-		if (s->targets[i]->cycles && proc_cycles__flush(s->targets[i]->cycles, now) &&
+	for (size_t i = 0; i < s->targets.len; i++)
+		if (TARGET(s, i)->cycles && proc_cycles__flush(TARGET(s, i)->cycles, now) &&
 		    !s->err)
 			s->err = -EIO;
 	return s->err;
@@ -347,8 +348,8 @@ bool session__busy(const struct session *s)
 
 bool session__alive(const struct session *s)
 {
-	for (size_t i = 0; i < s->ntargets; i++)
-		if (!s->targets[i]->gone)
+	for (size_t i = 0; i < s->targets.len; i++)
+		if (!TARGET(s, i)->gone)
 			return true;
 	return false;
 }
@@ -362,8 +363,8 @@ bool session__command_status(const struct session *s, int *status)
 /* Whether any open window still waits for its agent's flush since since. */
 static bool agents_waiting(struct session *s, const bool *open, uint64_t since)
 {
-	for (size_t i = 0; i < s->ntargets; i++) {
-		struct target *t = s->targets[i];
+	for (size_t i = 0; i < s->targets.len; i++) {
+		struct target *t = TARGET(s, i);
 
 		if (open[i] && !t->gone && t->cycles &&
 		    !proc_cycles__flushed_since(t->cycles, since))
@@ -379,7 +380,7 @@ static bool agents_waiting(struct session *s, const bool *open, uint64_t since)
 static void drain_agents(struct session *s)
 {
 	uint64_t since = clock_mono_ns(), deadline = since + s->cenv.cupti_wait_ns;
-	bool *open = calloc(s->ntargets ? s->ntargets : 1, sizeof(*open));
+	bool *open = calloc(s->targets.len ? s->targets.len : 1, sizeof(*open));
 
 	if (!(s->o.modes & 1u << MODE_CUPTI) || !open) {
 		free(open);
@@ -387,8 +388,8 @@ static void drain_agents(struct session *s)
 	}
 	/* Only a window still open has a flush to come. The prober is idle: facts are settled. */
 	prober__drain(s->prober);
-	for (size_t i = 0; i < s->ntargets; i++) {
-		struct target *t = s->targets[i];
+	for (size_t i = 0; i < s->targets.len; i++) {
+		struct target *t = TARGET(s, i);
 
 		open[i] = t->want.agent && t->facts.agent_found && !t->gone;
 		session_want_probes(s, t, false);
@@ -427,12 +428,12 @@ int session__finish(struct session *s)
 	drain_agents(s);
 	session_consume_all(s);
 	/* end_target takes each target out of the list. */
-	while (s->ntargets) {
-		struct target *t = s->targets[0];
+	while (s->targets.len) {
+		struct target *t = TARGET(s, 0);
 
 		if (t->gone) {
 			prober__drain(s->prober);
-			if (s->ntargets && s->targets[0] == t)
+			if (s->targets.len && TARGET(s, 0) == t)
 				session_remove(s, t); /* its free job could not be sent */
 			continue;
 		}
@@ -449,18 +450,18 @@ int session__finish(struct session *s)
  */
 static void let_go(struct session *s)
 {
-	for (size_t i = 0; i < s->ntargets; i++)
-		if (s->targets[i]->probes)
-			session_submit(s, s->targets[i], JOB_FREE, 0, NULL);
+	for (size_t i = 0; i < s->targets.len; i++)
+		if (TARGET(s, i)->probes)
+			session_submit(s, TARGET(s, i), JOB_FREE, 0, NULL);
 	prober__drain(s->prober);
 	prober__free(s->reaper);
 	s->reaper = NULL;
 	s->leaving = true;
 	if (s->ctrl)
 		session_consume_all(s);
-	for (size_t i = 0; i < s->ntargets; i++)
-		if (!s->targets[i]->exited)
-			session_answer_hold(s, s->targets[i]);
+	for (size_t i = 0; i < s->targets.len; i++)
+		if (!TARGET(s, i)->exited)
+			session_answer_hold(s, TARGET(s, i));
 	guard__release(s->guard);
 	s->guard = NULL;
 }
@@ -486,9 +487,9 @@ void session__free(struct session *s)
 	prober__free(s->prober);
 	prober__free(s->reaper);
 	guard__release(s->guard);
-	for (size_t i = 0; i < s->ntargets; i++)
-		free_target(s->targets[i]);
-	free(s->targets);
+	for (size_t i = 0; i < s->targets.len; i++)
+		free_target(TARGET(s, i));
+	vec__free(&s->targets);
 	vec__free(&s->children);
 	ring_buffer__free(s->ctrl);
 	ring_buffer__free(s->events);

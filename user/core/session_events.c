@@ -134,15 +134,16 @@ static void on_thread(struct session *s, const struct thread_event *e)
 }
 
 /*
- * The dynamic linker changed the map: scan it while the process is held, and
- * continue it when the scan is done (session_answer_hold). While cuprobe is
+ * A hold: the dynamic linker changed the map (REC_LIBMAP), or a followed
+ * process ran a new program (REC_EXEC). The process is probed while held and
+ * continued when that is done (session_answer_hold); while cuprobe is
  * leaving, or for a process it no longer follows, at once.
  */
-static void on_libmap(struct session *s, const struct libmap_event *e)
+static void on_hold(struct session *s, const struct libmap_event *e)
 {
 	struct target *t = session_find(s, e->tgid);
 
-	if (!t || t->exited) {
+	if (!t || t->gone) {
 		if (e->held)
 			kill(e->tgid, SIGCONT);
 		return;
@@ -150,11 +151,12 @@ static void on_libmap(struct session *s, const struct libmap_event *e)
 	t->hold_seq = e->seq;
 	t->held |= e->held;
 	t->hold_since = clock_mono_ns();
-	if (s->leaving || !t->probes) {
+	if (s->leaving || !t->probes)
 		session_answer_hold(s, t);
-		return;
-	}
-	session_rescan(s, t);
+	else if (e->type == REC_EXEC)
+		session_exec(s, t);
+	else
+		session_rescan(s, t);
 }
 
 /* A followed process's child is recorded; another's is watched for CUDA. */
@@ -170,26 +172,6 @@ static void on_fork(struct session *s, const struct fork_event *e)
 	c = vec__push(&s->children);
 	if (c)
 		*c = (struct child){ .pid = e->tgid, .parent = e->parent };
-}
-
-/* A followed process ran a new program: held, it is probed anew. */
-static void on_exec(struct session *s, const struct libmap_event *e)
-{
-	struct target *t = session_find(s, e->tgid);
-
-	if (!t || t->gone) {
-		if (e->held)
-			kill(e->tgid, SIGCONT);
-		return;
-	}
-	t->hold_seq = e->seq;
-	t->held |= e->held;
-	t->hold_since = clock_mono_ns();
-	if (s->leaving) {
-		session_answer_hold(s, t);
-		return;
-	}
-	session_exec(s, t);
 }
 
 /* Whether the process maps a CUDA runtime or driver; -ESRCH once it is gone. */
@@ -241,13 +223,11 @@ int session_ctrl_event(void *ctx, void *data, size_t size)
 
 	if (type == REC_STEP && size >= sizeof(struct step_event))
 		on_step(s, data);
-	else if (type == REC_LIBMAP && size >= sizeof(struct libmap_event))
-		on_libmap(s, data);
+	else if ((type == REC_LIBMAP || type == REC_EXEC) && size >= sizeof(struct libmap_event))
+		on_hold(s, data);
 	else if (type == REC_THREAD && size >= sizeof(struct thread_event))
 		on_thread(s, data);
 	else if (type == REC_FORK && size >= sizeof(struct fork_event))
 		on_fork(s, data);
-	else if (type == REC_EXEC && size >= sizeof(struct libmap_event))
-		on_exec(s, data);
 	return --s->budget > 0 ? 0 : -EAGAIN;
 }

@@ -43,8 +43,7 @@ struct session {
 	struct symbols *syms;
 	struct probe_env penv;	/* what every probeset shares; fixed once set */
 	struct cycle_env cenv;
-	struct target **targets;
-	size_t ntargets, cap;
+	struct vec targets;	/* struct target *, owned */
 	size_t last;		/* the target the latest event named */
 	pid_t command;		/* started by session__spawn; 0 when none */
 	bool command_done;	/* it has exited, with command_status */
@@ -77,6 +76,9 @@ struct probe_job {
 	char arg[PATH_MAX];		/* JOB_EXEC: the executable; JOB_SUGGEST: the answer */
 	struct probe_facts facts;	/* the answer */
 };
+
+/* The session's i-th target. */
+#define TARGET(s, i) (*vec_at(&(s)->targets, struct target *, i))
 
 /* epoll tags: a kind in the high half, a pid in the low one. */
 enum { TAG_RING = 1, TAG_PROBER, TAG_REAPER, TAG_GUARD, TAG_TARGET };

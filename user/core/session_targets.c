@@ -26,16 +26,11 @@
 
 static int add_target(struct session *s, struct target *t)
 {
-	if (s->ntargets == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 8;
-		struct target **v = realloc(s->targets, cap * sizeof(*v));
+	struct target **slot = vec__push(&s->targets);
 
-		if (!v)
-			return -ENOMEM;
-		s->targets = v;
-		s->cap = cap;
-	}
-	s->targets[s->ntargets++] = t;
+	if (!slot)
+		return -ENOMEM;
+	*slot = t;
 	return 0;
 }
 
@@ -377,10 +372,11 @@ void session_target_exit(struct session *s, struct target *t)
 
 void session_remove(struct session *s, struct target *t)
 {
-	for (size_t i = 0; i < s->ntargets; i++) {
-		if (s->targets[i] != t)
+	for (size_t i = 0; i < s->targets.len; i++) {
+		if (TARGET(s, i) != t)
 			continue;
-		s->targets[i] = s->targets[--s->ntargets];
+		TARGET(s, i) = TARGET(s, s->targets.len - 1);
+		vec__truncate(&s->targets, s->targets.len - 1);
 		s->last = 0;
 		break;
 	}
@@ -402,9 +398,9 @@ int session__detach(struct session *s, pid_t pid)
 
 const struct target *session__target(const struct session *s, pid_t pid)
 {
-	for (size_t i = 0; i < s->ntargets; i++)
-		if (s->targets[i]->pid == pid && !s->targets[i]->gone)
-			return s->targets[i];
+	for (size_t i = 0; i < s->targets.len; i++)
+		if (TARGET(s, i)->pid == pid && !TARGET(s, i)->gone)
+			return TARGET(s, i);
 	return NULL;
 }
 
