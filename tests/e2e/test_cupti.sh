@@ -141,6 +141,17 @@ cupti driver -- driver --iters 30 --sleep-ms 10
 f=$(trace_in "$TMP/driver/run_0")
 expect "driver launches are named from CUPTI" grep -q '"cat": "cuda_driver".*"kernel": "sim_cufunction_' "$f"
 
+# No driver to load the agent (CUDA_INJECTION64_PATH goes unheeded here): said, with the
+# likely cause, and the launches are still recorded; with the agent there, no such word.
+CUPROBE_GT=$TMP/noinj.gt.json "$CUPROBE" record --cupti -o "$TMP/noinj" -- "$W/basic" --threads 1 \
+	--iters 3 >"$TMP/noinj.log" 2>&1
+expect "--cupti with no agent loaded: said, with the likely cause" \
+	grep -q "no agent in the process by the end of cycle 0, so no GPU times: the CUDA driver did not load CUDA_INJECTION64_PATH" "$TMP/noinj.log"
+expect "--cupti with no agent loaded: the launches are recorded" \
+	$CHECK match --gt "$TMP/noinj.gt.json" "$(trace_in "$TMP/noinj/run_0")"
+bad=$(grep -l "no agent in the process\|the agent is loaded but said nothing" "$TMP"/*.log | grep -v noinj)
+[ -z "$bad" ] && ok "--cupti with the agent answering: no such warning" || not_ok "--cupti with the agent answering: no such warning" "$bad"
+
 # Without --cupti the agent stays dormant: not one CUPTI call.
 "$CUPROBE" record -o "$TMP/dormant" -- env LD_PRELOAD="$AGENT:$SIM/libcupti.so.13" \
 	LD_LIBRARY_PATH="$SIM" CUPTI_SIM_STATS="$TMP/dormant.stats" "$W/basic" --iters 20 \

@@ -56,6 +56,7 @@ struct proc_cycles {
 	size_t noc;
 	uint64_t late;		/* not yet written in a trace: goes into the next */
 	uint64_t lost_steps;	/* boundaries lost since the last trace: go into the next */
+	bool told_silent;	/* said that no agent answered (--cupti) */
 	uint64_t launches;
 	uint64_t written;
 	struct gpu_store *gpu;	/* --cupti */
@@ -306,6 +307,26 @@ static void remove_empty_dir(const char *file)
 	rmdir(dir); /* fails, as it should, while another process's trace is in it */
 }
 
+/*
+ * --cupti with not one word from an agent by the end of a window: said once,
+ * with the likely cause, rather than left to a count in the trace.
+ */
+static void tell_silent_agent(struct proc_cycles *pc, const struct open_cycle *oc)
+{
+	if (gpu_store__chunks(pc->gpu) || pc->told_silent)
+		return;
+	pc->told_silent = true;
+	if (!pc->t->facts.agent_found)
+		p_warn("pid %d (%s): --cupti: no agent in the process by the end of cycle %u, so no "
+		       "GPU times: the CUDA driver did not load CUDA_INJECTION64_PATH (no GPU or "
+		       "driver here, or a driver that ignores it), or the process was not started "
+		       "with the agent; launches are recorded", pc->t->pid, pc->t->comm, oc->k);
+	else
+		p_warn("pid %d (%s): --cupti: the agent is loaded but said nothing by the end of "
+		       "cycle %u, so no GPU times: CUPTI never started in it (is the process using "
+		       "the GPU?); launches are recorded", pc->t->pid, pc->t->comm, oc->k);
+}
+
 /* --cupti: the cycle's launches with their GPU work, and what the join found. */
 static void join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end_mono,
 		     bool timed_out)
@@ -320,6 +341,7 @@ static void join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end
 		      oc->k);
 		return;
 	}
+	tell_silent_agent(pc, oc);
 	sum = (struct trace_gpu_summary){
 		.matched = st.matched, .without_gpu = st.without_gpu,
 		.unmatched_launches = st.unmatched_launches,
