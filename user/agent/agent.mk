@@ -79,6 +79,7 @@ test-agent: agent-tests
 # The harness loads cuprobe's own skeleton (the top Makefile builds it).
 $(AT_HARNESS): tests/agent/agent_harness.c user/core/agent_records.c $(OUTPUT)/cuprobe.skel.h
 	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(AT_CPPFLAGS) $(CFLAGS) $(filter %.c,$^) -lbpf -lelf -lz -lstdc++ -o $@
 
 AT_UNIT_SRCS := tests/agent/test_agent_records.c user/core/agent_records.c user/agent/emit.c \
