@@ -46,7 +46,8 @@ struct cycle_step_info {
 struct cycle_info {
 	uint32_t k;
 	enum window_mode mode;
-	const char *path;	/* the trace; NULL when none was written (MODE_OFF, or err) */
+	const char *path;	/* the trace, valid during the hook; NULL when none was written
+				 * (MODE_OFF, or err) */
 	int err;
 	uint64_t launches, drops, hits;
 	uint64_t start_mono, end_mono;
