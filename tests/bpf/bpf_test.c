@@ -39,7 +39,11 @@ static int on_record(void *ctx, void *data, size_t size)
 		APPEND(t->threads, t->n_threads, data, size);
 		break;
 	case REC_LIBMAP:
+	case REC_EXEC:
 		APPEND(t->libmaps, t->n_libmaps, data, size);
+		break;
+	case REC_FORK:
+		APPEND(t->forks, t->n_forks, data, size);
 		break;
 	default:
 		t->n_other++;

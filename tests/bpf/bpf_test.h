@@ -44,8 +44,10 @@ struct bt {
 	size_t n_steps;
 	struct thread_event threads[BT_MAX_RECS];
 	size_t n_threads;
-	struct libmap_event libmaps[BT_MAX_RECS];
+	struct libmap_event libmaps[BT_MAX_RECS];	/* and REC_EXEC holds */
 	size_t n_libmaps;
+	struct fork_event forks[BT_MAX_RECS];
+	size_t n_forks;
 	size_t n_other; /* records of no type above, or of a wrong size */
 };
 

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <bpf/bpf.h>
 #include "bpf_test.h"
 #include "clock.h"
 #include "schedule.h"
@@ -349,6 +350,70 @@ static void test_libmap_holds(void **state)
 	close(ch.done);
 }
 
+/*
+ * A followed process's child: at fork it gets its parent's entries (the
+ * schedule and link generations kept, its holds not), and the fork is told;
+ * at exec it is held until answered, as a library map holds.
+ */
+static void test_follow_fork_and_exec(void **state)
+{
+	struct proc_conf conf = {
+		.sched = { .active = UINT32_MAX }, .flags = CONF_FOLLOW, .gen = 2, .link_gen = 3,
+		.holds_answered = 7,
+	}, cconf;
+	struct proc_state ps;
+	struct bt *t = bt__new(1 << 20);
+	int go[2], status;
+	__u32 key;
+	pid_t pid;
+	char c;
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(bpfobj__attach_proc(t->obj), 0);
+	assert_int_equal(bt__add_self(t, &conf, pack_state(5, 3, PHASE_RECORD)), 0);
+	assert_int_equal(pipe(go), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	key = pid;
+	ps = bt__state(t, pid);
+	assert_int_equal(ps.state, pack_state(0, 3, PHASE_RECORD));
+	assert_int_equal(ps.gen, 2);
+	assert_int_equal(ps.launch_hits, 0);
+	assert_int_equal(bpf_map_lookup_elem(bpfobj__conf_fd(t->obj), &key, &cconf), 0);
+	assert_int_equal(cconf.flags, CONF_FOLLOW);
+	assert_int_equal(cconf.link_gen, 3);
+	assert_int_equal(cconf.holds_answered, 0);
+	bt__drain(t);
+	assert_int_equal(t->n_forks, 1);
+	assert_int_equal(t->forks[0].tgid, pid);
+	assert_int_equal(t->forks[0].parent, getpid());
+	/* exec: held, and told. */
+	assert_int_equal(write(go[1], "g", 1), 1);
+	status = child_wait(pid, 5000);
+	assert_true(status != -1 && WIFSTOPPED(status));
+	bt__drain(t);
+	assert_int_equal(t->n_libmaps, 1);
+	assert_int_equal(t->libmaps[0].type, REC_EXEC);
+	assert_int_equal(t->libmaps[0].tgid, pid);
+	assert_int_equal(t->libmaps[0].held, 1);
+	assert_int_equal(bt__state(t, pid).stops, 1);
+	assert_int_equal(kill(pid, SIGCONT), 0);
+	status = child_wait(pid, 5000);
+	assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(go[1]);
+	bt__free(t);
+}
+
 /* A process nobody accounts for is never held, and nothing is said about it. */
 static void test_libmap_without_state(void **state)
 {
@@ -380,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_thread_names),
 		cmocka_unit_test(test_libmap_holds),
 		cmocka_unit_test(test_libmap_without_state),
+		cmocka_unit_test(test_follow_fork_and_exec),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

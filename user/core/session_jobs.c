@@ -145,7 +145,7 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 		.launch = on && t->mode != MODE_OFF,
 		.latency = on && t->mode == MODE_LATENCY,
 		.agent = on && t->mode == MODE_CUPTI,
-		.gen = t->want.gen,
+		.gen = t->conf.link_gen,
 		.sync = !t->plan.step,
 	};
 

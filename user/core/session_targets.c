@@ -45,6 +45,18 @@ static enum cycle_clock plan_clock(const struct target_plan *p)
  * probeset, and whether its launch probes start attached. Without a step
  * probe, BPF's phase stays RECORD and the probes' presence is the window.
  */
+static int adopt_generations(struct session *s, struct target *t)
+{
+	struct proc_state ps;
+	int err = bpfobj__proc_state(s->bpf, t->pid, &ps);
+
+	if (err)
+		return err;
+	t->conf.gen = ps.gen;
+	t->conf.link_gen = state_gen(ps.state);
+	return 0;
+}
+
 static int setup_target(struct session *s, struct target *t, const struct target_plan *p,
 			bool adopted)
 {
@@ -58,8 +70,14 @@ static int setup_target(struct session *s, struct target *t, const struct target
 	t->conf.sched = *sched;
 	t->conf.step_every = p->step_every ?: 1;
 	t->conf.flags = p->follow ? CONF_FOLLOW : 0;
-	/* An adopted child's entries are BPF's copy of its parent's: its counters already run. */
-	err = adopted ? bpfobj__set_conf(s->bpf, t->pid, &t->conf) : -ENOENT;
+	/*
+	 * An adopted child's entries are BPF's copy of its parent's: its counters
+	 * already run, and its state names the parent's schedule and link
+	 * generations, which the conf written here must keep.
+	 */
+	err = adopted ? adopt_generations(s, t) : -ENOENT;
+	if (!err)
+		err = bpfobj__set_conf(s->bpf, t->pid, &t->conf);
 	if (err)
 		err = bpfobj__add_proc(s->bpf, t->pid, &t->conf,
 				       pack_state(0, t->conf.link_gen,
