@@ -59,7 +59,7 @@ static void print_status(void *ctx, const struct target *t, const struct cycle_s
 }
 
 /* The agent library for --cupti -- COMMAND: CUPROBE_AGENT, or beside the cuprobe binary. */
-static int find_agent(char *buf, size_t len)
+int find_agent(char *buf, size_t len)
 {
 	static const char *const rel[] = { "", ".output/", "../lib/cuprobe/" };
 	const char *env = getenv("CUPROBE_AGENT");
@@ -84,14 +84,18 @@ static int find_agent(char *buf, size_t len)
 /* A step probe in a named file is checked now; elsewhere it may come with a library. */
 static int preflight_step(struct record *r)
 {
-	const struct step_spec *st = &r->o.step;
+	if (r->o.has_schedule && r->o.sched.warmup == 0)
+		p_warn("warmup=0: launch probes attach only as the first active step begins, so "
+		       "its first launches can be missed (torch.profiler warns likewise)");
+	return preflight_step_spec(&r->o.step);
+}
+
+int preflight_step_spec(const struct step_spec *st)
+{
 	struct step_sites sites;
 	char close[512] = "";
 	int found;
 
-	if (r->o.has_schedule && r->o.sched.warmup == 0)
-		p_warn("warmup=0: launch probes attach only as the first active step begins, so "
-		       "its first launches can be missed (torch.profiler warns likewise)");
 	if (!st->object || !strchr(st->object, '/'))
 		return 0;
 	found = step_spec__find(st, st->object, &sites);

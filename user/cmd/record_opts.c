@@ -72,9 +72,13 @@ int parse_size(const char *s, uint64_t *out)
 	return 0;
 }
 
+/* The subcommand whose options are parsed: compare shares record's. */
+static const char *opts_cmd = "record";
+
 static int bad(const char *what, const char *fix)
 {
-	fprintf(stderr, "cuprobe record: %s: %s (see cuprobe record --help)\n", what, fix);
+	fprintf(stderr, "cuprobe %s: %s: %s (see cuprobe %s --help)\n", opts_cmd, what, fix,
+		opts_cmd);
 	return -EINVAL;
 }
 
@@ -203,6 +207,16 @@ static int parse_one(struct record_opts *o, int c, const char *arg)
 	default:
 		return bad("unknown option", "check the spelling");
 	}
+}
+
+int record_opts__parse_shared(struct record_opts *o, int c, const char *arg, const char *cmd)
+{
+	int err;
+
+	opts_cmd = cmd;
+	err = parse_one(o, c, arg);
+	opts_cmd = "record";
+	return err;
 }
 
 void record_opts__free(struct record_opts *o)

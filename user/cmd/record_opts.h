@@ -40,6 +40,12 @@ struct record_opts {
 int record_opts__parse(struct record_opts *o, int argc, char **argv);
 void record_usage(FILE *f);
 void record_opts__free(struct record_opts *o);
+/*
+ * One of record's options for another subcommand (compare), by the short
+ * code record_opts__parse gives it ('o', 'p', 's', ...); messages name cmd.
+ * 0 or -EINVAL (printed).
+ */
+int record_opts__parse_shared(struct record_opts *o, int c, const char *arg, const char *cmd);
 
 /* "64M", "1G", "4096": bytes, or -EINVAL. */
 int parse_size(const char *s, uint64_t *out);

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* `cuprobe compare` options: record's shared ones, and the rotation's. */
+#ifndef COMPARE_OPTS_H
+#define COMPARE_OPTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "cycle.h"
+#include "record_opts.h"
+
+struct compare_opts {
+	struct record_opts r;	/* -o, -p, --step, --duration, ... as record has them */
+	bool has_output;
+	enum window_mode modes[MODE__COUNT];	/* --modes, in the order given */
+	size_t nmodes;
+	uint32_t steps_per_mode;	/* --steps-per-mode, default 5 */
+	uint32_t rounds;		/* --rounds, default 2 */
+	uint32_t skip_first;		/* --skip-first: steps before the first window */
+	uint64_t slice_ns;		/* --slice MS without --step, default 100 ms */
+	bool has_slice;
+};
+
+/* Parses argv (argv[0] is "compare"). 0, 1 after --help, or -EINVAL (printed). */
+int compare_opts__parse(struct compare_opts *o, int argc, char **argv);
+void compare_usage(FILE *f);
+void compare_opts__free(struct compare_opts *o);
+
+#endif /* COMPARE_OPTS_H */
