@@ -18,6 +18,7 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include "clock.h"
 #include "compare.h"
 #include "compare_cmd.h"
@@ -41,7 +42,7 @@ struct compare_run {
 	char host[256];
 	char agent[PATH_MAX];
 	int epfd, sigfd;
-	bool stop, done, timed_out;
+	bool stop, done, timed_out, failed;
 };
 
 static enum window_mode hook_mode(void *ctx, const struct target *t, uint32_t k)
@@ -131,6 +132,25 @@ static int preflight(struct compare_run *r)
 		return -EEXIST;
 	}
 	return preflight_output(r->out_path, &r->out);
+}
+
+/* The folders of the probe modes' traces: the session makes only their run_<k>. */
+static int make_mode_dirs(struct compare_run *r)
+{
+	char path[PATH_MAX + 16];
+
+	for (size_t i = 0; i < r->c.cfg.nmodes; i++) {
+		enum window_mode m = r->c.cfg.modes[i];
+
+		if (m == MODE_OFF)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", r->out_path, compare_mode_name(m));
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			p_err("cannot create %s: %s; choose another -o", path, strerror(errno));
+			return -errno;
+		}
+	}
+	return 0;
 }
 
 /* The modes as asked, less cupti when no agent can be given to the command. */
@@ -295,13 +315,16 @@ static void note_end(struct compare_run *r)
 	if (r->done)
 		return;
 	r->c.ended_early = true;
+	if (r->failed)
+		return;
 	if (r->timed_out)
 		compare__note(&r->c, "--duration ended the run before every window ran");
 	else if (r->stop)
 		compare__note(&r->c, "a signal ended the run before every window ran");
 	else if (r->o.r.cmd && session__command_status(r->s, &st))
-		compare__note(&r->c, "the command exited (status %d) before every window ran",
-			      (st & 0xff00) ? (st >> 8) & 0xff : 128 + (st & 0x7f));
+		compare__note(&r->c, "the command %s %d before every window ran",
+			      WIFSIGNALED(st) ? "was killed by signal" : "exited with status",
+			      WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
 	else
 		compare__note(&r->c, "the targets ended before every window ran");
 }
@@ -349,10 +372,17 @@ int compare_main(int argc, char **argv)
 	if (!err) {
 		setup_compare(&r);
 		analysable = true;
+		err = make_mode_dirs(&r);
+	}
+	if (!err) {
 		err = start(&r, &orig);
 	}
 	if (!err)
 		err = run_loop(&r);
+	r.failed = err != 0;
+	if (err && analysable)
+		compare__note(&r.c, "the run stopped on an error (%s): see the messages above",
+			      strerror(-err));
 	if (r.s) {
 		session__end_command(r.s, 3000);
 		err = session__finish(r.s) ?: err;

@@ -27,8 +27,10 @@ void compare__init(struct compare *c, const struct compare_config *cfg)
 	c->notes = VEC_INIT(char *);
 	c->kernels = VEC_INIT(struct compare_kernel);
 	c->norder = compare_order(cfg->modes, cfg->nmodes, cfg->rounds, c->order);
-	for (int m = 0; m < MODE__COUNT; m++)
+	for (int m = 0; m < MODE__COUNT; m++) {
 		c->res[m].apis = VEC_INIT(struct compare_api);
+		c->res[m].explained = -1;
+	}
 	for (size_t i = 0; i < cfg->nmodes; i++) {
 		c->res[cfg->modes[i]].selected = true;
 		c->res[cfg->modes[i]].windows_planned = cfg->rounds;
@@ -204,8 +206,12 @@ static void analyse_windows(struct compare *c)
 		r->launches += w->launches;
 		r->drops += w->drops;
 		r->hits += w->hits;
-		if (w->first_step >= 0 && w->last_step >= w->first_step)
+		/* Per step: complete windows only, whose steps all ended. */
+		if (!w->partial && w->first_step >= 0 && w->last_step >= w->first_step) {
 			r->window_steps += (uint64_t)(w->last_step - w->first_step + 1);
+			r->step_launches += w->launches + w->drops;
+			r->step_hits += w->hits;
+		}
 		if (w->mode == MODE_CUPTI && !w->agent)
 			compare__note(c, "cupti: pid %ld has no cuprobe agent loaded, so its cupti "
 				      "windows recorded launches only (start the process with "
@@ -377,10 +383,12 @@ static void analyse_costs(struct compare *c, int m)
 	bool known = r->has_probe_cost;
 
 	r->explained = -1;
-	if (!r->has_launches || !r->window_steps)
+	if (!r->has_launches || !r->window_steps) {
+		r->has_probe_cost = r->has_cupti_overhead = false;
 		return;
-	r->launches_per_step = (double)(r->launches + r->drops) / (double)r->window_steps;
-	r->hits_per_step = (double)r->hits / (double)r->window_steps;
+	}
+	r->launches_per_step = (double)r->step_launches / (double)r->window_steps;
+	r->hits_per_step = (double)r->step_hits / (double)r->window_steps;
 	if (r->has_probe_cost) {
 		/* A return probe is not calibrated on its own: taken to cost what an entry does. */
 		r->probe_cost_per_step_ns =
@@ -407,6 +415,9 @@ static void note_schedule(struct compare *c)
 		if (!r->windows_run)
 			compare__note(c, "%s: never ran: the target ended first (%zu of %zu windows ran)",
 				      name, c->windows.len, c->norder);
+		else if (c->cfg.step && !r->steps)
+			compare__note(c, "%s: never measured: the target ended before a step of its "
+				      "windows was complete", name);
 		else if (r->windows_run < r->windows_planned)
 			compare__note(c, "%s: %u of %u windows ran: the target ended first", name,
 				      r->windows_run, r->windows_planned);

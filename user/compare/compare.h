@@ -74,7 +74,8 @@ struct compare_result {
 	struct dist step_ns;
 	bool has_vs_off;
 	struct median_cmp vs_off;	/* step time against off's */
-	uint64_t launches, drops, hits, window_steps;
+	uint64_t launches, drops, hits;	/* in all its windows */
+	uint64_t window_steps, step_launches, step_hits;	/* in its complete windows */
 	bool has_launches;		/* a probe mode with windows */
 	double launches_per_step, hits_per_step;
 	bool has_probe_cost;

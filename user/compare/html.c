@@ -124,6 +124,23 @@ static void y_axis(FILE *f, double lo, double hi, const char *label)
 		"text-anchor=\"middle\">%s</text>\n", PLOT_H / 2, PLOT_H / 2, label);
 }
 
+/* Every measured step of mode m, as dots in a column beside its box. */
+static void strip(FILE *f, const struct compare *c, int m, double x, double lo, double hi)
+{
+	unsigned int i = 0;
+
+	for (size_t k = 0; k < c->steps.len; k++) {
+		const struct compare_step *s = vec_at(&c->steps, struct compare_step, k);
+
+		if (s->mode != m || s->partial)
+			continue;
+		/* A fixed jitter, so that equal times stay apart and the page is reproducible. */
+		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\" "
+			"fill-opacity=\"0.7\"/>\n", x + (double)(i++ % 5) * 4,
+			y_of((double)s->dur_ns / 1e6, lo, hi), mode_colours[m]);
+	}
+}
+
 static void box_plot(FILE *f, const struct compare *c)
 {
 	double lo, hi, slot = (double)(PLOT_W - MARGIN_L - 10) / (double)c->cfg.nmodes;
@@ -141,18 +158,21 @@ static void box_plot(FILE *f, const struct compare *c)
 			PLOT_H - 15, compare_mode_name(m), (unsigned long)c->res[m].steps);
 		if (!c->res[m].has_steps)
 			continue;
+		strip(f, c, m, x + w + 12, lo, hi);
 		fprintf(f, "<g class=\"mode-%s\" stroke=\"#333\">"
 			"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
 			"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>"
-			"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke-width=\"3\"/>"
+			"<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke-width=\"2\"/>"
 			"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"#fff\"/></g>\n",
 			compare_mode_name(m), x, x, y_of(d->min / 1e6, lo, hi), y_of(d->max / 1e6, lo, hi),
-			x - w, y_of(d->p75 / 1e6, lo, hi), 2 * w,
-			fmax(1, y_of(d->p25 / 1e6, lo, hi) - y_of(d->p75 / 1e6, lo, hi)), mode_colours[m],
+			x - w, fmin(y_of(d->p75 / 1e6, lo, hi), y_of(d->median / 1e6, lo, hi) - 5), 2 * w,
+			fmax(10, y_of(d->p25 / 1e6, lo, hi) - y_of(d->p75 / 1e6, lo, hi)), mode_colours[m],
 			x - w, x + w, y_of(d->median / 1e6, lo, hi), y_of(d->median / 1e6, lo, hi),
 			x, y_of(d->p95 / 1e6, lo, hi));
 	}
-	fputs("</svg>\n<p>Boxes: quartiles; bar: median; whiskers: min to max; dot: p95.</p>\n", f);
+	fputs("</svg>\n<p>Boxes: quartiles (at least 10 pixels tall, so that a tight one shows); "
+	      "bar: median; whiskers: min to max; white dot: p95; dots to the right: each step.</p>\n",
+	      f);
 }
 
 static void timeline(FILE *f, const struct compare *c)
@@ -160,7 +180,8 @@ static void timeline(FILE *f, const struct compare *c)
 	const struct compare_step *last = NULL;
 	double lo, hi, span;
 
-	step_range(c, true, &lo, &hi);
+	/* The measured steps set the scale; others beyond it are drawn at its edge. */
+	step_range(c, false, &lo, &hi);
 	for (size_t i = 0; i < c->steps.len; i++) {
 		const struct compare_step *s = vec_at(&c->steps, struct compare_step, i);
 
@@ -183,10 +204,11 @@ static void timeline(FILE *f, const struct compare *c)
 		if (s->partial)
 			continue;
 		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%d\" fill=\"%s\"/>\n", x,
-			y_of((double)s->dur_ns / 1e6, lo, hi), s->mode >= 0 ? 4 : 2,
+			y_of(fmin(fmax((double)s->dur_ns / 1e6, lo), hi), lo, hi), s->mode >= 0 ? 4 : 2,
 			s->mode >= 0 ? mode_colours[s->mode] : "#bbb");
 	}
-	fputs("</svg>\n<p>Grey: steps between windows (warmup, skipped), not measured.</p>\n", f);
+	fputs("</svg>\n<p>Grey: steps between windows (warmup, skipped), not measured; a step "
+	      "beyond the scale is drawn at its edge.</p>\n", f);
 }
 
 static uint64_t kernel_launches(const struct compare_kernel *k)
@@ -226,8 +248,8 @@ static void kernel_bars(FILE *f, const struct compare *c, bool gpu)
 			n += n < TOP_KERNELS;
 		}
 	}
-	fprintf(f, "<h2>Top kernels by %s</h2>\n", gpu ? "GPU time (cupti windows)" :
-							 "launches (all probe windows)");
+	fprintf(f, "<h2>Top %s</h2>\n", gpu ? "GPU work by time (cupti windows)" :
+							 "kernels by launches (all probe windows)");
 	if (!n) {
 		fprintf(f, "<p>None: %s</p>\n", gpu ? "no GPU time was measured (no cupti window "
 						      "brought GPU records)" : "no launch was recorded");
