@@ -10,10 +10,13 @@
 #   a   cuprobe record --cupti --step ... --schedule ...
 #   b   torch.profiler with the same schedule
 #   c2  no profiler again (how much the baseline itself moves)
-# then compares the traces and step times (tests/gpu/compare.py).
+#   cmp cuprobe compare --modes off,bpf,cupti (windows interleaved in one process)
+# then compares the traces and step times (tests/gpu/compare.py), and sets
+# compare's inflation beside torch.profiler's own (tests/gpu/inflation.py).
 #
-# $OUT gets three files: summary.txt (everything printed), summary.json (the
-# figures) and traces.tar.gz (every trace, log and step-time file, from $WORK).
+# $OUT gets summary.txt (everything printed), summary.json (the figures),
+# traces.tar.gz (every trace, log and step-time file, from $WORK), and
+# compare.json, compare.html and inflation.json from the compare stage.
 # Exit status: 0 the comparison ran (its checks may still WARN); 2 the binaries
 # are missing; 10 BPF does not work here; 11 no torch; 12 no usable CUDA;
 # 13 a configuration failed.
@@ -215,6 +218,18 @@ cuprobe_run a "$STEP_PROBE" --cupti || failed+=(a)
 stage b 120 $TRAIN --config b --steps "$STEPS" --profile-dir "$WORK/b" --schedule "$SCHED" \
 	--out "$WORK/b.steps.json" || failed+=(b)
 stage c2 90 $TRAIN --config c2 --steps "$STEPS" --out "$WORK/c2.steps.json" || failed+=(c2)
+# cuprobe compare: off, bpf and cupti windows of 5 steps, interleaved in one process
+# (off bpf cupti cupti bpf off) after 5 steps left alone; it ends the loop when done.
+rm -rf "${WORK:?}/cmp"
+CUPROBE_AGENT=$AGENT stage cmp 150 "$CUPROBE" compare --step "$STEP_PROBE" \
+	--modes off,bpf,cupti --steps-per-mode 5 --rounds 2 --skip-first 5 -o "$WORK/cmp" -- \
+	$TRAIN --config cmp --steps "$STEPS" --out "$WORK/cmp.steps.json" || failed+=(cmp)
+if [ -f "$WORK/cmp/compare.json" ]; then
+	cp "$WORK/cmp/compare.json" "$WORK/cmp/compare.html" "$OUT/" 2>/dev/null
+	say ""
+	say "== cuprobe compare's summary =="
+	grep -vE '^cuprobe' "$WORK/cmp.log" | sed 's/^/    /' | tee -a "$SUMMARY"
+fi
 
 if [ -d "$WORK/a" ]; then
 	say ""
@@ -235,6 +250,15 @@ timeout 120 $PY tests/gpu/compare.py report --schedule "$SCHED" --nsteps "$STEPS
 	2>&1 | tee -a "$SUMMARY"
 crc=${PIPESTATUS[0]}
 [ "$crc" -eq 0 ] || say "run.sh: compare.py exited $crc"
+
+# cuprobe compare's inflation beside torch.profiler's own, on the same loop.
+say ""
+infl_args=()
+for k in c b d a c2; do
+	[ -f "$WORK/$k.steps.json" ] && infl_args+=(--steps "$k=$WORK/$k.steps.json")
+done
+timeout 60 $PY tests/gpu/inflation.py --compare "$WORK/cmp/compare.json" --schedule "$SCHED" \
+	${infl_args[@]+"${infl_args[@]}"} --json "$OUT/inflation.json" 2>&1 | tee -a "$SUMMARY"
 
 if [ ${#failed[@]} -gt 0 ]; then
 	die 13 "configurations that did not exit 0: ${failed[*]} (their logs are in traces.tar.gz)"

@@ -35,7 +35,7 @@ expect "run.sh parses" bash -n tests/gpu/run.sh
 # Compiled in memory: py_compile would leave __pycache__ in the tree.
 expect "the Python helpers compile" python3 -c \
 	'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' \
-	tests/gpu/train.py tests/gpu/compare.py tests/gpu/fixtures.py
+	tests/gpu/train.py tests/gpu/compare.py tests/gpu/fixtures.py tests/gpu/inflation.py
 for f in ./cuprobe "$O/libcuprobe-agent.so" "$O/cupti_sim/libcupti.so.13" "$O/workloads/basic" \
 	"$KINETO_REF"; do
 	if [ ! -e "$f" ]; then
@@ -84,6 +84,28 @@ expect_rc "stepcheck: a probe hit once more before the loop" 1 "loop iteration k
 	--steps-file "$TMP/fx1/a.steps.json"
 expect_rc "stepcheck: no trace" 2 "no trace" \
 	python3 tests/gpu/compare.py stepcheck --schedule "$SCHED" --trace-dir "$TMP/none"
+
+# inflation.py: cuprobe compare's figures beside the separate runs' (fixtures: b is 1.2x c).
+expect "cuprobe compare on the CUPTI simulator" \
+	./cuprobe compare -q -o "$TMP/cmp" --step cuprobe_step --modes off,bpf,cupti \
+	--steps-per-mode 5 --rounds 2 -- env LD_PRELOAD="$O/libcuprobe-agent.so:$O/cupti_sim/libcupti.so.13" \
+	LD_LIBRARY_PATH="$O/cupti_sim" "$O/workloads/basic" --steps --iters 200 --sleep-ms 10
+expect "inflation.py sets compare's figures beside torch.profiler's" python3 - "$TMP" "$SCHED" <<'EOF'
+import json, subprocess, sys
+tmp, sched = sys.argv[1], sys.argv[2]
+r = subprocess.run(["python3", "tests/gpu/inflation.py", "--compare", f"{tmp}/cmp/compare.json",
+                    "--schedule", sched, "--steps", f"c={tmp}/fx/c.steps.json",
+                    "--steps", f"b={tmp}/fx/b.steps.json", "--json", f"{tmp}/infl.json"],
+                   capture_output=True, text=True)
+assert r.returncode == 0, r.stdout + r.stderr
+out, cmp = json.load(open(f"{tmp}/infl.json")), json.load(open(f"{tmp}/cmp/compare.json"))
+b = out["separate_runs"]["b"]
+assert abs(b["ratio"] - 1.2) < 1e-9 and abs(b["ci95"][0] - 1.2) < 1e-9, b
+for res in cmp["results"][1:]:
+    got = out["compare"][res["mode"]]
+    assert got["ratio"] == res["ratio_to_off"]["value"] and got["steps"] == 10, (got, res)
+assert "torch.profiler run (b)" in r.stdout and "compare: cupti windows" in r.stdout, r.stdout
+EOF
 
 # run.sh where torch is missing, then where CUDA is.
 mkdir -p "$TMP/py/notorch" "$TMP/py/nocuda/torch"
