@@ -120,7 +120,19 @@ expect "slices: clock is slices, bpf windows counted launches" python3 -c "
 import json,sys; d=json.load(open('$L/compare.json')); r=d['results'][1]
 sys.exit(not (d['clock'] == 'slices' and r['launches'] > 0 and len(d['windows']) == 4))"
 
-# 7. Bad input: a clear message, non-zero exit, nothing made or lost.
+# 7. The ASan/UBSan build on all modes, ending early: clean.
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1 \
+	"$O/san/cuprobe" compare -q -o "$TMP/san" --step cuprobe_step --modes off,bpf,cupti,latency \
+	--steps-per-mode 3 --rounds 2 -- "${SIM_ENV[@]}" "$W/basic" --steps --threads 1 --sleep-ms 10 \
+	--iters 28 >"$TMP/san.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ] || grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$TMP/san.log"; then
+	not_ok "sanitized compare" "rc $rc: $(grep -m3 -E 'ERROR|runtime error' "$TMP/san.log")"
+else
+	ok "sanitized compare: clean, with an early end"
+fi
+
+# 8. Bad input: a clear message, non-zero exit, nothing made or lost.
 bad() { expect_fail "bad input: $1" "$2" "$CUPROBE" compare "${@:3}"; }
 bad "unknown mode" "--modes: unknown mode.*off, bpf, cupti and latency" --modes off,gpu -- true
 bad "a mode twice" "given twice" --modes off,bpf,off -- true

@@ -64,7 +64,7 @@ for m in "$I"/share/man/man1/*.1; do
 done
 
 # Every option of a command's --help is in its man page.
-for cmd in record report; do
+for cmd in record report compare; do
 	page=$I/share/man/man1/cuprobe-$cmd.1
 	opts=$("$I/bin/cuprobe" $cmd --help | grep -oE '(^|[ ,\[])--?[a-z][a-z-]*' | tr -d ' ,[' | sort -u)
 	missing=""
