@@ -150,4 +150,7 @@ before=$(sha256sum "$A/compare.json")
 bad "an earlier compare's folder" "already holds a compare run" -o "$A" --step cuprobe_step -- true
 expect "an earlier compare is left as it was" test "$(sha256sum "$A/compare.json")" = "$before"
 bad "a missing step symbol in a named file" "not found in" --step "$W/basic:no_such_step" -- true
+expect_fail "a step probe never hit: no window ran" "no window ran: nothing was compared" \
+	"$CUPROBE" compare -q -o "$TMP/never/out" --step cuprobe_step -- true
+expect "a step probe never hit: nothing left behind" test ! -e "$TMP/never"
 done_testing

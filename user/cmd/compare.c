@@ -153,6 +153,17 @@ static int make_mode_dirs(struct compare_run *r)
 	return 0;
 }
 
+/* The folders make_mode_dirs made, when no window wrote into them (rmdir keeps any other). */
+static void remove_mode_dirs(struct compare_run *r)
+{
+	char path[PATH_MAX + 16];
+
+	for (size_t i = 0; i < r->c.cfg.nmodes; i++) {
+		snprintf(path, sizeof(path), "%s/%s", r->out_path, compare_mode_name(r->c.cfg.modes[i]));
+		rmdir(path);
+	}
+}
+
 /* The modes as asked, less cupti when no agent can be given to the command. */
 static void setup_compare(struct compare_run *r)
 {
@@ -339,17 +350,19 @@ static int finish(struct compare_run *r)
 		p_err("cannot analyse the run: %s", strerror(-err));
 		return err;
 	}
-	err = write_file(r, "compare.json", compare__write_json);
-	err = write_file(r, "compare.html", compare__write_html) ?: err;
 	compare__write_text(&r->c, stdout);
 	fflush(stdout);
+	/* As record: a run that recorded nothing leaves nothing behind. */
+	if (!r->c.windows.len) {
+		p_err("no window ran: nothing was compared, nothing written (is the step probe "
+		      "hit? see the notes above)");
+		return -ENODATA;
+	}
+	err = write_file(r, "compare.json", compare__write_json);
+	err = write_file(r, "compare.html", compare__write_html) ?: err;
 	if (!err)
 		p_info("wrote %s/compare.json, %s/compare.html; traces in %s/<mode>/run_<k>/",
 		       r->out_path, r->out_path, r->out_path);
-	if (!r->c.windows.len) {
-		p_err("no window ran: nothing was compared (is the step probe hit? see the notes)");
-		return -ENODATA;
-	}
 	return err;
 }
 
@@ -391,8 +404,10 @@ int compare_main(int argc, char **argv)
 	if (analysable && (r.c.steps.len || r.c.windows.len || !err))
 		err = finish(&r) ?: err;
 	session__free(r.s);
-	if (err && !r.c.windows.len && !r.c.steps.len)
+	if (err && !r.c.windows.len) {
+		remove_mode_dirs(&r);
 		out_dir__undo(&r.out);
+	}
 	if (analysable)
 		compare__free(&r.c);
 	if (r.epfd >= 0)

@@ -413,13 +413,13 @@ static void note_schedule(struct compare *c)
 		const char *name = compare_mode_name(c->cfg.modes[i]);
 
 		if (!r->windows_run)
-			compare__note(c, "%s: never ran: the target ended first (%zu of %zu windows ran)",
+			compare__note(c, "%s: never ran: the run ended first (%zu of %zu windows ran)",
 				      name, c->windows.len, c->norder);
 		else if (c->cfg.step && !r->steps)
-			compare__note(c, "%s: never measured: the target ended before a step of its "
+			compare__note(c, "%s: never measured: the run ended before a step of its "
 				      "windows was complete", name);
 		else if (r->windows_run < r->windows_planned)
-			compare__note(c, "%s: %u of %u windows ran: the target ended first", name,
+			compare__note(c, "%s: %u of %u windows ran before the run ended", name,
 				      r->windows_run, r->windows_planned);
 		if (r->windows_partial)
 			compare__note(c, "%s: %u window(s) cut short by the end of the run; their last "
