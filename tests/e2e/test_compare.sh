@@ -17,11 +17,12 @@ note_in() {
 }
 
 # shot DIR: a screenshot and the DOM of DIR/compare.html by headless Chromium.
+# Its profile goes to a folder of its own, not to $HOME.
 shot() {
-	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1000,1400 \
-		--screenshot="$1.png" "file://$1/compare.html" >/dev/null 2>&1 &&
-	chromium --headless --no-sandbox --disable-gpu --dump-dom "file://$1/compare.html" \
-		2>/dev/null >"$1.dom"
+	local c=(timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$TMP/chromium")
+	"${c[@]}" --hide-scrollbars --window-size=1000,1400 --screenshot="$1.png" \
+		"file://$1/compare.html" >/dev/null 2>&1 &&
+		"${c[@]}" --dump-dom "file://$1/compare.html" 2>/dev/null >"$1.dom"
 }
 
 # 1. All four modes, 2 rounds of 4 steps: 8 windows of 1 warmup + 4 steps = 40

@@ -48,9 +48,10 @@ static void head(FILE *f, const struct compare *c)
 		fputs("Command: <code>", f);
 		for (char **a = c->cfg.cmd; *a; a++) {
 			esc(f, *a);
-			fputc(a[1] ? ' ' : '<', f);
+			if (a[1])
+				fputc(' ', f);
 		}
-		fputs("/code>", f);
+		fputs("</code>", f);
 	} else {
 		fputs("Processes:", f);
 		for (size_t i = 0; i < c->cfg.npids; i++)
