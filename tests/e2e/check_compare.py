@@ -144,7 +144,7 @@ def check_dom(path, modes):
     p = Dom()
     p.feed(open(path).read())
     bad = []
-    for i in ("box", "timeline", "costs"):
+    for i in ("box", "timeline", "costs") + (("apis",) if "latency" in modes else ()):
         if i not in p.ids:
             bad.append(f"no #{i}")
     for m in modes:

@@ -321,6 +321,66 @@ static void cost_table(FILE *f, const struct compare *c)
 	      "confidence interval (bootstrap).</p>\n", f);
 }
 
+/* Per API: calls in each probe mode, and each call's duration from the latency windows. */
+static void api_table(FILE *f, const struct compare *c)
+{
+	const struct compare_result *lat = &c->res[MODE_LATENCY];
+	bool any = false;
+
+	for (int m = 1; m < MODE__COUNT; m++)
+		any |= c->res[m].selected && c->res[m].apis.len;
+	if (!any)
+		return;
+	fputs("<h2>APIs</h2>\n<table id=\"apis\"><tr><th>API</th>", f);
+	for (size_t i = 0; i < c->cfg.nmodes; i++)
+		if (c->cfg.modes[i] != MODE_OFF)
+			fprintf(f, "<th>calls (%s)</th>", compare_mode_name(c->cfg.modes[i]));
+	fputs("<th>median &micro;s</th><th>p95 &micro;s</th></tr>\n", f);
+	for (int m = 1; m < MODE__COUNT; m++) {
+		for (size_t i = 0; i < c->res[m].apis.len; i++) {
+			const struct compare_api *a = vec_at(&c->res[m].apis, struct compare_api, i);
+			const struct compare_api *l = NULL;
+			bool first = true;
+
+			/* Each API once: in the first mode that has it. */
+			for (int p = 1; p < m && first; p++)
+				for (size_t j = 0; j < c->res[p].apis.len && first; j++)
+					first = strcmp(vec_at(&c->res[p].apis, struct compare_api, j)->name,
+						       a->name) != 0;
+			if (!first)
+				continue;
+			fputs("<tr><td class=\"n\">", f);
+			esc(f, a->name);
+			fputs("</td>", f);
+			for (size_t k = 0; k < c->cfg.nmodes; k++) {
+				const struct compare_result *r = &c->res[c->cfg.modes[k]];
+				uint64_t calls = 0;
+
+				if (c->cfg.modes[k] == MODE_OFF)
+					continue;
+				for (size_t j = 0; j < r->apis.len; j++) {
+					const struct compare_api *b = vec_at(&r->apis, struct compare_api, j);
+
+					if (!strcmp(b->name, a->name))
+						calls = b->calls;
+				}
+				fprintf(f, "<td>%lu</td>", (unsigned long)calls);
+			}
+			for (size_t j = 0; j < lat->apis.len; j++) {
+				const struct compare_api *b = vec_at(&lat->apis, struct compare_api, j);
+
+				if (!strcmp(b->name, a->name) && b->has_latency)
+					l = b;
+			}
+			cell_num(f, l, "%.2f", l ? l->latency_ns.median / 1e3 : 0);
+			cell_num(f, l, "%.2f", l ? l->latency_ns.p95 / 1e3 : 0);
+			fputs("</tr>\n", f);
+		}
+	}
+	fputs("</table>\n<p>Durations: from the latency windows' return probes (the call's "
+	      "time on the CPU).</p>\n", f);
+}
+
 int compare__write_html(const struct compare *c, FILE *f)
 {
 	head(f, c);
@@ -330,6 +390,7 @@ int compare__write_html(const struct compare *c, FILE *f)
 	timeline(f, c);
 	kernel_bars(f, c, true);
 	kernel_bars(f, c, false);
+	api_table(f, c);
 	fputs("<p>Figures: compare.json beside this page; traces: &lt;mode&gt;/run_&lt;k&gt;/.</p>\n"
 	      "</body></html>\n", f);
 	return fflush(f) || ferror(f) ? -EIO : 0;
