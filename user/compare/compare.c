@@ -212,7 +212,11 @@ static void analyse_windows(struct compare *c)
 			r->step_launches += w->launches + w->drops;
 			r->step_hits += w->hits;
 		}
-		if (w->mode == MODE_CUPTI && !w->agent)
+		if (w->mode == MODE_CUPTI && !w->agent && c->cfg.cmd)
+			compare__note(c, "cupti: pid %ld has no cuprobe agent loaded, so its cupti "
+				      "windows recorded launches only: the CUDA driver did not load "
+				      "CUDA_INJECTION64_PATH (no GPU or driver here?)", (long)w->pid);
+		else if (w->mode == MODE_CUPTI && !w->agent)
 			compare__note(c, "cupti: pid %ld has no cuprobe agent loaded, so its cupti "
 				      "windows recorded launches only (start the process with "
 				      "CUDA_INJECTION64_PATH=libcuprobe-agent.so, or compare -- COMMAND)",
