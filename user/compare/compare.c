@@ -411,7 +411,8 @@ static void note_schedule(struct compare *c)
 {
 	if (c->cfg.nmodes == 1)
 		compare__note(c, "one mode: there is nothing to rotate or to compare it with; "
-			      "give --modes off,%s", compare_mode_name(c->cfg.modes[0]));
+			      "give --modes off,%s", c->cfg.modes[0] == MODE_OFF ? "bpf" :
+			      compare_mode_name(c->cfg.modes[0]));
 	if (c->cfg.nmodes > 1 && c->cfg.rounds < 2)
 		compare__note(c, "one round: the order does not come back (A B C C B A), so a drift "
 			      "during the run weighs on the modes unevenly; use --rounds 2 or more");
