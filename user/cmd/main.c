@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "cuprobe: unknown command '%s': use record, report or compare (cuprobe --help)\n",
-		argv[1]);
+	fprintf(stderr, "cuprobe: unknown command '%s': use record, report or compare "
+		"(cuprobe --help)\n", argv[1]);
 	return 2;
 }
