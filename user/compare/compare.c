@@ -25,6 +25,7 @@ void compare__init(struct compare *c, const struct compare_config *cfg)
 	c->steps = VEC_INIT(struct compare_step);
 	c->windows = VEC_INIT(struct compare_window);
 	c->notes = VEC_INIT(char *);
+	c->pid_windows = VEC_INIT(struct compare_pid_windows);
 	c->kernels = VEC_INIT(struct compare_kernel);
 	c->norder = compare_order(cfg->modes, cfg->nmodes, cfg->rounds, c->order);
 	for (int m = 0; m < MODE__COUNT; m++) {
@@ -50,6 +51,7 @@ void compare__free(struct compare *c)
 	vec__free(&c->steps);
 	vec__free(&c->windows);
 	vec__free(&c->notes);
+	vec__free(&c->pid_windows);
 	vec__free(&c->kernels);
 }
 
@@ -97,10 +99,32 @@ int compare__step(struct compare *c, pid_t pid, const struct cycle_step_info *si
 	return 0;
 }
 
+/* One more window of pid ended. 0 or -ENOMEM. */
+static int count_window(struct compare *c, pid_t pid)
+{
+	struct compare_pid_windows *p;
+
+	for (size_t i = 0; i < c->pid_windows.len; i++) {
+		p = vec_at(&c->pid_windows, struct compare_pid_windows, i);
+		if (p->pid == pid) {
+			p->n++;
+			return 0;
+		}
+	}
+	p = vec__push(&c->pid_windows);
+	if (!p)
+		return -ENOMEM;
+	*p = (struct compare_pid_windows){ .pid = pid, .n = 1 };
+	return 0;
+}
+
 int compare__window(struct compare *c, pid_t pid, const struct cycle_info *ci, bool agent)
 {
-	struct compare_window *w = vec__push(&c->windows);
+	struct compare_window *w;
 
+	if (count_window(c, pid))
+		return -ENOMEM;
+	w = vec__push(&c->windows);
 	if (!w)
 		return -ENOMEM;
 	*w = (struct compare_window){
@@ -124,19 +148,10 @@ uint32_t compare__mode_index(const struct compare *c, uint32_t k)
 
 bool compare__complete(const struct compare *c)
 {
-	bool any = false;
-
-	for (size_t i = 0; i < c->windows.len; i++) {
-		const struct compare_window *w = vec_at(&c->windows, struct compare_window, i);
-		size_t n = 0;
-
-		for (size_t j = 0; j < c->windows.len; j++)
-			n += vec_at(&c->windows, struct compare_window, j)->pid == w->pid;
-		if (n < c->norder)
+	for (size_t i = 0; i < c->pid_windows.len; i++)
+		if (vec_at(&c->pid_windows, struct compare_pid_windows, i)->n < c->norder)
 			return false;
-		any = true;
-	}
-	return any;
+	return c->pid_windows.len > 0;
 }
 
 /* The complete measured steps of mode m, in ns. */

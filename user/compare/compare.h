@@ -52,6 +52,11 @@ struct compare_window {
 	char *path;		/* its trace, NULL when none */
 };
 
+struct compare_pid_windows {
+	int64_t pid;
+	size_t n;
+};
+
 struct compare_api {
 	char name[64];
 	uint64_t calls;
@@ -96,6 +101,7 @@ struct compare {
 	struct vec steps;	/* struct compare_step */
 	struct vec windows;	/* struct compare_window */
 	struct vec notes;	/* char *: what could not be measured, and why */
+	struct vec pid_windows;	/* struct compare_pid_windows: windows ended per process */
 	struct compare_result res[MODE__COUNT];
 	struct vec kernels;	/* struct compare_kernel, by GPU time then launches */
 	uint64_t t0;		/* the first step's start */
