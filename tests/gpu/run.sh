@@ -228,7 +228,7 @@ if [ -f "$WORK/cmp/compare.json" ]; then
 	cp "$WORK/cmp/compare.json" "$WORK/cmp/compare.html" "$OUT/" 2>/dev/null
 	say ""
 	say "== cuprobe compare's summary =="
-	grep -vE '^cuprobe' "$WORK/cmp.log" | sed 's/^/    /' | tee -a "$SUMMARY"
+	grep -vE '^(cuprobe: |train.py:)' "$WORK/cmp.log" | sed 's/^/    /' | tee -a "$SUMMARY"
 fi
 
 if [ -d "$WORK/a" ]; then
