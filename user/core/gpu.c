@@ -443,9 +443,11 @@ int gpu_store__join(struct gpu_store *g, struct gpu_launch *l, size_t n, uint64_
 
 		const char *kernel = l[i].kernel;
 
-		/* A CUfunction has no symbol: CUPTI names the driver API's kernels. */
-		if (r && r->kind == 0 && launch_api_is_driver(l[i].e.api))
+		/* A handle made before cuprobe attached has no name but CUPTI's. */
+		if (r && r->kind == 0 && launch_api_is_driver(l[i].e.api) && l[i].unnamed) {
 			kernel = kernel_name(g, vec_at(&g->kernel, struct agent_kernel, r->idx)->name_id);
+			st->named_by_cupti++;
+		}
 		trace__launch(t, &l[i].e, kernel, id);
 		if (!r) {
 			st->without_gpu += corr[i] != 0;

@@ -15,19 +15,43 @@
 #include "bpfobj.h"
 #include "clock.h"
 #include "cycle.h"
+#include "handle_names.h"
 #include "launch.h"
 #include "log.h"
 #include "procmaps.h"
 #include "session_int.h"
 #include "symbols.h"
 
-/* The kernel's name: the host stub's symbol; a CUfunction is a handle, named by CUPTI. */
+/*
+ * A handle's name, from the handle probes' records. Its record went into
+ * ctrl before the launch went into events, but may not have been read yet.
+ */
+static const char *handle_name(struct session *s, const struct launch_event *e, bool *unnamed)
+{
+	const char *name = handle_names__find(s->names, e->tgid, e->func, NULL, unnamed);
+
+	if (!name && session_consume(s, s->ctrl))
+		name = handle_names__find(s->names, e->tgid, e->func, NULL, unnamed);
+	return name;
+}
+
+/*
+ * The kernel's name: a handle's from the call that made it, else the host
+ * stub's symbol. A handle made before cuprobe attached stays unnamed
+ * (CUfunction 0x...), never guessed: CUPTI names it with --cupti.
+ */
 static bool kernel_name(struct session *s, const struct launch_event *e, char *buf, size_t len,
 			const char **kernel)
 {
+	bool unnamed = false;
+
 	*kernel = "";
 	if (launch_api_what(e->api) != LAUNCH_KERNEL)
 		return false;
+	/* A runtime launch may be given a cudaKernel_t too (cudaLaunchKernel's docs). */
+	*kernel = handle_name(s, e, &unnamed);
+	if (*kernel)
+		return unnamed;
 	if (launch_api_is_driver(e->api)) {
 		snprintf(buf, len, "CUfunction 0x%llx", (unsigned long long)e->func);
 		*kernel = buf;
@@ -123,6 +147,15 @@ static void on_step(struct session *s, const struct step_event *e)
 
 	if (t)
 		session_step(s, t, e);
+}
+
+static void on_name(struct session *s, const struct name_event *e)
+{
+	struct name_event copy = *e;
+
+	copy.str[sizeof(copy.str) - 1] = 0;
+	if (session_find(s, e->tgid) && handle_names__add(s->names, s->syms, &copy))
+		s->err = -ENOMEM;
 }
 
 static void on_thread(struct session *s, const struct thread_event *e)
@@ -229,5 +262,7 @@ int session_ctrl_event(void *ctx, void *data, size_t size)
 		on_thread(s, data);
 	else if (type == REC_FORK && size >= sizeof(struct fork_event))
 		on_fork(s, data);
+	else if (type == REC_NAME && size >= sizeof(struct name_event))
+		on_name(s, data);
 	return --s->budget > 0 ? 0 : -EAGAIN;
 }
