@@ -48,7 +48,7 @@ int name_entry(struct pt_regs *ctx)
 
 	if (!bpf_map_lookup_elem(&proc_state, &tgid))
 		return 0;
-	if (api < NAME_FIRST_BY_STUB)
+	if (api <= NAME_LAST_BY_NAME)
 		c.str = PT_REGS_PARM3(ctx);
 	else if (api >= NAME_FIRST_LOAD_FILE && api < NAME_FIRST_LOAD_DATA)
 		c.str = c.ref;

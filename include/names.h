@@ -38,7 +38,7 @@ enum name_api {
 	NAME__COUNT,
 };
 
-#define NAME_FIRST_BY_STUB NAME_cudaGetFuncBySymbol
+#define NAME_LAST_BY_NAME NAME_cudaLibraryGetKernel
 #define NAME_FIRST_LOAD_FILE NAME_cuModuleLoad
 #define NAME_FIRST_LOAD_DATA NAME_cuModuleLoadData
 
