@@ -152,10 +152,19 @@ static void on_step(struct session *s, const struct step_event *e)
 static void on_name(struct session *s, const struct name_event *e)
 {
 	struct name_event copy = *e;
+	const char *name, *module = NULL;
 
 	copy.str[sizeof(copy.str) - 1] = 0;
-	if (session_find(s, e->tgid) && handle_names__add(s->names, s->syms, &copy))
+	if (!session_find(s, e->tgid) || e->api >= NAME__COUNT)
+		return;
+	if (handle_names__add(s->names, s->syms, &copy)) {
 		s->err = -ENOMEM;
+		return;
+	}
+	name = handle_names__find(s->names, e->tgid, e->handle, &module, NULL);
+	if (name)
+		p_dbg("pid %u: %s made handle 0x%llx: %s, module %s", e->tgid, name_apis[e->api],
+		      (unsigned long long)e->handle, name, module ? module : "unknown");
 }
 
 static void on_thread(struct session *s, const struct thread_event *e)
