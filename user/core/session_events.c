@@ -23,14 +23,16 @@
 #include "symbols.h"
 
 /*
- * A handle's name, from the handle probes' records. Its record went into
- * ctrl before the launch went into events, but may not have been read yet.
+ * A handle's name, from the handle probes' records. A handle's record went
+ * into ctrl before its launch went into events, but may not have been read
+ * yet: look again after reading ctrl (reread).
  */
-static const char *handle_name(struct session *s, const struct launch_event *e, bool *unnamed)
+static const char *handle_name(struct session *s, const struct launch_event *e, bool reread,
+			       bool *unnamed)
 {
 	const char *name = handle_names__find(s->names, e->tgid, e->func, NULL, unnamed);
 
-	if (!name && session_consume(s, s->ctrl))
+	if (!name && reread && session_consume(s, s->ctrl))
 		name = handle_names__find(s->names, e->tgid, e->func, NULL, unnamed);
 	return name;
 }
@@ -38,26 +40,35 @@ static const char *handle_name(struct session *s, const struct launch_event *e, 
 /*
  * The kernel's name: a handle's from the call that made it, else the host
  * stub's symbol. A handle made before cuprobe attached stays unnamed
- * (CUfunction 0x...), never guessed: CUPTI names it with --cupti.
+ * (CUfunction 0x...), never guessed: CUPTI names it with --cupti. A runtime
+ * launch may be given a cudaKernel_t in place of a stub (cudaLaunchKernel's
+ * docs): its address is in no object, so no symbol names it.
  */
 static bool kernel_name(struct session *s, const struct launch_event *e, char *buf, size_t len,
 			const char **kernel)
 {
 	bool unnamed = false;
+	const char *handle;
 
 	*kernel = "";
 	if (launch_api_what(e->api) != LAUNCH_KERNEL)
 		return false;
-	/* A runtime launch may be given a cudaKernel_t too (cudaLaunchKernel's docs). */
-	*kernel = handle_name(s, e, &unnamed);
-	if (*kernel)
+	handle = handle_name(s, e, launch_api_is_driver(e->api), &unnamed);
+	if (handle) {
+		*kernel = handle;
 		return unnamed;
+	}
 	if (launch_api_is_driver(e->api)) {
 		snprintf(buf, len, "CUfunction 0x%llx", (unsigned long long)e->func);
 		*kernel = buf;
 		return true;
 	}
-	return symbols__name(s->syms, e->tgid, e->func, kernel) != 0;
+	if (!symbols__name(s->syms, e->tgid, e->func, kernel))
+		return false;
+	handle = handle_name(s, e, true, &unnamed);
+	if (handle)
+		*kernel = handle;
+	return handle ? unnamed : true;
 }
 
 static int on_launch(struct session *s, const struct launch_event *e)
