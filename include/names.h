@@ -22,9 +22,14 @@ enum name_api {
 	NAME_cudaLibraryGetKernel,
 	/* (CUfunction *out, CUkernel kernel): the kernel's name under another handle */
 	NAME_cuKernelGetFunction,
-	/* (handle *out, const void *host_stub): the name of the stub's symbol */
+	/*
+	 * (handle *out, const void *host_stub): the name of the stub's symbol.
+	 * __cudaGetKernel is what nvcc's launch stubs (CUDA 13) call once per
+	 * kernel: their <<<>>> launches then give cudaLaunchKernel its handle.
+	 */
 	NAME_cudaGetFuncBySymbol,
 	NAME_cudaGetKernel,
+	NAME___cudaGetKernel,
 	/* (module *out, const char *path, ...): a module from a file */
 	NAME_cuModuleLoad,
 	NAME_cuLibraryLoadFromFile,

@@ -7,6 +7,11 @@
 // attaches later never saw made; after it, the rest. Then each iteration
 // launches every handle once. The ground truth names each launch's kernel
 // as cuprobe must (demangled), or "" where it must stay unnamed.
+//
+// It is built as CUDA with -cudart none, so that its <<<>>> launches go to
+// the stand-in runtime the way CUDA 13's nvcc makes them: each stub asks
+// __cudaGetKernel for its kernel's handle once, at its first launch, and
+// cudaLaunchKernel is given that handle, not the stub.
 
 #include <cxxabi.h>
 #include <stdint.h>
@@ -32,9 +37,22 @@ __attribute__((noinline, used)) void kernel_stub(double *x)
 {
 	asm volatile("" ::"r"(x) : "memory");
 }
+
+// <<<>>> launches: the first before the wait file, the other after it.
+__global__ void early_rt_kernel(int *p)
+{
+	if (p)
+		*p = 1;
+}
+
+template <typename T> __global__ void rt_scale(T *x, T a, int n)
+{
+	if (x && (int)threadIdx.x < n)
+		x[threadIdx.x] *= a;
+}
 } // namespace wl
 
-enum how { DRIVER, DRIVER_EX, RUNTIME };
+enum how { DRIVER, DRIVER_EX, RUNTIME, STUB };
 
 struct launchable {
 	CUfunction f;
@@ -68,6 +86,14 @@ static void add(void *f, const std::string &kernel, enum how how)
 	handles.push_back({ (CUfunction)f, kernel, how });
 }
 
+// A stub's first <<<grid, block>>> launch, once its handle is known.
+static void record_first(const launchable &h, unsigned grid, unsigned block)
+{
+	const unsigned g[3] = { grid, 1, 1 }, b[3] = { block, 1, 1 };
+
+	gt::record(gt::launch("cudaLaunchKernel", h.kernel.c_str(), h.f, g, b, 0, nullptr));
+}
+
 // Image bytes in the heap, as Triton and NVRTC hand them to the driver.
 static const void *image(const char *tag)
 {
@@ -79,6 +105,9 @@ int main(int argc, char **argv)
 	struct options opt = parse_options(argc, argv, 10, 1, 0);
 	// Handles made before the wait are unseen when cuprobe attaches with -p.
 	bool early_unseen = opt.wait_file != nullptr;
+	// Driver launches only (the CUPTI simulator, which interposes cuLaunchKernel, would
+	// see the stand-in runtime's forwarded calls as launches of their own).
+	bool driver_only = getenv("NAMES_DRIVER_ONLY") != nullptr;
 	CUmodule early_mod, mod;
 	CUlibrary early_lib, lib;
 	CUkernel early_kernel, kernel;
@@ -98,7 +127,27 @@ int main(int argc, char **argv)
 	      "cuLibraryGetKernel");
 	add(early_kernel, early_unseen ? "" : "early_library_kernel", DRIVER_EX);
 
+	// Its stub asks for its handle now, unseen by a profiler that attaches later. A
+	// launch is recorded once its handle is known (cudaGetKernel gives the stub's), and
+	// not at all before the wait file: cuprobe is not there yet.
+	if (!driver_only)
+		wl::early_rt_kernel<<<1, 64>>>(nullptr);
+	check(cudaGetKernel(&rk, (const void *)wl::early_rt_kernel) == cudaSuccess ? CUDA_SUCCESS :
+	      CUDA_ERROR_UNKNOWN, "cudaGetKernel");
+	add(rk, early_unseen ? "" : "wl::early_rt_kernel(int*)", STUB);
+	if (!early_unseen && !driver_only)
+		record_first(handles.back(), 1, 64);
+
 	wait_then_ready(&opt);
+
+	// The same kernel handle the stub gets at its first launch (the runtime keeps one).
+	if (!driver_only)
+		wl::rt_scale<float><<<3, 128>>>(nullptr, 2.0f, 10);
+	check(cudaGetKernel(&rk, (const void *)wl::rt_scale<float>) == cudaSuccess ? CUDA_SUCCESS :
+	      CUDA_ERROR_UNKNOWN, "cudaGetKernel");
+	add(rk, "void wl::rt_scale<float>(float*, float, int)", STUB);
+	if (!driver_only)
+		record_first(handles.back(), 3, 128);
 
 	// A kernel taken after attach from a module loaded before: named, module unknown.
 	check(cuModuleGetFunction(&f, early_mod, "_Z11late_kernelPfi"), "cuModuleGetFunction");
@@ -159,10 +208,18 @@ int main(int argc, char **argv)
 	void *params[] = { nullptr };
 	for (int i = 0; i < opt.iters; i++) {
 		for (const launchable &h : handles) {
-			const char *api = h.how == RUNTIME ? "cudaLaunchKernel" :
+			if (driver_only && h.how >= RUNTIME)
+				continue;
+			const char *api = h.how >= RUNTIME ? "cudaLaunchKernel" :
 					  h.how == DRIVER_EX ? "cuLaunchKernelEx" : "cuLaunchKernel";
 			gt::record(gt::launch(api, h.kernel.c_str(), h.f, g, b, 0, nullptr));
-			if (h.how == RUNTIME) {
+			if (h.how == STUB) {
+				// The stubs launch the handle that __cudaGetKernel gave them.
+				if (h.kernel.find("rt_scale") != std::string::npos)
+					wl::rt_scale<float><<<g[0], b[0]>>>(nullptr, 2.0f, 10);
+				else
+					wl::early_rt_kernel<<<g[0], b[0]>>>(nullptr);
+			} else if (h.how == RUNTIME) {
 				failed += cudaLaunchKernel((const void *)h.f, dim3(g[0], g[1], g[2]),
 							   dim3(b[0], b[1], b[2]), params, 0,
 							   nullptr) != cudaSuccess;

@@ -96,7 +96,9 @@ $(WL_DIR)/nested: $(WL_SRC)/nested.cu $(WL_DIR)/libfakert.so
 
 # The kernel-name workload, on a stand-in driver and runtime that hand out
 # handles (the toolkit's stub fails every call): libcuda.so.1 and
-# libfakecudart.so in fakecuda/, found through RUNPATH $ORIGIN/fakecuda.
+# libfakecudart.so in fakecuda/, found through RUNPATH $ORIGIN/fakecuda. It is
+# CUDA (<<<>>> launches) built with -cudart none: the stand-in runtime has what
+# nvcc's host code calls.
 WL_FAKECUDA := $(WL_DIR)/fakecuda
 
 $(WL_FAKECUDA)/libcuda.so.1: $(WL_SRC)/fakecuda.c
@@ -113,7 +115,7 @@ $(WL_FAKECUDA)/libfakecudart.so: $(WL_SRC)/fakecudart.c $(WL_FAKECUDA)/libcuda.s
 $(WL_DIR)/names: $(WL_SRC)/names.cu $(WL_FAKECUDA)/libcuda.so.1 $(WL_FAKECUDA)/libfakecudart.so
 	$(call msg,NVCC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d $(WL_HOSTONLY) $< -o $@ \
+	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d -cudart none $< -o $@ \
 		-Xlinker -rpath,'$$ORIGIN/fakecuda' -L$(WL_FAKECUDA) -l:libcuda.so.1 -lfakecudart
 
 # For the GPU machine (tests/gpu/README.md): whether cuGetProcAddress hands out the

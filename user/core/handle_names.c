@@ -22,6 +22,7 @@ const char *const name_apis[NAME__COUNT] = {
 	[NAME_cuKernelGetFunction] = "cuKernelGetFunction",
 	[NAME_cudaGetFuncBySymbol] = "cudaGetFuncBySymbol",
 	[NAME_cudaGetKernel] = "cudaGetKernel",
+	[NAME___cudaGetKernel] = "__cudaGetKernel",
 	[NAME_cuModuleLoad] = "cuModuleLoad",
 	[NAME_cuLibraryLoadFromFile] = "cuLibraryLoadFromFile",
 	[NAME_cudaLibraryLoadFromFile] = "cudaLibraryLoadFromFile",
@@ -235,6 +236,7 @@ int handle_names__add(struct handle_names *h, struct symbols *syms, const struct
 		return put_kernel(p, e->handle, (const struct hn_kernel *)found);
 	case NAME_cudaGetFuncBySymbol:
 	case NAME_cudaGetKernel:
+	case NAME___cudaGetKernel:
 		return add_by_stub(h, p, syms, e->tgid, e);
 	default:
 		return e->api < NAME__COUNT ? add_module(h, p, syms, e->tgid, e) : 0;

@@ -22,7 +22,7 @@ extern const char *const name_apis[NAME__COUNT];
 
 static inline bool name_api_is_driver(unsigned int api)
 {
-	return name_apis[api][2] != 'd'; /* "cu…" but not "cuda…" */
+	return api != NAME___cudaGetKernel && name_apis[api][2] != 'd'; /* "cu…", not "cuda…" */
 }
 
 /* NULL and errno on failure. */
