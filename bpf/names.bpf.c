@@ -5,9 +5,11 @@
  * cudaGetFuncBySymbol, ...) and load the modules they come from. The entry
  * keeps the call's arguments; the return, once the call succeeded, reads the
  * handle it wrote through its first argument and the name or path it was
- * given, and tells the loader on the ctrl ring (struct name_event). These
- * calls are rare (once per kernel, not per launch), so the probes stay on
- * for the whole session and cost the launches nothing.
+ * given, and tells the loader (struct name_event) in the events ring, where it
+ * comes before every launch by that handle. Not in ctrl: a burst of them (a
+ * library taking its kernels) must not crowd out the holds and step
+ * boundaries there. These calls are rare (once per kernel, not per launch),
+ * so the probes stay on for the whole session and cost the launches nothing.
  */
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
@@ -34,7 +36,7 @@ struct {
 	__type(value, struct name_call);
 } name_calls SEC(".maps");
 
-/* Records lost (ctrl ring full) and names cut short, read by the loader at exit. */
+/* Records lost (events ring full) and names cut short, read by the loader at exit. */
 __u64 names_lost;
 __u64 names_truncated;
 
@@ -92,7 +94,7 @@ int name_return(struct pt_regs *ctx)
 		return 0;
 	if (bpf_probe_read_user(&handle, sizeof(handle), (void *)c.out) || !handle)
 		return 0;
-	e = bpf_ringbuf_reserve(&ctrl, sizeof(*e), 0);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&names_lost, 1);
 		return 0;
@@ -106,9 +108,7 @@ int name_return(struct pt_regs *ctx)
 	e->str[0] = 0;
 	if (c.str)
 		read_str(e, c.str);
-	/* Rare records: a wakeup only when a burst (a library loading its kernels) piles up. */
-	bpf_ringbuf_submit(e, bpf_ringbuf_query(&ctrl, BPF_RB_AVAIL_DATA) > CUPROBE_CTRL_RING / 4 ?
-				      BPF_RB_FORCE_WAKEUP :
-				      BPF_RB_NO_WAKEUP);
+	/* No wakeup: the launches after it wake the loader, or its timer does. */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -3,7 +3,7 @@
  * Names for kernel handles: the driver and runtime calls that hand out a
  * CUfunction, CUkernel, cudaFunction_t or cudaKernel_t (and the loads that
  * make the modules they come from), as the BPF return probe reports them to
- * the loader (struct name_event on the ctrl ring). Shared by bpf/names.bpf.c
+ * the loader (struct name_event in the events ring). Shared by bpf/names.bpf.c
  * and user/core/handle_names.c.
  */
 #ifndef NAMES_H

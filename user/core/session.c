@@ -416,8 +416,8 @@ static void tell_name_counters(struct session *s)
 
 	bpfobj__name_counters(s->bpf, &lost, &truncated);
 	if (lost)
-		p_warn("%lu kernel-handle records were lost (ctrl ring full): launches by those "
-		       "handles are unnamed", (unsigned long)lost);
+		p_warn("%lu kernel-handle records were lost (ring buffer full): launches by those "
+		       "handles are unnamed; raise --ringbuf-size", (unsigned long)lost);
 	if (truncated)
 		p_warn("%lu kernel names were longer than %d bytes and were cut short",
 		       (unsigned long)truncated, NAME_STR_MAX - 1);

@@ -23,23 +23,9 @@
 #include "symbols.h"
 
 /*
- * A handle's name, from the handle probes' records. A handle's record went
- * into ctrl before its launch went into events, but may not have been read
- * yet: look again after reading ctrl (reread).
- */
-static const char *handle_name(struct session *s, const struct launch_event *e, bool reread,
-			       bool *unnamed)
-{
-	const char *name = handle_names__find(s->names, e->tgid, e->func, NULL, unnamed);
-
-	if (!name && reread && session_consume(s, s->ctrl))
-		name = handle_names__find(s->names, e->tgid, e->func, NULL, unnamed);
-	return name;
-}
-
-/*
- * The kernel's name: a handle's from the call that made it, else the host
- * stub's symbol. A handle made before cuprobe attached stays unnamed
+ * The kernel's name: a handle's from the call that made it (its record came
+ * through this ring before any launch by the handle), else the host stub's
+ * symbol. A handle made before cuprobe attached stays unnamed
  * (CUfunction 0x...), never guessed: CUPTI names it with --cupti. A runtime
  * launch may be given a cudaKernel_t in place of a stub (cudaLaunchKernel's
  * docs): its address is in no object, so no symbol names it.
@@ -53,7 +39,7 @@ static bool kernel_name(struct session *s, const struct launch_event *e, char *b
 	*kernel = "";
 	if (launch_api_what(e->api) != LAUNCH_KERNEL)
 		return false;
-	handle = handle_name(s, e, launch_api_is_driver(e->api), &unnamed);
+	handle = handle_names__find(s->names, e->tgid, e->func, NULL, &unnamed);
 	if (handle) {
 		*kernel = handle;
 		return unnamed;
@@ -63,12 +49,7 @@ static bool kernel_name(struct session *s, const struct launch_event *e, char *b
 		*kernel = buf;
 		return true;
 	}
-	if (!symbols__name(s->syms, e->tgid, e->func, kernel))
-		return false;
-	handle = handle_name(s, e, true, &unnamed);
-	if (handle)
-		*kernel = handle;
-	return handle ? unnamed : true;
+	return symbols__name(s->syms, e->tgid, e->func, kernel) != 0;
 }
 
 static int on_launch(struct session *s, const struct launch_event *e)
@@ -97,6 +78,24 @@ static void on_agent(struct session *s, const struct agent_chunk_event *e, size_
 	proc_cycles__agent_chunk(t->cycles, e->data, e->len);
 }
 
+static void on_name(struct session *s, const struct name_event *e)
+{
+	struct name_event copy = *e;
+	const char *name, *module = NULL;
+
+	copy.str[sizeof(copy.str) - 1] = 0;
+	if (!session_find(s, e->tgid) || e->api >= NAME__COUNT)
+		return;
+	if (handle_names__add(s->names, s->syms, &copy)) {
+		s->err = -ENOMEM;
+		return;
+	}
+	name = handle_names__find(s->names, e->tgid, e->handle, &module, NULL);
+	if (name)
+		p_dbg("pid %u: %s made handle 0x%llx: %s, module %s", e->tgid, name_apis[e->api],
+		      (unsigned long long)e->handle, name, module ? module : "unknown");
+}
+
 int session_data_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -107,6 +106,8 @@ int session_data_event(void *ctx, void *data, size_t size)
 		err = on_launch(s, data);
 	else if (type == REC_AGENT && size >= offsetof(struct agent_chunk_event, data))
 		on_agent(s, data, size);
+	else if (type == REC_NAME && size >= sizeof(struct name_event))
+		on_name(s, data);
 	if (err)
 		return err;
 	/* The turn's share is taken: the rest waits for the next turn (session_consume). */
@@ -158,24 +159,6 @@ static void on_step(struct session *s, const struct step_event *e)
 
 	if (t)
 		session_step(s, t, e);
-}
-
-static void on_name(struct session *s, const struct name_event *e)
-{
-	struct name_event copy = *e;
-	const char *name, *module = NULL;
-
-	copy.str[sizeof(copy.str) - 1] = 0;
-	if (!session_find(s, e->tgid) || e->api >= NAME__COUNT)
-		return;
-	if (handle_names__add(s->names, s->syms, &copy)) {
-		s->err = -ENOMEM;
-		return;
-	}
-	name = handle_names__find(s->names, e->tgid, e->handle, &module, NULL);
-	if (name)
-		p_dbg("pid %u: %s made handle 0x%llx: %s, module %s", e->tgid, name_apis[e->api],
-		      (unsigned long long)e->handle, name, module ? module : "unknown");
 }
 
 static void on_thread(struct session *s, const struct thread_event *e)
@@ -282,7 +265,5 @@ int session_ctrl_event(void *ctx, void *data, size_t size)
 		on_thread(s, data);
 	else if (type == REC_FORK && size >= sizeof(struct fork_event))
 		on_fork(s, data);
-	else if (type == REC_NAME && size >= sizeof(struct name_event))
-		on_name(s, data);
 	return --s->budget > 0 ? 0 : -EAGAIN;
 }
