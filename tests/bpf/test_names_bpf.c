@@ -212,6 +212,31 @@ static void test_not_a_target(void **state)
 	assert_int_equal(t->n_names, 0);
 }
 
+/* A record that finds the ring full is counted, and the ring takes them again once read. */
+static void test_lost_when_ring_full(void **state)
+{
+	const unsigned int burst = 40, fits = 4096 / (sizeof(struct name_event) + 8);
+	struct bt *t = bt__new(4096);
+	uint64_t lost, truncated;
+	CUfunction f;
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(bt__attach(t, PROG_NAME_RETURN, getpid(), names, cookies, NFUNCS), 0);
+	assert_int_equal(bt__attach(t, PROG_NAME_ENTRY, getpid(), names, cookies, NFUNCS), 0);
+	assert_int_equal(bt__add_self(t, NULL, pack_state(0, 0, PHASE_NONE)), 0);
+	for (unsigned int i = 0; i < burst; i++)
+		assert_int_equal(sim_cuModuleGetFunction(&f, NULL, "k"), CUDA_SUCCESS);
+	bt__drain(t);
+	bpfobj__name_counters(t->obj, &lost, &truncated);
+	assert_int_equal(t->n_names, fits);
+	assert_int_equal(lost, burst - fits);
+	assert_int_equal(sim_cuModuleGetFunction(&f, NULL, "k"), CUDA_SUCCESS);
+	bt__drain(t);
+	assert_int_equal(t->n_names, fits + 1);
+	bt__free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +244,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_not_a_target, setup, teardown),
+		cmocka_unit_test(test_lost_when_ring_full),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
