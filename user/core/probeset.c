@@ -336,8 +336,11 @@ static int examine(struct probeset *ps, const char *path, uint64_t dev, uint64_t
 	}
 	if (ps->want.launch)
 		err = attach_launch(ps, e);
-	if (!err && (e->api_off[API_cuLaunchKernel] || e->runtime))
-		err = attach_names(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime);
+	/* Without names, launches are still recorded: a failure here is said, not fatal. */
+	if (!err && (e->api_off[API_cuLaunchKernel] || e->runtime) &&
+	    (n = attach_names(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime)))
+		p_warn("pid %d: cannot probe the calls that make kernel handles in %s: %s; "
+		       "launches by handle there are unnamed", ps->pid, path, strerror(-n));
 	if (!err && offs[SYM_DL_DEBUG_STATE])
 		err = attach_libmap(ps, path, offs[SYM_DL_DEBUG_STATE]);
 	if (!err)
