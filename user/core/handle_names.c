@@ -46,6 +46,8 @@ struct hn_proc {
 
 struct handle_names {
 	struct hmap *procs;	/* pid -> struct hn_proc * */
+	struct hn_proc *last;	/* launches come in runs from one process */
+	pid_t last_pid;
 	struct hmap *strings;	/* interned strings, key and value the same */
 };
 
@@ -123,8 +125,13 @@ static struct hn_proc *hn_proc_get(struct handle_names *h, pid_t pid, bool creat
 	struct hn_proc *p;
 	long found;
 
-	if (hmap__find(h->procs, pid, &found))
-		return (struct hn_proc *)found;
+	if (h->last && h->last_pid == pid)
+		return h->last;
+	if (hmap__find(h->procs, pid, &found)) {
+		h->last = (struct hn_proc *)found;
+		h->last_pid = pid;
+		return h->last;
+	}
 	if (!create)
 		return NULL;
 	p = calloc(1, sizeof(*p));
