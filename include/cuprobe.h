@@ -20,6 +20,7 @@ enum cuprobe_rec {
 	REC_AGENT = 5,	 /* a chunk of the agent's records (struct agent_chunk_event, agent.h) */
 	REC_FORK = 6,	 /* a target or its descendant forked a process (struct fork_event) */
 	REC_EXEC = 7,	 /* a followed process ran a new program (struct libmap_event, held) */
+	REC_NAME = 8,	 /* a call made a kernel handle or module (struct name_event, names.h) */
 };
 
 /*

@@ -45,6 +45,9 @@ static int on_record(void *ctx, void *data, size_t size)
 	case REC_FORK:
 		APPEND(t->forks, t->n_forks, data, size);
 		break;
+	case REC_NAME:
+		APPEND(t->names, t->n_names, data, size);
+		break;
 	default:
 		t->n_other++;
 	}
@@ -89,7 +92,7 @@ int bt__attach(struct bt *t, enum bpfobj_prog prog, pid_t pid, const char *const
 	char exe[PATH_MAX];
 	struct uprobe_spec s = {
 		.path = exe, .pid = pid, .offsets = offsets, .cookies = cookies, .n = n,
-		.retprobe = prog == PROG_LAUNCH_RETURN,
+		.retprobe = prog == PROG_LAUNCH_RETURN || prog == PROG_NAME_RETURN,
 	};
 	int found;
 

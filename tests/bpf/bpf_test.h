@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include "bpfobj.h"
 #include "cuprobe.h"
+#include "names.h"
 
 /*
  * A local stand-in for a probed entry point: a real function that, like
@@ -48,6 +49,8 @@ struct bt {
 	size_t n_libmaps;
 	struct fork_event forks[BT_MAX_RECS];
 	size_t n_forks;
+	struct name_event names[BT_MAX_RECS];
+	size_t n_names;
 	size_t n_other; /* records of no type above, or of a wrong size */
 };
 

@@ -78,8 +78,9 @@ def gt_key(c):
         return (c["tid"], api, "", tuple(), tuple(), 0, c["stream"], c["bytes"], "", c["value"])
     if "GraphLaunch" in api:
         return (c["tid"], api, "0x%x" % c["func"], tuple(), tuple(), 0, c["stream"], 0, "", 0)
-    kernel = c["kernel"] if not api.startswith("cu") or api.startswith("cuda") \
-        else "CUfunction 0x%x" % c["func"]
+    # A launch the truth names nothing is by a handle cuprobe never saw made: a driver
+    # launch keeps the handle, a runtime launch the address no object maps.
+    kernel = c["kernel"] or ("0x%x" if api.startswith("cuda") else "CUfunction 0x%x") % c["func"]
     return (c["tid"], api, kernel, tuple(c["grid"]), tuple(c["block"]), c["shmem"], c["stream"],
             0, "", 0)
 

@@ -3,7 +3,7 @@
 source "$(dirname "$0")/lib.sh"
 SAN=$ROOT/.output/san/cuprobe
 
-for wl in basic dlopen_main static; do
+for wl in basic dlopen_main static names; do
 	CUPROBE_GT=$TMP/$wl.gt.json ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 		UBSAN_OPTIONS=halt_on_error=1 "$SAN" record -q --latency -o "$TMP/$wl" -- "$W/$wl" \
 		>"$TMP/$wl.log" 2>&1

@@ -195,6 +195,104 @@ static void test_exact_join(void **state)
 	check_trace(f, 1, 2, 2);
 }
 
+/* An interned kernel name, as the agent sends it: len of its total_len bytes. */
+static void string_rec(struct chunk *c, uint32_t id, const char *s, uint32_t total)
+{
+	_Alignas(8) unsigned char buf[sizeof(struct agent_string) + 64] = {};
+	struct agent_string *h = (struct agent_string *)buf;
+	uint32_t len = (uint32_t)strlen(s);
+
+	h->id = id;
+	h->total_len = total;
+	h->len = len;
+	memcpy(buf + sizeof(*h), s, len);
+	put(c, buf, sizeof(*h) + ((len + 7) & ~7u), AGENT_REC_STRING);
+}
+
+static void named_kernel(struct chunk *c, uint32_t corr, uint64_t start, uint32_t name_id)
+{
+	struct agent_kernel k = { .start_ns = start, .end_ns = start + 1000, .stream = 7,
+				  .correlation = corr, .grid = { 1, 1, 1 }, .block = { 32, 1, 1 },
+				  .name_id = name_id };
+
+	put(c, &k, sizeof(k), AGENT_REC_KERNEL);
+}
+
+/* The kernel arg of the trace's launch event whose correlation is corr (closes the trace). */
+static char *launch_kernel_arg(struct fixture *f, uint64_t corr)
+{
+	struct trace_summary sum = { .end_mono = 100000, .first_step = -1, .last_step = -1 };
+	json_t *root, *e;
+	char *found = NULL;
+	size_t i;
+
+	if (!f->path[0]) {
+		assert_int_equal(trace__close(f->t, &sum), 0);
+		snprintf(f->path, sizeof(f->path), "%s", trace__path(f->t));
+	}
+	root = json_load_file(f->path, 0, NULL);
+	assert_non_null(root);
+	json_array_foreach(json_object_get(root, TRACE_KEY_EVENTS), i, e) {
+		json_t *args = json_object_get(e, TRACE_KEY_ARGS);
+		const char *cat = json_string_value(json_object_get(e, TRACE_KEY_CAT));
+
+		if (cat && (!strcmp(cat, TRACE_CAT_DRIVER) || !strcmp(cat, TRACE_CAT_RUNTIME)) &&
+		    json_integer_value(json_object_get(args, TRACE_ARG_CORRELATION)) ==
+			    (json_int_t)corr)
+			found = strdup(json_string_value(json_object_get(args, TRACE_ARG_KERNEL)));
+	}
+	json_decref(root);
+	assert_non_null(found);
+	return found;
+}
+
+static void assert_kernel_arg(struct fixture *f, uint64_t corr, const char *want)
+{
+	char *k = launch_kernel_arg(f, corr);
+
+	assert_string_equal(k, want);
+	free(k);
+}
+
+/*
+ * CUPTI names only the launches nothing else named (a handle made before
+ * cuprobe attached, a stub in a stripped object), and only with a whole name;
+ * each it names is counted.
+ */
+static void test_cupti_names_the_unnamed(void **state)
+{
+	struct fixture *f = *state;
+	struct gpu_launch l[] = { launch(API_cuLaunchKernel, 1000, 1),
+				  launch(API_cuLaunchKernel, 3000, 2),
+				  launch(API_cudaLaunchKernel, 5000, 3),
+				  launch(API_cuLaunchKernel, 7000, 4) };
+	struct chunk c = {};
+	struct gpu_join_stats st;
+
+	l[0].kernel = "mine(int)";
+	l[1].kernel = "CUfunction 0x1000", l[1].unnamed = true;
+	l[2].kernel = "lib.so+0x40", l[2].unnamed = true;
+	l[3].kernel = "CUfunction 0x1000", l[3].unnamed = true;
+	string_rec(&c, 1, "_Z5cuptisi", 10);
+	string_rec(&c, 2, "_Z4ha", 10); /* the rest never came */
+	api(&c, API_cuLaunchKernel, 11, 1010);
+	api(&c, API_cuLaunchKernel, 12, 3010);
+	api(&c, API_cudaLaunchKernel, 13, 5010);
+	api(&c, API_cuLaunchKernel, 14, 7010);
+	named_kernel(&c, 11, 2000, 1);
+	named_kernel(&c, 12, 4000, 1);
+	named_kernel(&c, 13, 6000, 1);
+	named_kernel(&c, 14, 8000, 2);
+	add(f, &c);
+	st = join(f, l, 4, 500, 10000);
+	assert_int_equal(st.matched, 4);
+	assert_int_equal(st.named_by_cupti, 2);
+	assert_kernel_arg(f, 11, "mine(int)");
+	assert_kernel_arg(f, 12, "cupti(short, int)");
+	assert_kernel_arg(f, 13, "cupti(short, int)");
+	assert_kernel_arg(f, 14, "CUfunction 0x1000");
+}
+
 /* A graph launch is one API record and many kernels: all of them are its. */
 static void test_graph_one_to_many(void **state)
 {
@@ -302,6 +400,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_exact_join), T(test_graph_one_to_many), T(test_clock_fault),
 		T(test_unmatched), T(test_drops), T(test_prune),
+		T(test_cupti_names_the_unnamed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2370,6 +2370,42 @@ static void test_nested_and_lost_steps(void **state)
 	run_free(&r);
 }
 
+/* unnamed_kernels adds up over files, and is said in every format when not 0. */
+static void test_unnamed_kernels(void **state)
+{
+	struct fixture *fx = *state;
+	char dir[PATH_MAX];
+	json_t *root;
+	struct run r;
+
+	write_trace(fx->dir, "un/run_0/a.pt.trace.json",
+		    TRACE_HEAD KERNEL(7, 7, "1.0", "k")
+		    COUNTS_TAIL(7, 0, "0.2.0", ",'drops':0,'unnamed_kernels':5"));
+	write_trace(fx->dir, "un/run_1/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(7, 1, "0.2.0", ",'drops':0,'unnamed_kernels':7"));
+	join(dir, fx->dir, "un");
+	root = report_json(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(int_at(root, "unnamed_kernels"), 12);
+	json_decref(root);
+	r = run_report(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nUnnamed    12 kernel launches (no symbol, or a handle "
+				      "made before cuprobe attached)\n"));
+	run_free(&r);
+	r = run_report(fx->dir, (const char *[]){ "--format", "csv", dir, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nsummary,unnamed_kernels,,,12,"));
+	run_free(&r);
+
+	/* None unnamed: no line in the text. */
+	write_trace(fx->dir, "named/run_0/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(7, 0, "0.2.0", ",'drops':0,'unnamed_kernels':0"));
+	join(dir, fx->dir, "named");
+	r = run_report(fx->dir, (const char *[]){ dir, NULL });
+	assert_null(strstr(r.out, "Unnamed"));
+	run_free(&r);
+}
+
 static int setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
@@ -2430,6 +2466,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_malformed_events_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drops_by_trace_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nested_and_lost_steps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unnamed_kernels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inputs_that_are_not_regular_files, setup,
 						teardown),
 	};

@@ -12,7 +12,7 @@ WL_STUBS := $(WL_DIR)/stubs
 WORKLOADS := $(WL_DIR)/demo $(WL_DIR)/basic $(WL_DIR)/basic_ptsz $(WL_DIR)/static \
 	     $(WL_DIR)/dlopen_main $(WL_DIR)/libkernlib.so $(WL_DIR)/driver \
 	     $(WL_DIR)/nested $(WL_DIR)/libfakert.so $(WL_STUBS)/libcuda.so.1 \
-	     $(WL_DIR)/dlloop $(WL_DIR)/libtiny.so
+	     $(WL_DIR)/dlloop $(WL_DIR)/libtiny.so $(WL_DIR)/names $(WL_DIR)/procaddr
 
 # Host code is built warning-free. Frame pointers make functions that need a
 # frame start with a push, which a uprobe emulates instead of single-stepping.
@@ -94,4 +94,36 @@ $(WL_DIR)/nested: $(WL_SRC)/nested.cu $(WL_DIR)/libfakert.so
 	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d $(WL_HOSTONLY) $< -o $@ \
 		-L$(WL_DIR) -lfakert $(WL_DRIVER)
 
+# The kernel-name workload, on a stand-in driver and runtime that hand out
+# handles (the toolkit's stub fails every call): libcuda.so.1 and
+# libfakecudart.so in fakecuda/, found through RUNPATH $ORIGIN/fakecuda. It is
+# CUDA (<<<>>> launches) built with -cudart none: the stand-in runtime has what
+# nvcc's host code calls.
+WL_FAKECUDA := $(WL_DIR)/fakecuda
+
+$(WL_FAKECUDA)/libcuda.so.1: $(WL_SRC)/fakecuda.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(WL_CFLAGS) -MMD -MP -MF $@.d -shared -Wl,-soname,libcuda.so.1 $< -o $@
+
+$(WL_FAKECUDA)/libfakecudart.so: $(WL_SRC)/fakecudart.c $(WL_FAKECUDA)/libcuda.so.1
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(WL_CFLAGS) -MMD -MP -MF $@.d -shared $< -o $@ \
+		-Wl,-rpath,'$$ORIGIN' -L$(WL_FAKECUDA) -l:libcuda.so.1
+
+$(WL_DIR)/names: $(WL_SRC)/names.cu $(WL_FAKECUDA)/libcuda.so.1 $(WL_FAKECUDA)/libfakecudart.so
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d -cudart none $< -o $@ \
+		-Xlinker -rpath,'$$ORIGIN/fakecuda' -L$(WL_FAKECUDA) -l:libcuda.so.1 -lfakecudart
+
+# For the GPU machine (tests/gpu/README.md): whether cuGetProcAddress hands out the
+# exported driver functions, where the probes are. It dlopens the driver.
+$(WL_DIR)/procaddr: tests/gpu/procaddr.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(WL_CFLAGS) -MMD -MP -MF $@.d $< -o $@ -ldl
+
 -include $(wildcard $(WL_DIR)/*.d)
+-include $(wildcard $(WL_FAKECUDA)/*.d)

@@ -28,6 +28,10 @@ static struct bpf_program *prog_of(const struct bpfobj *b, enum bpfobj_prog p)
 		return b->skel->progs.libmap;
 	case PROG_AGENT_ENABLE:
 		return b->skel->progs.agent_enable;
+	case PROG_NAME_ENTRY:
+		return b->skel->progs.name_entry;
+	case PROG_NAME_RETURN:
+		return b->skel->progs.name_return;
 	}
 	return NULL;
 }
@@ -36,7 +40,8 @@ static struct bpf_program *prog_of(const struct bpfobj *b, enum bpfobj_prog p)
 static void set_multi(struct cuprobe_bpf *skel)
 {
 	struct bpf_program *progs[] = { skel->progs.launch_entry, skel->progs.launch_return,
-					skel->progs.agent_enable };
+					skel->progs.agent_enable, skel->progs.name_entry,
+					skel->progs.name_return };
 
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		bpf_program__set_expected_attach_type(
@@ -194,6 +199,12 @@ void bpfobj__counters(const struct bpfobj *b, struct cuprobe_counters *out)
 {
 	/* .bss is mmap'ed: a copy of counters BPF keeps adding to. */
 	memcpy(out, &b->skel->bss->counters, sizeof(*out));
+}
+
+void bpfobj__name_counters(const struct bpfobj *b, uint64_t *lost, uint64_t *truncated)
+{
+	*lost = b->skel->bss->names_lost;
+	*truncated = b->skel->bss->names_truncated;
 }
 
 int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain, double *ns)

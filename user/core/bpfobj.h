@@ -34,6 +34,8 @@ enum bpfobj_prog {
 	PROG_STEP,
 	PROG_LIBMAP,
 	PROG_AGENT_ENABLE,
+	PROG_NAME_ENTRY,	/* handle-creating calls (names.h); the cookie names the API */
+	PROG_NAME_RETURN,
 };
 
 /* Opens and loads; NULL and errno on failure (the message is printed). */
@@ -67,6 +69,9 @@ int bpfobj__conf_fd(const struct bpfobj *b);
 
 /* Counters of processes without state of their own, and session-wide ones. */
 void bpfobj__counters(const struct bpfobj *b, struct cuprobe_counters *out);
+
+/* Handle records lost (ctrl ring full) and names cut short, so far. */
+void bpfobj__name_counters(const struct bpfobj *b, uint64_t *lost, uint64_t *truncated);
 
 /* What one launch probe hit costs here (calibrate.c), with return probes when latency. */
 int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain, double *ns);

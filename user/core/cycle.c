@@ -328,8 +328,9 @@ static void tell_silent_agent(struct proc_cycles *pc, const struct open_cycle *o
 }
 
 /* --cupti: the cycle's launches with their GPU work, and what the join found. */
-static void join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end_mono,
-		     bool timed_out)
+/* Joins and writes the GPU side; returns how many unnamed launches CUPTI named. */
+static uint64_t join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end_mono,
+			 bool timed_out)
 {
 	struct gpu_join_stats st;
 	struct trace_gpu_summary sum;
@@ -339,7 +340,7 @@ static void join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end
 			    &st)) {
 		p_err("pid %d: cannot join cycle %u to its GPU records: out of memory", pc->t->pid,
 		      oc->k);
-		return;
+		return 0;
 	}
 	tell_silent_agent(pc, oc);
 	sum = (struct trace_gpu_summary){
@@ -365,6 +366,7 @@ static void join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end
 	if (st.bad_chunks)
 		p_warn("pid %d: cycle %u: %lu malformed agent chunks refused (is the agent of this "
 		       "cuprobe version?)", pc->t->pid, oc->k, (unsigned long)st.bad_chunks);
+	return st.named_by_cupti;
 }
 
 /* What the front-end hears of a cycle, written or not. */
@@ -425,7 +427,7 @@ static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t e
 	if (!cycle_trace(pc, oc))
 		return -EIO;
 	if (oc->mode == MODE_CUPTI)
-		join_gpu(pc, oc, end_mono, timed_out);
+		sum.unnamed -= join_gpu(pc, oc, end_mono, timed_out);
 	for (size_t k = 0; k < pc->threads.len; k++) {
 		const struct thread_name *tn = vec_at(&pc->threads, struct thread_name, k);
 

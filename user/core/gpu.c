@@ -178,15 +178,23 @@ const char *gpu_store__take_error(struct gpu_store *g)
 	return g->error;
 }
 
-static const char *kernel_name(struct gpu_store *g, uint32_t id)
+/* CUPTI's name for a kernel, demangled; NULL when it did not come whole. */
+static const char *cupti_name(struct gpu_store *g, uint32_t id)
 {
 	struct name *n = id < g->nnames ? &g->names[id] : NULL;
 
 	if (!n || !n->s || n->have != n->total)
-		return "[unnamed kernel]";
+		return NULL;
 	if (!n->demangled)
 		n->demangled = symbols__demangle(n->s);
 	return n->demangled ? n->demangled : n->s;
+}
+
+static const char *kernel_name(struct gpu_store *g, uint32_t id)
+{
+	const char *name = cupti_name(g, id);
+
+	return name ? name : "[unnamed kernel]";
 }
 
 /* GPU records sorted by correlation id, to find a launch's work fast. */
@@ -441,11 +449,17 @@ int gpu_store__join(struct gpu_store *g, struct gpu_launch *l, size_t n, uint64_
 		uint64_t id = corr[i] ? corr[i] : l[i].own_correlation + (1ull << 32);
 		struct gpu_ref *r = corr[i] ? first_ref(refs, nrefs, corr[i]) : NULL;
 
-		const char *kernel = l[i].kernel;
+		const char *kernel = l[i].kernel, *named;
 
-		/* A CUfunction has no symbol: CUPTI names the driver API's kernels. */
-		if (r && r->kind == 0 && launch_api_is_driver(l[i].e.api))
-			kernel = kernel_name(g, vec_at(&g->kernel, struct agent_kernel, r->idx)->name_id);
+		/*
+		 * A kernel nothing named (a handle made before cuprobe attached, a
+		 * stub in a stripped object) takes CUPTI's name.
+		 */
+		if (r && r->kind == 0 && l[i].unnamed &&
+		    (named = cupti_name(g, vec_at(&g->kernel, struct agent_kernel, r->idx)->name_id))) {
+			kernel = named;
+			st->named_by_cupti++;
+		}
 		trace__launch(t, &l[i].e, kernel, id);
 		if (!r) {
 			st->without_gpu += corr[i] != 0;

@@ -33,6 +33,7 @@ struct gpu_join_stats {
 	uint64_t bad_chunks;		/* agent chunks refused as malformed */
 	uint64_t overhead_ns;		/* CUPTI's own OVERHEAD records */
 	uint64_t gpu_records;		/* kernel, memcpy and memset events written */
+	uint64_t named_by_cupti;	/* unnamed kernel launches CUPTI's record named */
 };
 
 struct gpu_store *gpu_store__new(void);

@@ -12,6 +12,7 @@
 #include "bpfobj.h"
 #include "clock.h"
 #include "elf_file.h"
+#include "handle_names.h"
 #include "cuprobe.h"
 #include "launch.h"
 #include "log.h"
@@ -30,7 +31,8 @@
 #define SYM_DL_DEBUG_STATE API__COUNT
 #define SYM_RUNTIME_MARK (API__COUNT + 1)
 #define SYM_DRIVER_MARK (API__COUNT + 2)
-#define NSYMS (API__COUNT + 3)
+#define SYM_NAME_API(i) (API__COUNT + 3 + (i))
+#define NSYMS (API__COUNT + 3 + NAME__COUNT)
 
 struct examined {
 	uint64_t dev, ino;
@@ -39,6 +41,7 @@ struct examined {
 	bool runtime;		/* holds runtime launch APIs: its code is a runtime range */
 	uint64_t api_off[API__COUNT];	/* file offsets of launch APIs, 0 when absent */
 	struct uprobe_link *entry, *ret;
+	struct uprobe_link *name_entry, *name_ret;	/* handle probes, for the whole session */
 };
 
 #define OBJ(ps, i) vec_at(&(ps)->objs, struct examined, i)
@@ -169,6 +172,44 @@ static int attach_launch(struct probeset *ps, struct examined *e)
 	return 0;
 }
 
+/*
+ * The calls that make kernel handles (names.h), in a driver or runtime whose
+ * launches are probed: on for the whole session, since a handle is made once,
+ * usually long before the window that launches it. Returns before entries, as
+ * for launches.
+ */
+static int attach_names(struct probeset *ps, struct examined *e, const uint64_t *offs,
+			bool driver, bool runtime)
+{
+	uint64_t o[NAME__COUNT], cookies[NAME__COUNT];
+	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
+				 .cookies = cookies };
+	int err;
+
+	if (!ps->env->names)
+		return 0;
+	for (int api = 0; api < NAME__COUNT; api++) {
+		if (!offs[SYM_NAME_API(api)] || (name_api_is_driver(api) ? !driver : !runtime))
+			continue;
+		o[s.n] = offs[SYM_NAME_API(api)];
+		cookies[s.n++] = api;
+	}
+	if (!s.n)
+		return 0;
+	s.retprobe = true;
+	err = bpfobj__attach(ps->env->bpf, PROG_NAME_RETURN, &s, &e->name_ret);
+	s.retprobe = false;
+	if (!err)
+		err = bpfobj__attach(ps->env->bpf, PROG_NAME_ENTRY, &s, &e->name_entry);
+	if (err) {
+		uprobe_link__destroy(e->name_ret);
+		e->name_ret = NULL;
+		return err;
+	}
+	p_dbg("pid %d: %zu handle probes on %s", ps->pid, s.n, e->open_path);
+	return 0;
+}
+
 static void detach_launch(const struct probeset *ps, struct examined *e)
 {
 	dispose(ps->env, ps->want.sync, &e->entry);
@@ -279,6 +320,8 @@ static int examine(struct probeset *ps, const char *path, uint64_t dev, uint64_t
 	names[SYM_DL_DEBUG_STATE] = "_dl_debug_state";
 	names[SYM_RUNTIME_MARK] = "cudaMalloc";
 	names[SYM_DRIVER_MARK] = "cuInit";
+	for (int i = 0; i < NAME__COUNT; i++)
+		names[SYM_NAME_API(i)] = name_apis[i];
 	n = elf_func_offsets(path, names, NSYMS, offs);
 	if (n < 0)
 		return 0; /* not an ELF file */
@@ -293,6 +336,11 @@ static int examine(struct probeset *ps, const char *path, uint64_t dev, uint64_t
 	}
 	if (ps->want.launch)
 		err = attach_launch(ps, e);
+	/* Without names, launches are still recorded: a failure here is said, not fatal. */
+	if (!err && (e->api_off[API_cuLaunchKernel] || e->runtime) &&
+	    (n = attach_names(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime)))
+		p_warn("pid %d: cannot probe the calls that make kernel handles in %s: %s; "
+		       "launches by handle there are unnamed", ps->pid, path, strerror(-n));
 	if (!err && offs[SYM_DL_DEBUG_STATE])
 		err = attach_libmap(ps, path, offs[SYM_DL_DEBUG_STATE]);
 	if (!err)
@@ -432,6 +480,8 @@ void probeset__free(struct probeset *ps)
 	for (size_t i = 0; i < ps->objs.len; i++) {
 		uprobe_link__destroy(OBJ(ps, i)->entry);
 		uprobe_link__destroy(OBJ(ps, i)->ret);
+		uprobe_link__destroy(OBJ(ps, i)->name_entry);
+		uprobe_link__destroy(OBJ(ps, i)->name_ret);
 		free(OBJ(ps, i)->open_path);
 		free(OBJ(ps, i)->path);
 	}

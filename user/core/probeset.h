@@ -23,6 +23,8 @@ struct uprobe_link;
 struct probe_env {
 	struct bpfobj *bpf;
 	bool cupti;			/* look for the agent */
+	bool names;			/* probe the calls that make kernel handles (some
+					 * window probes launches) */
 	/*
 	 * Detaching a uprobe takes tens of ms: a detached link is handed to
 	 * dispose (another thread closes it), so that the next attach need not

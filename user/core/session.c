@@ -14,6 +14,7 @@
 #include "bpfobj.h"
 #include "clock.h"
 #include "guard.h"
+#include "handle_names.h"
 #include "log.h"
 #include "prober.h"
 #include "schedule.h"
@@ -117,6 +118,8 @@ static void setup_env(struct session *s)
 	c->cycle_done = cycle_done;
 	s->penv = (struct probe_env){
 		.cupti = s->o.modes & 1u << MODE_CUPTI, .dispose = dispose_link, .dispose_arg = s,
+		/* Launches by handle are named only where launches are probed at all. */
+		.names = (s->o.modes & ~(1u << MODE_OFF)) != 0,
 	};
 	/* No steps and no slices: one active window from the start to the end. */
 	s->one_cycle.sched.active = UINT32_MAX;
@@ -209,9 +212,10 @@ struct session *session__new(const struct session_opts *o, const struct session_
 		goto fail;
 	/* Threads only now: the guardian was forked from a process with one thread. */
 	s->syms = symbols__new();
+	s->names = handle_names__new();
 	s->prober = prober__new();
 	s->reaper = prober__new();
-	if (!s->syms || !s->prober || !s->reaper) {
+	if (!s->syms || !s->names || !s->prober || !s->reaper) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -405,6 +409,20 @@ static void drain_agents(struct session *s)
 	free(open);
 }
 
+/* Handle records that never came: launches by those handles were counted unnamed. */
+static void tell_name_counters(struct session *s)
+{
+	uint64_t lost, truncated;
+
+	bpfobj__name_counters(s->bpf, &lost, &truncated);
+	if (lost)
+		p_warn("%lu kernel-handle records were lost (ring buffer full): launches by those "
+		       "handles are unnamed; raise --ringbuf-size", (unsigned long)lost);
+	if (truncated)
+		p_warn("%lu kernel names were longer than %d bytes and were cut short",
+		       (unsigned long)truncated, NAME_STR_MAX - 1);
+}
+
 static void tell_counters(struct session *s)
 {
 	struct cuprobe_counters c;
@@ -418,6 +436,7 @@ static void tell_counters(struct session *s)
 	if (c.agent_drops)
 		p_warn("%lu agent chunks were lost (ring buffer full): their GPU records are "
 		       "missing; raise --ringbuf-size", (unsigned long)c.agent_drops);
+	tell_name_counters(s);
 }
 
 int session__finish(struct session *s)
@@ -495,6 +514,7 @@ void session__free(struct session *s)
 	ring_buffer__free(s->events);
 	bpfobj__free(s->bpf);
 	symbols__free(s->syms);
+	handle_names__free(s->names);
 	if (s->epfd >= 0)
 		close(s->epfd);
 	free(s);

@@ -15,19 +15,35 @@
 #include "bpfobj.h"
 #include "clock.h"
 #include "cycle.h"
+#include "handle_names.h"
 #include "launch.h"
 #include "log.h"
 #include "procmaps.h"
 #include "session_int.h"
 #include "symbols.h"
 
-/* The kernel's name: the host stub's symbol; a CUfunction is a handle, named by CUPTI. */
+/*
+ * The kernel's name: a handle's from the call that made it (its record came
+ * through this ring before any launch by the handle), else the host stub's
+ * symbol. A handle made before cuprobe attached stays unnamed
+ * (CUfunction 0x...), never guessed: CUPTI names it with --cupti. A runtime
+ * launch may be given a cudaKernel_t in place of a stub (cudaLaunchKernel's
+ * docs): its address is in no object, so no symbol names it.
+ */
 static bool kernel_name(struct session *s, const struct launch_event *e, char *buf, size_t len,
 			const char **kernel)
 {
+	bool unnamed = false;
+	const char *handle;
+
 	*kernel = "";
 	if (launch_api_what(e->api) != LAUNCH_KERNEL)
 		return false;
+	handle = handle_names__find(s->names, e->tgid, e->func, NULL, &unnamed);
+	if (handle) {
+		*kernel = handle;
+		return unnamed;
+	}
 	if (launch_api_is_driver(e->api)) {
 		snprintf(buf, len, "CUfunction 0x%llx", (unsigned long long)e->func);
 		*kernel = buf;
@@ -62,6 +78,24 @@ static void on_agent(struct session *s, const struct agent_chunk_event *e, size_
 	proc_cycles__agent_chunk(t->cycles, e->data, e->len);
 }
 
+static void on_name(struct session *s, const struct name_event *e)
+{
+	struct name_event copy = *e;
+	const char *name, *module = NULL;
+
+	copy.str[sizeof(copy.str) - 1] = 0;
+	if (!session_find(s, e->tgid) || e->api >= NAME__COUNT)
+		return;
+	if (handle_names__add(s->names, s->syms, &copy)) {
+		s->err = -ENOMEM;
+		return;
+	}
+	name = handle_names__find(s->names, e->tgid, e->handle, &module, NULL);
+	if (name)
+		p_dbg("pid %u: %s made handle 0x%llx: %s, module %s", e->tgid, name_apis[e->api],
+		      (unsigned long long)e->handle, name, module ? module : "unknown");
+}
+
 int session_data_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -72,6 +106,8 @@ int session_data_event(void *ctx, void *data, size_t size)
 		err = on_launch(s, data);
 	else if (type == REC_AGENT && size >= offsetof(struct agent_chunk_event, data))
 		on_agent(s, data, size);
+	else if (type == REC_NAME && size >= sizeof(struct name_event))
+		on_name(s, data);
 	if (err)
 		return err;
 	/* The turn's share is taken: the rest waits for the next turn (session_consume). */

@@ -21,6 +21,7 @@ struct guard;
 struct prober;
 struct ring_buffer;
 struct symbols;
+struct handle_names;
 
 /*
  * A library-map hold is answered within this long, probed or not: long
@@ -41,6 +42,7 @@ struct session {
 	struct prober *prober;
 	struct prober *reaper;	/* closes detached links, off the prober's path */
 	struct symbols *syms;
+	struct handle_names *names;	/* kernel handles' names, from the handle probes */
 	struct probe_env penv;	/* what every probeset shares; fixed once set */
 	struct cycle_env cenv;
 	struct vec targets;	/* struct target *, owned */

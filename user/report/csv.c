@@ -142,6 +142,7 @@ static void csv_summary(FILE *f, const struct report *r)
 		{ "malformed_events", r->malformed },
 		{ "lost_steps", r->lost_steps },
 		{ "nested_skipped", r->nested_skipped },
+		{ "unnamed_kernels", r->unnamed_kernels },
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)

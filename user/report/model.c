@@ -315,6 +315,7 @@ static void merge_counts(struct report *r, const struct report *f)
 	r->late_launches += f->late_launches;
 	r->lost_steps += f->lost_steps;
 	r->nested_skipped += f->nested_skipped;
+	r->unnamed_kernels += f->unnamed_kernels;
 	r->malformed += f->malformed;
 	overhead__add(&r->ovh, &f->ovh);
 	for (int i = 0; i < GPU__COUNT; i++)

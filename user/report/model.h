@@ -170,6 +170,7 @@ struct report {
 	uint64_t late_launches;
 	uint64_t lost_steps;	 /* step boundaries lost while recording */
 	uint64_t nested_skipped; /* probe hits skipped as nested calls */
+	uint64_t unnamed_kernels; /* kernel launches no symbol or handle record named */
 	uint64_t malformed;	 /* events not used: a field missing or mistyped */
 	struct overhead ovh;	 /* over all cycles */
 	struct vec steps;	 /* struct step_row, sorted and merged by report__finish */

@@ -428,6 +428,9 @@ static void text_losses(FILE *f, const struct report *r)
 	if (r->lost_steps)
 		fprintf(f, "Lost steps %" PRIu64 " (step boundaries lost while recording)\n",
 			r->lost_steps);
+	if (r->unnamed_kernels)
+		fprintf(f, "Unnamed    %" PRIu64 " kernel launches (no symbol, or a handle made "
+			"before cuprobe attached)\n", r->unnamed_kernels);
 	if (r->malformed)
 		fprintf(f, "Malformed  %" PRIu64 " events skipped (missing or mistyped fields)\n",
 			r->malformed);
