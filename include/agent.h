@@ -321,4 +321,27 @@ struct agent_chunk_event {
 _Static_assert(sizeof(struct agent_chunk_event) == 24 + CUPROBE_AGENT_CHUNK,
 	       "agent_chunk_event layout");
 
+/*
+ * How a loader wakes the agent (the dormant agent sleeps without a timeout).
+ * The agent exports one struct agent_wake named CUPROBE_AGENT_WAKE_SYMBOL
+ * (.data, default visibility): once magic is CUPROBE_AGENT_WAKE_MAGIC, fd is
+ * an eventfd of the process whose getpid() is pid. After raising or dropping
+ * a semaphore a loader reads the struct (process_vm_readv at the symbol's
+ * address), takes the fd (pidfd_getfd) and writes 1 to it: the agent then
+ * reads the semaphores at once. Without a wake, a dormant agent never looks;
+ * an agent with CUPTI set up and no window looks every
+ * CUPROBE_AGENT_IDLE_CHECK_MS (to tear CUPTI down once no loader listens);
+ * an active one every CUPROBE_AGENT_POLL_MS.
+ */
+#define CUPROBE_AGENT_WAKE_SYMBOL "cuprobe_agent_wake"
+#define CUPROBE_AGENT_WAKE_MAGIC 0x6b617775u /* "uwak" */
+#define CUPROBE_AGENT_IDLE_CHECK_MS 1000
+
+struct agent_wake {
+	__u32 magic;
+	__s32 fd;
+	__s32 pid;	/* the agent's getpid(), in its own pid namespace */
+	__u32 abi;	/* CUPROBE_AGENT_ABI */
+};
+
 #endif /* CUPROBE_AGENT_H */
