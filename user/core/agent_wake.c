@@ -89,10 +89,8 @@ static int take_fd(pid_t pid, const char *agent_path)
 	return fd;
 }
 
-int agent_wake(pid_t pid, const char *agent_path, int *fd)
+int agent_wake_prepare(pid_t pid, const char *agent_path, int *fd)
 {
-	uint64_t one = 1;
-
 	if (*fd < 0) {
 		int got = take_fd(pid, agent_path);
 
@@ -100,6 +98,16 @@ int agent_wake(pid_t pid, const char *agent_path, int *fd)
 			return got;
 		*fd = got;
 	}
+	return 0;
+}
+
+int agent_wake(pid_t pid, const char *agent_path, int *fd)
+{
+	uint64_t one = 1;
+	int err = agent_wake_prepare(pid, agent_path, fd);
+
+	if (err)
+		return err;
 	if (write(*fd, &one, sizeof(one)) == sizeof(one) || errno == EAGAIN)
 		return 0;
 	return -errno;

@@ -17,5 +17,7 @@
  * -ENOENT when it is not mapped, -EPERM where the kernel refuses pidfd_getfd.
  */
 int agent_wake(pid_t pid, const char *agent_path, int *fd);
+/* Takes the eventfd into *fd (when -1) without writing: 0 or -errno as agent_wake. */
+int agent_wake_prepare(pid_t pid, const char *agent_path, int *fd);
 
 #endif /* AGENT_WAKE_H */

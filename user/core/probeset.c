@@ -234,6 +234,9 @@ static int attach_agent(struct probeset *ps, const char *path)
 	if (!ps->agent)
 		return -ENOMEM;
 	p_dbg("pid %d: agent in %s", ps->pid, path);
+	/* Its eventfd is taken now, so that a window's wake is one write (-EAGAIN:
+	 * the agent has not started yet; taken at the first window then). */
+	agent_wake_prepare(ps->pid, ps->agent, &ps->agent_wake_fd);
 	return switch_agent(ps, ps->want.agent);
 }
 
@@ -416,6 +419,9 @@ int probeset__scan(struct probeset *ps)
 	}
 	err = update_runtime_ranges(ps, &m);
 	procmaps__free(&m);
+	/* An agent found before its constructor ran: its eventfd may be there now. */
+	if (ps->agent && ps->agent_wake_fd < 0)
+		agent_wake_prepare(ps->pid, ps->agent, &ps->agent_wake_fd);
 	return err;
 }
 

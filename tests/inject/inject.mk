@@ -1,0 +1,23 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#
+# Targets for the tests of bringing the agent into a running process
+# (tests/e2e/test_inject.sh): regcheck checks its registers across every
+# sleep, built dynamically and statically (no libc mapped, no dlopen).
+# Included by the top Makefile, which provides OUTPUT, CC, Q and msg; built
+# with the workloads.
+
+INJ_DIR     := $(OUTPUT)/inject_tests
+INJECT_BINS := $(INJ_DIR)/regcheck $(INJ_DIR)/regcheck_static
+INJ_CFLAGS  := -std=gnu11 -O1 -g -Wall -Wextra -Werror
+
+$(INJ_DIR)/regcheck: tests/inject/regcheck.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(INJ_CFLAGS) $< -o $@
+
+$(INJ_DIR)/regcheck_static: tests/inject/regcheck.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(INJ_CFLAGS) -static $< -o $@
+
+workloads: $(INJECT_BINS)
