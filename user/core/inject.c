@@ -271,20 +271,32 @@ static int find_dlopen(pid_t pid, struct libc_syms *ls)
 	return err;
 }
 
-/* Whether addr lies in the dynamic linker's code (a thread stopped there may hold its state). */
-static bool in_ld_so(pid_t pid, uint64_t addr)
+/* Stack a thread needs below its red zone: XSAVE area (AMX: 11 KiB), dlopen, constructors. */
+#define STACK_ROOM (256u << 10)
+
+/*
+ * Whether a thread stopped at pc with stack pointer sp can run the
+ * trampoline: pc outside the dynamic linker's code (a thread there may hold
+ * its state), and sp with STACK_ROOM below it in its mapping (the main
+ * thread's [stack] grows on demand).
+ */
+static bool can_run_at(pid_t pid, uint64_t pc, uint64_t sp)
 {
 	struct procmaps m;
 	const struct map_entry *me;
-	bool in = false;
+	bool ok = true;
 
 	if (procmaps__read(pid, &m))
-		return true;
-	me = procmaps__find(&m, addr);
-	if (me && me->path && strstr(me->path, "/ld-"))
-		in = true;
+		return false;
+	me = procmaps__find(&m, pc);
+	if (!me || (me->path && strstr(me->path, "/ld-")))
+		ok = false;
+	me = procmaps__find(&m, sp);
+	if (!me || me->exec || (!(me->path && !strcmp(me->path, "[stack]")) &&
+				sp - me->start < STACK_ROOM))
+		ok = false;
 	procmaps__free(&m);
-	return in;
+	return ok;
 }
 
 /*
@@ -304,7 +316,7 @@ static pid_t safe_thread(pid_t pid)
 		return 0;
 	while ((d = readdir(dir))) {
 		pid_t tid = (pid_t)atoi(d->d_name);
-		unsigned long long pc = 0;
+		unsigned long long pc = 0, sp = 0;
 		long nr;
 		FILE *f;
 
@@ -322,12 +334,15 @@ static pid_t safe_thread(pid_t pid)
 		if (sscanf(line, "%ld", &nr) != 1 || !safe_syscall(nr))
 			continue;
 		{
-			char *last = strrchr(line, ' ');
+			unsigned long long f[9];
 
-			if (last)
-				pc = strtoull(last + 1, NULL, 16);
+			if (sscanf(line, "%*d %llx %llx %llx %llx %llx %llx %llx %llx", &f[0], &f[1],
+				   &f[2], &f[3], &f[4], &f[5], &f[6], &f[7]) == 8) {
+				sp = f[6];
+				pc = f[7];
+			}
 		}
-		if (!pc || in_ld_so(pid, pc))
+		if (!pc || !sp || !can_run_at(pid, pc, sp))
 			continue;
 		if (!best || tid == pid)
 			best = tid;
@@ -618,7 +633,8 @@ int inject_agent(pid_t pid, const char *agent, double timeout_s, char *msg, size
 	}
 	if (err == -EAGAIN)
 		return say(msg, len, -EBUSY, "no thread of it waited in sleep, poll, select or wait "
-			   "(where dlopen can be called safely) for 2 s");
+			   "with 256 KiB of stack to spare (where dlopen can be called safely) "
+			   "for 2 s");
 	if (err)
 		return err;
 	p_dbg("pid %d: thread %d loads %s through %s", (int)pid, (int)tid, agent, ls.object);
