@@ -175,14 +175,15 @@ expect "refused (mount namespace): the process ran to its end intact" grep -q " 
 
 # No thread ever waits at a safe point (a busy loop): refused after a bounded look.
 python3 -c "
-import time
+import os
 open('$TMP/busy.ready', 'w').close()
-end = time.monotonic() + 8
-while time.monotonic() < end: pass" &
+n = 0
+while not (n % 100000 == 0 and os.path.exists('$TMP/busy.stop')): n += 1" &
 wl=$!
 wait_for "$TMP/busy.ready"
 refused busy "no thread of it waited in sleep, poll, select or wait" $wl
 expect "refused (busy): not stopped, not traced" free $wl
+touch "$TMP/busy.stop"
 wait $wl
 [ $? = 0 ] && ok "refused (busy): the process ran to its end" || not_ok "refused (busy): the process ran to its end" "exit $?"
 
@@ -240,7 +241,7 @@ switches() {
 	echo 1000000 # gone: no bound holds
 }
 env LD_PRELOAD="$AGENT:$SIM/libcupti.so.13" LD_LIBRARY_PATH="$SIM" CUPTI_SIM_STATS="$TMP/cost.stats" \
-	"$W/basic" --steps --threads 1 --iters 1500 --sleep-ms 20 --ready-file "$TMP/cost.ready" \
+	"$W/basic" --steps --threads 1 --iters 2000 --sleep-ms 20 --ready-file "$TMP/cost.ready" \
 	>/dev/null 2>&1 &
 wl=$!
 wait_for "$TMP/cost.ready"
@@ -271,8 +272,21 @@ sleep 1.5 # CUPTI is torn down within CUPROBE_AGENT_IDLE_CHECK_MS of cuprobe lea
 e=$(switches $wl); sleep 3; g=$(switches $wl)
 [ $((g - e)) -le 1 ] && ok "after cuprobe left: $((g - e)) wakeups in 3 s (at most 1)" ||
 	not_ok "after cuprobe left: at most 1 wakeup in 3 s" "$e -> $g"
+# Profiled again after the teardown: CUPTI is set up afresh (callbacks, clock), the window
+# has its GPU times, and it is torn down again once cuprobe has left.
+"$CUPROBE" record --cupti -o "$TMP/again" -p $wl --duration 5 "${STEPS[@]}" >"$TMP/again.log" 2>&1
+f=$(trace_in "$TMP/again/run_0")
+[ -n "$f" ] && [ "$(gpu "$f" joined_launches)" = 18 ] && [ "$(gpu "$f" clock_faults)" = 0 ] &&
+	ok "profiled again after the teardown: 18 launches joined, no clock fault" ||
+	not_ok "profiled again after the teardown: 18 launches joined, no clock fault" \
+		"$([ -n "$f" ] && gpu "$f" joined_launches): $(tail -2 "$TMP/again.log" | tr '\n' ' ')"
+sleep 1.5
+h=$(switches $wl); sleep 2; i=$(switches $wl)
+[ $((i - h)) -le 1 ] && ok "after the second cuprobe left: $((i - h)) wakeups in 2 s (at most 1)" ||
+	not_ok "after the second cuprobe left: at most 1 wakeup in 2 s" "$h -> $i"
 wait $wl
-expect "after cuprobe left: CUPTI finalized once" grep -qx "cuptiFinalize	1" "$TMP/cost.stats"
+expect "after cuprobe left: CUPTI finalized after each of the two sessions" grep -qx "cuptiFinalize	2" "$TMP/cost.stats"
+expect "after cuprobe left: the clock registered once per setup (2)" grep -qx "clock_registrations	2" "$TMP/cost.stats"
 expect "after cuprobe left: every kind off before cuptiFinalize" grep -qx "finalize_with_kinds_on	0" "$TMP/cost.stats"
 expect "after cuprobe left: nothing of CUPTI set up at exit" grep -qx "set_up_at_exit	0" "$TMP/cost.stats"
 done_testing

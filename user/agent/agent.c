@@ -282,7 +282,6 @@ static int cupti_setup(void)
 {
 	CUptiResult r;
 
-	agent.cupti_live = true;
 	if (!agent.version_checked) {
 		r = cuptiGetVersion(&agent.cupti_version);
 		if (r != CUPTI_SUCCESS) {
@@ -299,6 +298,8 @@ static int cupti_setup(void)
 			     agent.cupti_version, CUPTI_API_VERSION, CUPTI_API_VERSION / 10000);
 		return -EINVAL;
 	}
+	/* From here on CUPTI holds state of ours: torn down once no loader listens. */
+	agent.cupti_live = true;
 	if (!agent.callbacks_done) {
 		r = cuptiActivityRegisterCallbacks(on_buffer_request, on_buffer_complete);
 		if (r != CUPTI_SUCCESS) {

@@ -197,30 +197,52 @@ static char status_state(pid_t pid)
 	return c;
 }
 
-/* Any thread of pid traced already: its tracer's pid, else 0. */
-static long traced_by(pid_t pid)
+/*
+ * The largest value of a status field over pid's threads (TracerPid: any
+ * thread traced; Seccomp: any thread filtered), 0 when none.
+ */
+static long any_thread(pid_t pid, const char *field)
 {
 	char path[128];
 	struct dirent *d;
-	long tracer = 0;
+	long most = 0;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	dir = opendir(path);
 	if (!dir)
 		return 0;
-	while (!tracer && (d = readdir(dir))) {
+	while ((d = readdir(dir))) {
 		int tid = atoi(d->d_name);
+		long v;
 
 		if (tid <= 0)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, tid);
-		tracer = status_field(path, "TracerPid");
-		if (tracer < 0)
-			tracer = 0;
+		v = status_field(path, field);
+		if (v > most)
+			most = v;
 	}
 	closedir(dir);
-	return tracer;
+	return most;
+}
+
+/* Whether pid runs a 64-bit program (a 32-bit one has other registers and syscalls). */
+static bool is_64bit(pid_t pid)
+{
+	unsigned char ident[EI_NIDENT];
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, ident, sizeof(ident));
+	close(fd);
+	return n == (ssize_t)sizeof(ident) && !memcmp(ident, ELFMAG, SELFMAG) &&
+	       ident[EI_CLASS] == ELFCLASS64;
 }
 
 /* Where the target's libc keeps dlopen and dlerror, and which object that is. */
@@ -588,17 +610,18 @@ int inject_agent(pid_t pid, const char *agent, double timeout_s, char *msg, size
 		return 0;
 	if (!cpu_has_xsave())
 		return say(msg, len, -ENOTSUP, "this CPU has no XSAVE, which the loader needs");
-	v = traced_by(pid);
+	v = any_thread(pid, "TracerPid");
 	if (v)
 		return say(msg, len, -EBUSY, "it is traced by pid %ld (a debugger or strace); "
 			   "cuprobe does not share a traced process", v);
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	v = status_field(path, "Seccomp");
+	v = any_thread(pid, "Seccomp");
 	if (v > 0)
 		return say(msg, len, -EPERM, "it runs under seccomp (mode %ld): a filter may kill "
 			   "it for the calls dlopen makes", v);
 	if (status_state(pid) == 'T' || status_state(pid) == 't')
 		return say(msg, len, -EBUSY, "it is stopped");
+	if (!is_64bit(pid))
+		return say(msg, len, -ENOTSUP, "it is not a 64-bit program");
 	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, agent);
 	if (agent[0] != '/' || stat(agent, &mine) || stat(path, &theirs) ||
 	    mine.st_dev != theirs.st_dev || mine.st_ino != theirs.st_ino)

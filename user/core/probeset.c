@@ -209,7 +209,9 @@ static int switch_agent(struct probeset *ps, bool on)
 
 		if (w && w != -EAGAIN && !ps->told_wake) {
 			p_warn("pid %d: cannot wake the agent (%s): its windows will not start, "
-			       "launches are recorded", ps->pid, strerror(-w));
+			       "launches are recorded", ps->pid,
+			       w == -ESRCH ? "it came through fork(), and only the parent's runs"
+					   : strerror(-w));
 			ps->told_wake = true;
 		}
 	}
