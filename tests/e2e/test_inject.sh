@@ -103,9 +103,13 @@ expect "injected (real CUPTI): every launch recorded" $CHECK match --gt "$TMP/re
 "$RC" --iters 120 --sleep-ms 20 >"$TMP/regs.out" 2>&1 &
 wl=$!
 sleep 0.3
-"$CUPROBE" record --cupti -o "$TMP/regs" -p $wl --duration 1 >"$TMP/regs.log" 2>&1
+"$CUPROBE" record -v --cupti -o "$TMP/regs" -p $wl --duration 1 >"$TMP/regs.log" 2>&1
 has_agent $wl && ok "registers: the agent was loaded (dlopen of it and of libcupti)" ||
 	not_ok "registers: the agent was loaded (dlopen of it and of libcupti)" "$(tail -2 "$TMP/regs.log")"
+page=$(sed -n 's/.*trampoline at 0x\([0-9a-f]*\) unmapped.*/\1/p' "$TMP/regs.log")
+[ -n "$page" ] && ! grep -q "^0*$page-" /proc/$wl/maps &&
+	ok "registers: the trampoline's pages were taken away again" ||
+	not_ok "registers: the trampoline's pages were taken away again" "$(grep -m1 trampoline "$TMP/regs.log")"
 wait $wl; wlrc=$?
 [ $wlrc = 0 ] && grep -q " 0 differences" "$TMP/regs.out" &&
 	ok "registers: general and vector registers intact, the sleep restarted (not EINTR)" ||

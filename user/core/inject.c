@@ -544,7 +544,7 @@ restore:
 
 /* Stops tid at its syscall (PTRACE_SEIZE, PTRACE_INTERRUPT), arms it, detaches. */
 static int stop_arm_detach(pid_t pid, pid_t tid, struct tramp_data *d, uint64_t *data_addr,
-			   char *msg, size_t len)
+			   struct user_regs_struct *orig, char *msg, size_t len)
 {
 	struct user_regs_struct regs;
 	int st, err;
@@ -572,11 +572,78 @@ static int stop_arm_detach(pid_t pid, pid_t tid, struct tramp_data *d, uint64_t 
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 		return say(msg, len, -EAGAIN, "thread %d left its syscall", (int)tid);
 	}
+	*orig = regs;
 	err = arm(pid, tid, &regs, d, data_addr, msg, len);
 	if (!err)
 		test_pause("armed");
 	ptrace(PTRACE_DETACH, tid, 0, 0);
 	return err;
+}
+
+/*
+ * Takes the trampoline's pages away once its thread is back where it was
+ * interrupted: in its restarted syscall, at the same pc and stack pointer
+ * (no frame of the trampoline, nor a signal handler on top of one, can be
+ * live then). The thread is stopped once more, for one munmap through its
+ * syscall instruction, as when it was armed. Looked for during 1 s; when the
+ * thread has gone on instead (its syscall was not restarted, or it ended),
+ * the two pages stay.
+ */
+static void unmap_tramp(pid_t pid, pid_t tid, const struct user_regs_struct *orig,
+			const struct tramp_data *d, uint64_t page)
+{
+	uint64_t deadline = clock_mono_ns() + 1000000000ull;
+	struct user_regs_struct regs;
+	char path[128], line[512];
+	uint64_t args[6] = { page, 2 * PAGE };
+	long ret = -1;
+	int st;
+
+	if (d->resume != orig->rip - 2)
+		goto stays; /* not restarted: the thread never comes back to that point */
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	for (;; sleep_ms(5)) {
+		unsigned long long sp = 0, pc = 0;
+		long nr = -1;
+		FILE *f;
+
+		if (clock_mono_ns() > deadline)
+			goto stays;
+		f = fopen(path, "re");
+		if (!f)
+			goto stays;
+		line[0] = 0;
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+		if (sscanf(line, "%ld %*x %*x %*x %*x %*x %*x %llx %llx", &nr, &sp, &pc) == 3 &&
+		    (safe_syscall(nr) || nr == NR_restart_syscall) && sp == orig->rsp &&
+		    pc == orig->rip)
+			break;
+	}
+	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)PTRACE_O_TRACESYSGOOD) < 0)
+		goto stays;
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0) {
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+		goto stays;
+	}
+	st = wait_stop(tid, PTRACE_CONT);
+	if (st < 0)
+		goto stays;
+	if ((st >> 16) == PTRACE_EVENT_STOP && WSTOPSIG(st) == SIGTRAP &&
+	    !ptrace(PTRACE_GETREGS, tid, 0, &regs) && regs.rip == orig->rip &&
+	    regs.rsp == orig->rsp && (long)regs.orig_rax >= 0) {
+		if (remote_syscall(tid, &regs, regs.rip - 2, 11 /* munmap */, args, &ret))
+			ret = -1;
+		ptrace(PTRACE_SETREGS, tid, 0, &regs);
+	}
+	ptrace(PTRACE_DETACH, tid, 0, 0);
+	if (!ret) {
+		p_dbg("pid %d: trampoline at 0x%" PRIx64 " unmapped", (int)pid, page);
+		return;
+	}
+stays:
+	p_dbg("pid %d: trampoline at 0x%" PRIx64 " stays mapped (8 KiB)", (int)pid, page);
 }
 
 static bool cpu_has_xsave(void)
@@ -592,6 +659,7 @@ int inject_agent(pid_t pid, const char *agent, double timeout_s, char *msg, size
 	struct libc_syms ls;
 	struct stat mine, theirs;
 	char path[PATH_MAX + 64];
+	struct user_regs_struct orig = {};
 	uint64_t data_addr = 0, deadline;
 	long v;
 	pid_t tid = 0;
@@ -652,7 +720,7 @@ int inject_agent(pid_t pid, const char *agent, double timeout_s, char *msg, size
 			sleep_ms(10);
 			continue;
 		}
-		err = stop_arm_detach(pid, tid, &d, &data_addr, msg, len);
+		err = stop_arm_detach(pid, tid, &d, &data_addr, &orig, msg, len);
 	}
 	if (err == -EAGAIN)
 		return say(msg, len, -EBUSY, "no thread of it waited in sleep, poll, select or wait "
@@ -673,8 +741,10 @@ int inject_agent(pid_t pid, const char *agent, double timeout_s, char *msg, size
 		if (got.done) {
 			char why[512] = "dlopen returned NULL";
 
-			if (got.result)
+			if (got.result) {
+				unmap_tramp(pid, tid, &orig, &d, data_addr - PAGE);
 				return 0;
+			}
 			if (got.error && !remote_read(pid, got.error, why, sizeof(why) - 1))
 				why[sizeof(why) - 1] = 0;
 			if (!got.error || !memchr(why, 0, sizeof(why)))

@@ -8,7 +8,9 @@
  * then detached at once. The trampoline saves every register and the whole
  * extended state (XSAVE), calls dlopen(agent, RTLD_NOW), restores all of it
  * and resumes the interrupted syscall as the kernel would have, on its own:
- * nothing of cuprobe needs to live for the target to come back. x86_64 only.
+ * nothing of cuprobe needs to live for the target to come back. Once the
+ * thread is back in its restarted syscall, it is stopped once more for one
+ * munmap of the two pages. x86_64 only.
  * docs/safety.md says what it refuses and what it guarantees.
  */
 #ifndef INJECT_H
