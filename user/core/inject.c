@@ -549,18 +549,24 @@ static int stop_arm_detach(pid_t pid, pid_t tid, struct tramp_data *d, uint64_t 
 	struct user_regs_struct regs;
 	int st, err;
 
-	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)PTRACE_O_TRACESYSGOOD) < 0)
+	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)PTRACE_O_TRACESYSGOOD) < 0) {
+		if (errno == ESRCH)
+			return -EAGAIN; /* the thread ended meanwhile: look for another */
 		return say(msg, len, errno == EPERM ? -EPERM : -errno,
 			   "ptrace(PTRACE_SEIZE) of pid %d refused: %s (another tracer, or "
 			   "kernel.yama.ptrace_scope=3)", (int)tid, strerror(errno));
+	}
 	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0) {
 		err = -errno;
 		ptrace(PTRACE_DETACH, tid, 0, 0);
 		return say(msg, len, err, "ptrace(PTRACE_INTERRUPT): %s", strerror(-err));
 	}
+	/* A thread in an interruptible wait stops at once: the wait is not bounded. */
 	st = wait_stop(tid, PTRACE_CONT);
+	if (st == -ESRCH)
+		return -EAGAIN; /* it ended meanwhile */
 	if (st < 0)
-		return say(msg, len, st, "thread %d went away", (int)tid);
+		return say(msg, len, st, "waiting for thread %d: %s", (int)tid, strerror(-st));
 	test_pause("stopped");
 	if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0) {
 		err = -errno;
@@ -715,6 +721,8 @@ int inject_agent(pid_t pid, const char *agent, double timeout_s, char *msg, size
 	deadline = clock_mono_ns() + 2000000000ull;
 	err = -EAGAIN;
 	while (err == -EAGAIN && clock_mono_ns() < deadline) {
+		if (kill(pid, 0) && errno == ESRCH)
+			return say(msg, len, -ESRCH, "it exited");
 		tid = safe_thread(pid);
 		if (!tid) {
 			sleep_ms(10);
