@@ -13,7 +13,16 @@ RC=$O/inject_tests/regcheck
 RC_STATIC=$O/inject_tests/regcheck_static
 
 if [ "$(uname -m)" != x86_64 ]; then
-	ok "injection is x86_64 only: cuprobe says so (tests skipped on $(uname -m))"
+	# Elsewhere cuprobe says that it brings the agent in on x86_64 only, and records launches.
+	sleep 30 &
+	wl=$!
+	"$CUPROBE" record --cupti -o "$TMP/arch" -p $wl --duration 1 >"$TMP/arch.log" 2>&1
+	rc=$?
+	kill $wl
+	[ $rc = 0 ] && grep -q "cannot bring it in: .*on x86_64 only.*recording launches only" "$TMP/arch.log" &&
+		ok "$(uname -m): cuprobe says the agent is brought in on x86_64 only, exit 0" ||
+		not_ok "$(uname -m): cuprobe says the agent is brought in on x86_64 only, exit 0" \
+			"exit $rc: $(tail -2 "$TMP/arch.log")"
 	done_testing
 	exit 0
 fi

@@ -20,4 +20,7 @@ $(INJ_DIR)/regcheck_static: tests/inject/regcheck.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(INJ_CFLAGS) -static $< -o $@
 
+# regcheck is x86_64 code; elsewhere test_inject.sh checks that cuprobe says so.
+ifeq ($(shell uname -m),x86_64)
 workloads: $(INJECT_BINS)
+endif
