@@ -484,7 +484,7 @@ static int arm(pid_t pid, pid_t tid, const struct user_regs_struct *regs, struct
 	uint64_t insn = regs->rip - 2, args[6];
 	unsigned char code[2];
 	long ret, rax = (long)regs->rax;
-	uint64_t page;
+	uint64_t page = 0;
 	int err;
 
 	if (remote_read(pid, insn, code, 2) || code[0] != 0x0f || code[1] != 0x05)
@@ -537,6 +537,11 @@ static int arm(pid_t pid, pid_t tid, const struct user_regs_struct *regs, struct
 	*data_addr = page + PAGE;
 	return 0;
 restore:
+	if (page) { /* mapped, then a later step failed: the pages go again */
+		args[0] = page;
+		args[1] = 2 * PAGE;
+		remote_syscall(tid, regs, insn, 11 /* munmap */, args, &ret);
+	}
 	ptrace(PTRACE_SETREGS, tid, 0, regs);
 	return say(msg, len, err, "cannot map the loader's page in pid %d: %s", (int)pid,
 		   strerror(-err));
