@@ -187,8 +187,10 @@ wait $wl
 expect "refused (mount namespace): the process ran to its end intact" grep -q " 0 differences" "$TMP/ns.out"
 
 # No thread ever waits at a safe point (a busy loop): refused after a bounded look.
+CUDART=$(ldd "$RC" | awk '/libcudart/ {print $3}')
 python3 -c "
-import os
+import ctypes, os
+ctypes.CDLL('$CUDART')  # a CUDA process, as the agent is brought only into those
 open('$TMP/busy.ready', 'w').close()
 n = 0
 while not (n % 100000 == 0 and os.path.exists('$TMP/busy.stop')): n += 1" &
@@ -199,6 +201,19 @@ expect "refused (busy): not stopped, not traced" free $wl
 touch "$TMP/busy.stop"
 wait $wl
 [ $? = 0 ] && ok "refused (busy): the process ran to its end" || not_ok "refused (busy): the process ran to its end" "exit $?"
+
+# A process that maps no CUDA library (a launcher, a shell): left alone, no ptrace stop.
+sleep 30 &
+wl=$!
+"$CUPROBE" record --cupti -o "$TMP/nocuda" -p $wl --duration 1 >"$TMP/nocuda.log" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "has no cuprobe agent loaded: --cupti needs the process started with" "$TMP/nocuda.log" &&
+	! grep -q "cannot bring it in" "$TMP/nocuda.log" && ! has_agent $wl &&
+	ok "no CUDA in the process: not brought the agent, the usual word said" ||
+	not_ok "no CUDA in the process: not brought the agent, the usual word said" \
+		"exit $rc: $(grep -v '^libbpf' "$TMP/nocuda.log" | tail -2 | tr '\n' ' ')"
+expect "no CUDA in the process: not stopped, not traced" free $wl
+kill $wl
 
 # ---- cuprobe killed in the middle: the process is never left stopped or traced ----
 # killed STAGE: SIGKILL of cuprobe while it holds the thread stopped at STAGE.

@@ -5,8 +5,9 @@
  * kernel keeps across a syscall (rbx, rdx, r8-r10, r12-r15, and the 16 vector
  * registers, whole ymm where the CPU has AVX), and checks them, and that the
  * sleep returned 0 (restarted, never EINTR), after each sleep. Any difference
- * is printed and the exit status is 1. Built dynamically (it maps libc) and
- * statically (-static: no dlopen to call).
+ * is printed and the exit status is 1. Built dynamically (it maps libc, and
+ * libcudart without calling it, as cuprobe brings the agent only into a
+ * process that maps CUDA) and statically (-static: no dlopen to call).
  *
  *   regcheck [--iters N] [--sleep-ms N] [--ready-file PATH]
  */

@@ -63,6 +63,25 @@ int inject_has_agent(pid_t pid, const char *agent)
 	return found;
 }
 
+/* Whether pid maps a CUDA library: the runtime, the driver or CUPTI. */
+static int maps_cuda(pid_t pid)
+{
+	struct procmaps m;
+	int err = procmaps__read(pid, &m), found = 0;
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < m.n && !found; i++) {
+		const char *b = m.v[i].path ? strrchr(m.v[i].path, '/') : NULL;
+
+		b = b ? b + 1 : "";
+		found = !strncmp(b, "libcudart", 9) || !strncmp(b, "libcuda.so", 10) ||
+			!strncmp(b, "libcupti", 8);
+	}
+	procmaps__free(&m);
+	return found;
+}
+
 #if defined(__x86_64__)
 
 #include <cpuid.h>
@@ -717,6 +736,9 @@ int inject_agent(pid_t pid, const char *agent, double timeout_s, char *msg, size
 			   : "it maps no libc (a static binary): there is no dlopen to call");
 	if (err)
 		return say(msg, len, err, "cannot read pid %d: %s", (int)pid, strerror(-err));
+	/* A process without CUDA (a launcher, a shell) is not worth a ptrace stop. */
+	if (maps_cuda(pid) == 0)
+		return say(msg, len, -ENODATA, "it maps no CUDA library (libcudart, libcuda)");
 	d.dlopen = ls.dlopen;
 	d.dlerror = ls.dlerror;
 	d.mode = RTLD_NOW_;

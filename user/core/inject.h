@@ -30,6 +30,7 @@
  * XSAVE), -EBUSY (traced, stopped, no thread at a safe point), -EPERM
  * (seccomp, ptrace refused), -ENOENT (no dlopen: static binary or old libc),
  * -EXDEV (the agent is not the same file in the target's mount namespace),
+ * -ENODATA (it maps no CUDA library: a launcher, a shell; left alone),
  * -ELIBBAD (dlopen failed there: msg has dlerror()), -ETIMEDOUT (dlopen had
  * not returned; it goes on in the target, which resumes by itself).
  */

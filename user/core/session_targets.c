@@ -164,6 +164,10 @@ static bool bring_agent(struct session *s, pid_t pid, const struct target_plan *
 		return false;
 	target_comm(pid, comm, sizeof(comm));
 	err = inject_agent(pid, s->o.agent, INJECT_TIMEOUT_S, why, sizeof(why));
+	if (err == -ENODATA) {
+		p_dbg("pid %d (%s): the agent is not brought in: %s", pid, comm, why);
+		return false;
+	}
 	if (err) {
 		p_warn("pid %d (%s) has no cuprobe agent loaded, and cuprobe cannot bring it in: %s; "
 		       "recording launches only (start it with CUDA_INJECTION64_PATH or LD_PRELOAD "
