@@ -84,6 +84,38 @@ grep -q "no agent in the process\|said nothing" "$TMP/sim.log" &&
 	not_ok "injected (simulator): no 'no agent' warning" "$(grep -m1 agent "$TMP/sim.log")" ||
 	ok "injected (simulator): no 'no agent' warning"
 
+# ---- -p LAUNCHER --children: each running rank brought the agent, the launcher left alone ----
+env LD_PRELOAD="$SIM/libcupti.so.13" LD_LIBRARY_PATH="$SIM" sh -c "
+	CUPROBE_GT=$TMP/kid1.gt.json $W/basic --threads 2 --iters 15 --sleep-ms 20 --wait-file $TMP/kids.go &
+	CUPROBE_GT=$TMP/kid2.gt.json $W/basic --threads 2 --iters 15 --sleep-ms 20 --wait-file $TMP/kids.go &
+	wait" >/dev/null 2>&1 &
+sh=$!
+n=100; while [ "$(pgrep -c -P $sh)" != 2 ] && [ $n -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
+"$CUPROBE" record --cupti -o "$TMP/kids" -p $sh --children >"$TMP/kids.log" 2>&1 &
+rec=$!
+wait_log "$TMP/kids.log" "recording pid $sh"
+touch "$TMP/kids.go"
+wait $sh; wlrc=$?
+wait $rec; rc=$?
+[ $wlrc = 0 ] && [ $rc = 0 ] && [ "$(grep -c "agent loaded into the running process" "$TMP/kids.log")" = 2 ] &&
+	! grep -q "($sh).*cannot bring it in" "$TMP/kids.log" &&
+	ok "-p LAUNCHER --children: both ranks brought the agent, the launcher left alone" ||
+	not_ok "-p LAUNCHER --children: both ranks brought the agent, the launcher left alone" \
+		"exit $wlrc/$rc: $(grep -v '^libbpf' "$TMP/kids.log" | head -4 | tr '\n' ' ')"
+for kid in $(sed -n 's/.*pid \([0-9]*\) (basic): agent loaded.*/\1/p' "$TMP/kids.log"); do
+	f=$(ls "$TMP"/kids/run_0/*"_$kid".*.pt.trace.json 2>/dev/null)
+	gt=$(grep -l . "$TMP"/kid?.gt.json | while read -r g; do
+		python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if d.get('pid')==int(sys.argv[2]) else 1)" "$g" "$kid" 2>/dev/null && echo "$g"; done)
+	if [ -n "$f" ] && [ -n "$gt" ] && $CHECK match --gt "$gt" "$f" >/dev/null &&
+		[ "$(gpu "$f" launches_without_api_record)" = 0 ] && [ "$(gpu "$f" launches_without_gpu)" = 0 ] &&
+		[ "$(gpu "$f" joined_launches)" -gt 0 ]; then
+		ok "-p LAUNCHER --children: rank $kid's launches equal ground truth, each joined to CUPTI"
+	else
+		not_ok "-p LAUNCHER --children: rank $kid's launches equal ground truth, each joined to CUPTI" \
+			"trace '$f', ground truth '$gt'"
+	fi
+done
+
 # ---- the real libcupti (no GPU here): its error is said, launches recorded ----
 env CUPROBE_GT="$TMP/real.gt.json" "$W/basic" --threads 1 --iters 20 --sleep-ms 20 \
 	--wait-file "$TMP/real.go" >/dev/null 2>&1 &

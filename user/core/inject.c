@@ -63,7 +63,7 @@ int inject_has_agent(pid_t pid, const char *agent)
 	return found;
 }
 
-/* Whether pid maps a CUDA library: the runtime, the driver or CUPTI. */
+/* Whether pid maps a CUDA library: the runtime or the driver. */
 static int maps_cuda(pid_t pid)
 {
 	struct procmaps m;
@@ -75,8 +75,7 @@ static int maps_cuda(pid_t pid)
 		const char *b = m.v[i].path ? strrchr(m.v[i].path, '/') : NULL;
 
 		b = b ? b + 1 : "";
-		found = !strncmp(b, "libcudart", 9) || !strncmp(b, "libcuda.so", 10) ||
-			!strncmp(b, "libcupti", 8);
+		found = !strncmp(b, "libcudart", 9) || !strncmp(b, "libcuda.so", 10);
 	}
 	procmaps__free(&m);
 	return found;
