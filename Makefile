@@ -147,6 +147,8 @@ include tests/workloads/workloads.mk
 # The in-process CUPTI agent, the CUPTI simulator that tests it, the decoder's fuzzer.
 include tests/cupti_sim/sim.mk
 include user/agent/agent.mk
+# Targets for the tests of loading the agent into a running process.
+include tests/inject/inject.mk
 # The BPF tier: the real programs attached to the test binary's own functions.
 include tests/bpf/bpf.mk
 # What make bench runs besides cuprobe.

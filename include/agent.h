@@ -9,8 +9,10 @@
  *   cuprobe:enable(on, window)   the on/off switch. The probe's semaphore is
  *                                the switch: attaching any uprobe with the
  *                                semaphore's ref_ctr_offset to this site
- *                                raises it, and the agent polls it every
- *                                CUPROBE_AGENT_POLL_MS. The site runs only when
+ *                                raises it; the loader then wakes the
+ *                                agent (struct agent_wake below), which reads
+ *                                it every CUPROBE_AGENT_POLL_MS while a window
+ *                                is open. The site runs only when
  *                                a window opens (on = 1) or closes (on = 0).
  *   cuprobe:records(ptr, len)    data out: ptr (u64) is the address of a chunk
  *                                of len (u64, 1..CUPROBE_AGENT_CHUNK) bytes of
@@ -43,8 +45,8 @@
  * What a loader does: attach a program to cuprobe:records for the whole
  * session (it copies ptr[0..len) into the ring buffer as an
  * agent_chunk_event below); attach any program to cuprobe:enable, with the
- * semaphore's ref_ctr_offset, when a window should begin (warmup), and wait
- * for STARTED or ERROR; detach it when the window should end and wait,
+ * semaphore's ref_ctr_offset, when a window should begin (warmup), wake the
+ * agent (struct agent_wake), and wait for STARTED or ERROR; detach it when the window should end and wait,
  * bounded, for FLUSHED. The FLUSHED of a disable comes within
  * CUPROBE_AGENT_POLL_MS plus CUPTI's flush time.
  *
@@ -63,7 +65,7 @@
 
 #define CUPROBE_AGENT_ABI 1	      /* in AGENT_REC_STARTED; raised on any change */
 #define CUPROBE_AGENT_CHUNK 4096      /* most bytes one records() hit hands out */
-#define CUPROBE_AGENT_POLL_MS 2	      /* how often the agent reads the enable semaphore */
+#define CUPROBE_AGENT_POLL_MS 2	      /* how often an active agent reads the enable semaphore */
 #define CUPROBE_AGENT_FLUSH_MS 100    /* how often an active agent asks CUPTI for records */
 #define CUPROBE_AGENT_STRING_MAX 65536 /* longer names are cut to this length */
 #define CUPROBE_AGENT_ERROR_MAX 256   /* longest error message */
@@ -320,5 +322,28 @@ struct agent_chunk_event {
 
 _Static_assert(sizeof(struct agent_chunk_event) == 24 + CUPROBE_AGENT_CHUNK,
 	       "agent_chunk_event layout");
+
+/*
+ * How a loader wakes the agent (the dormant agent sleeps without a timeout).
+ * The agent exports one struct agent_wake named CUPROBE_AGENT_WAKE_SYMBOL
+ * (.data, default visibility): once magic is CUPROBE_AGENT_WAKE_MAGIC, fd is
+ * an eventfd of the process whose getpid() is pid. After raising or dropping
+ * a semaphore a loader reads the struct (process_vm_readv at the symbol's
+ * address), takes the fd (pidfd_getfd) and writes 1 to it: the agent then
+ * reads the semaphores at once. Without a wake, a dormant agent never looks;
+ * an agent with CUPTI set up and no window looks every
+ * CUPROBE_AGENT_IDLE_CHECK_MS (to tear CUPTI down once no loader listens);
+ * an active one every CUPROBE_AGENT_POLL_MS.
+ */
+#define CUPROBE_AGENT_WAKE_SYMBOL "cuprobe_agent_wake"
+#define CUPROBE_AGENT_WAKE_MAGIC 0x6b617775u /* "uwak" */
+#define CUPROBE_AGENT_IDLE_CHECK_MS 1000
+
+struct agent_wake {
+	__u32 magic;
+	__s32 fd;
+	__s32 pid;	/* the agent's getpid(), in its own pid namespace */
+	__u32 abi;	/* CUPROBE_AGENT_ABI */
+};
 
 #endif /* CUPROBE_AGENT_H */

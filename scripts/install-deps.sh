@@ -6,6 +6,8 @@ pkgs="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libzstd-dev
 liblzma-dev libbz2-dev libjansson-dev libcmocka-dev systemtap-sdt-dev libclang-rt-14-dev make gcc g++
 pkg-config python3 util-linux procps file groff-base
 chromium"
+# The injection tests: a traced target (strace), a static one (libc6-dev's libc.a).
+pkgs="$pkgs strace libc6-dev"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -38,6 +38,7 @@
 #include <bpf/libbpf.h>
 
 #include "agent_records.h"
+#include "agent_wake.h"
 #include "cuprobe.h" /* the skeleton's globals are of its types */
 #include "cuprobe.skel.h"
 
@@ -117,6 +118,8 @@ static void touch(const char *path)
 		close(fd);
 }
 
+static int wake_fd = -1; /* the agent's eventfd, once taken */
+
 static int attach(struct bpf_link **link, struct bpf_program *prog, const char *probe)
 {
 	*link = bpf_program__attach_usdt(prog, st.pid, opt.agent, "cuprobe", probe, NULL);
@@ -127,6 +130,8 @@ static int attach(struct bpf_link **link, struct bpf_program *prog, const char *
 			strerror(-err));
 		return err;
 	}
+	/* As cuprobe's loader does: the dormant agent sleeps until woken. */
+	agent_wake(st.pid, opt.agent, &wake_fd);
 	return 0;
 }
 

@@ -39,6 +39,7 @@ enum sim_fn {
 	F_FlushAll,
 	F_GetNextRecord,
 	F_GetNumDroppedRecords,
+	F_Finalize,
 	F__COUNT,
 };
 
@@ -53,6 +54,7 @@ static const char *const fn_names[F__COUNT] = {
 	"cuptiActivityFlushAll",
 	"cuptiActivityGetNextRecord",
 	"cuptiActivityGetNumDroppedRecords",
+	"cuptiFinalize",
 };
 
 static atomic_ullong fn_calls[F__COUNT];
@@ -105,6 +107,7 @@ static struct {
 static _Atomic(CUpti_TimestampCallbackFunc) clock_cb;
 static atomic_uint tid_type = CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT;
 static atomic_ullong kinds_on;
+static atomic_ullong finalize_with_kinds_on;
 static atomic_uint correlation;
 static atomic_uint clock_registrations;
 
@@ -497,6 +500,32 @@ SIM_EXPORT CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 	return CUPTI_SUCCESS;
 }
 
+/*
+ * Detaches CUPTI as the real one does: the activity callbacks, the clock and
+ * the thread id type are forgotten, a later call sets them up afresh. Kinds
+ * still on at the call are counted (finalize_with_kinds_on): a client must
+ * turn them off and flush first.
+ */
+SIM_EXPORT CUptiResult cuptiFinalize(void)
+{
+	CUptiResult r;
+
+	CALLED(Finalize);
+	r = injected("cuptiFinalize", -1);
+	if (r != CUPTI_SUCCESS)
+		return r;
+	if (atomic_load(&kinds_on))
+		atomic_fetch_add(&finalize_with_kinds_on, 1);
+	atomic_store(&kinds_on, 0);
+	pthread_mutex_lock(&sim.lock);
+	sim.request = NULL;
+	sim.complete = NULL;
+	pthread_mutex_unlock(&sim.lock);
+	atomic_store(&clock_cb, NULL);
+	atomic_store(&tid_type, CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT);
+	return CUPTI_SUCCESS;
+}
+
 static void flush_overhead(uint64_t start)
 {
 	CUpti_ActivityOverhead3 o = {
@@ -692,6 +721,8 @@ static void write_stats(const char *path)
 	fprintf(f, "clock_registrations\t%u\n", atomic_load(&clock_registrations));
 	fprintf(f, "thread_id_type\t%u\n", atomic_load(&tid_type));
 	fprintf(f, "kinds_on_at_exit\t%llu\n", atomic_load(&kinds_on));
+	fprintf(f, "finalize_with_kinds_on\t%llu\n", atomic_load(&finalize_with_kinds_on));
+	fprintf(f, "set_up_at_exit\t%d\n", sim.complete != NULL || atomic_load(&clock_cb) != NULL);
 	fprintf(f, "correlations\t%u\n", atomic_load(&correlation));
 	if (fclose(f) == 0)
 		rename(tmp, path);

@@ -173,11 +173,13 @@ expect "-p --cupti, agent loaded at start: steps 2-3 equal ground truth" \
 	$CHECK match --gt "$TMP/pa.gt.json" --steps 2,3 "$f"
 expect "-p --cupti, agent loaded at start: joined to GPU work" joined "$f"
 
-# -p with --cupti on a process started without the agent: said plainly.
+# -p with --cupti on a process started without the agent, and no agent file to bring
+# in (test_inject.sh tests bringing it in): said plainly.
 "$W/basic" --iters 30 --sleep-ms 20 --ready-file "$TMP/ready" 2>/dev/null &
 wl=$!
 wait_for "$TMP/ready"
-"$CUPROBE" record --cupti -o "$TMP/noagent" -p $wl >"$TMP/noagent.log" 2>&1
+CUPROBE_AGENT=$TMP/no-such-agent.so "$CUPROBE" record --cupti -o "$TMP/noagent" -p $wl \
+	>"$TMP/noagent.log" 2>&1
 wait $wl
 expect "-p --cupti without the agent: says how to load it" \
 	grep -q "has no cuprobe agent loaded.*CUDA_INJECTION64_PATH" "$TMP/noagent.log"

@@ -11,6 +11,8 @@
 #   b   torch.profiler with the same schedule
 #   c2  no profiler again (how much the baseline itself moves)
 #   cmp cuprobe compare --modes off,bpf,cupti (windows interleaved in one process)
+#   e   started without the agent; cuprobe record --cupti -p brings it in (ptrace +
+#       dlopen) while the loop runs, and its cycles must have GPU times (E_STEPS, 4000)
 # then compares the traces and step times (tests/gpu/compare.py), and sets
 # compare's inflation beside torch.profiler's own (tests/gpu/inflation.py).
 #
@@ -229,6 +231,67 @@ if [ -f "$WORK/cmp/compare.json" ]; then
 	say ""
 	say "== cuprobe compare's summary =="
 	grep -vE '^(cuprobe: |train.py:)' "$WORK/cmp.log" | sed 's/^/    /' | tee -a "$SUMMARY"
+fi
+
+# ---- 3b. the agent brought into a running loop: --cupti -p -------------------------
+# (e) is train.py started without the agent; once its loop runs, cuprobe record --cupti
+# -p brings the agent in (ptrace + dlopen) and records the schedule's cycles with GPU
+# times. The loop does not stop for it.
+say ""
+say "== 3b. --cupti -p on a loop started without the agent (schedule $SCHED) =="
+E_STEPS=${E_STEPS:-4000}
+rm -rf "${WORK:?}/e" "${WORK:?}/e.ready"
+lim=$(limit 150)
+if [ "$lim" -lt 30 ]; then
+	say "[e] skipped: the time budget ($BUDGET_S s) is spent"
+	failed+=(e)
+else
+	timeout -k 15 "$lim" $TRAIN --config e --steps "$E_STEPS" --out "$WORK/e.steps.json" \
+		--ready-file "$WORK/e.ready" >"$WORK/e.train.log" 2>&1 &
+	e_job=$!
+	for _ in $(seq 1200); do
+		{ [ -e "$WORK/e.ready" ] || ! kill -0 $e_job 2>/dev/null; } && break
+		sleep 0.05
+	done
+	e_pid=$(pgrep -n -f -- "--config e --steps $E_STEPS")
+	if [ -z "$e_pid" ] || grep -q libcuprobe-agent "/proc/$e_pid/maps" 2>/dev/null; then
+		say "[e] FAILED: the loop is not running, or has the agent already"
+		show "$WORK/e.train.log" 10
+		failed+=(e)
+	else
+		sleep 0.5 # into the loop
+		CUPROBE_AGENT=$AGENT timeout -k 15 "$lim" "$CUPROBE" record --cupti -p "$e_pid" \
+			--step "$STEP_PROBE" --schedule "$SCHED" -o "$WORK/e" >"$WORK/e.log" 2>&1
+		e_rc=$?
+		wait $e_job
+		e_train_rc=$?
+		say "[e] cuprobe exit $e_rc, train.py exit $e_train_rc"
+		grep -E '^train.py:' "$WORK/e.train.log" | sed 's/^/    | /' | tee -a "$SUMMARY"
+		grep -E '^cuprobe' "$WORK/e.log" | grep -vE ' (WARMUP|RECORD|RECORD_AND_SAVE|NONE), ' |
+			tail -n 12 | sed 's/^/    | /' | tee -a "$SUMMARY"
+		$PY - "$WORK/e" <<'EOF' | tee -a "$SUMMARY"
+import glob, json, sys
+files = sorted(glob.glob(sys.argv[1] + "/run_*/*.pt.trace.json"))
+bad = not files
+for f in files:
+    t = json.load(open(f))
+    g = t["cuprobe"]["gpu"]
+    kernels = sum(1 for e in t["traceEvents"] if e.get("cat") == "kernel")
+    print(f"    {f.split('/')[-2]}: {kernels} kernels, gpu {g}")
+    if not g["joined_launches"] or not kernels or g["launches_without_api_record"]:
+        bad = True
+print("[e] " + ("FAILED: not every cycle's launches joined to CUPTI's records" if bad else
+                "ok: every cycle's launches joined to CUPTI's records after the injection"))
+sys.exit(1 if bad else 0)
+EOF
+		e_ok=${PIPESTATUS[0]}
+		if ! grep -q "agent loaded into the running process" "$WORK/e.log"; then
+			say "[e] FAILED: cuprobe did not bring the agent in"
+			show "$WORK/e.log" 10
+			e_ok=1
+		fi
+		[ $e_rc -eq 0 ] && [ $e_train_rc -eq 0 ] && [ "$e_ok" -eq 0 ] || failed+=(e)
+	fi
 fi
 
 if [ -d "$WORK/a" ]; then

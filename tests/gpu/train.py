@@ -164,6 +164,8 @@ def main():
     ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                     help="cpu: a dry run of this script without a GPU (no synchronize, "
                     "the profiler on the CPU only)")
+    ap.add_argument("--ready-file",
+                    help="create this file once warmed up, just before the loop")
     ap.add_argument("--check", action="store_true",
                     help="print versions and the libraries in use, then exit")
     args = ap.parse_args()
@@ -188,6 +190,8 @@ def main():
         torch.cuda.current_stream().synchronize()
     synchronize = torch.cuda.synchronize if cuda else (lambda: None)
     t_ready = time.perf_counter_ns()
+    if args.ready_file:
+        open(args.ready_file, "w").close()
 
     prof = None
     if args.profile_dir:

@@ -6,13 +6,20 @@
  * It loads through CUDA_INJECTION64_PATH (the driver calls
  * InitializeInjection at cuInit) or LD_PRELOAD (the constructor), and stays
  * dormant, without a single CUPTI call, until a loader attaches to
- * cuprobe:enable: the kernel then raises that probe's semaphore, which a
- * thread of the agent polls. On 0 -> 1 the agent turns CUPTI activity on and
- * then asks CUPTI for completed buffers every CUPROBE_AGENT_FLUSH_MS; on
- * 1 -> 0, and at exit, it flushes CUPTI, hands out every record, turns the
- * kinds off and sends the FLUSHED marker.
+ * cuprobe:enable: the kernel then raises that probe's semaphore, and the
+ * loader wakes the agent's thread through an eventfd (struct agent_wake).
+ * The dormant thread sleeps on that eventfd without a timeout. On 0 -> 1 the
+ * agent turns CUPTI activity on, reads the semaphore every
+ * CUPROBE_AGENT_POLL_MS and asks CUPTI for completed buffers every
+ * CUPROBE_AGENT_FLUSH_MS; on 1 -> 0, and at exit, it flushes CUPTI, hands out
+ * every record, turns the kinds off and sends the FLUSHED marker. Between
+ * windows it looks every CUPROBE_AGENT_IDLE_CHECK_MS whether a loader still
+ * listens (cuprobe:records' semaphore); once none does, it tears CUPTI down
+ * (cuptiFinalize) and sleeps without a timeout again.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -23,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
@@ -43,6 +51,9 @@ __extension__ volatile unsigned short cuprobe_records_semaphore
 	__attribute__((unused, section(".probes"), visibility("hidden")));
 
 #define AGENT_EXPORT __attribute__((visibility("default")))
+
+/* Where a loader finds the eventfd that wakes the agent (include/agent.h). */
+AGENT_EXPORT volatile struct agent_wake cuprobe_agent_wake = { .fd = -1 };
 
 /* One copy of a probe site: a loader attaches to exactly one address. */
 #ifdef __clang__
@@ -95,9 +106,14 @@ static struct agent {
 	bool callbacks_done;	 /* each once per process */
 	bool clock_done;
 	bool tid_type_done;
+	bool cupti_live;	 /* a CUPTI call was made since the last teardown */
+	int wake_fd;		 /* the eventfd loaders write; -1: none (timed checks) */
+	char wake_id[128];	 /* its fdinfo "eventfd-id" line, to know it is still ours */
+	unsigned int teardowns;
 } agent = {
 	.once = PTHREAD_ONCE_INIT,
 	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wake_fd = -1,
 };
 
 static uint64_t CUPTIAPI monotonic_ns(void)
@@ -282,6 +298,8 @@ static int cupti_setup(void)
 			     agent.cupti_version, CUPTI_API_VERSION, CUPTI_API_VERSION / 10000);
 		return -EINVAL;
 	}
+	/* From here on CUPTI holds state of ours: torn down once no loader listens. */
+	agent.cupti_live = true;
 	if (!agent.callbacks_done) {
 		r = cuptiActivityRegisterCallbacks(on_buffer_request, on_buffer_complete);
 		if (r != CUPTI_SUCCESS) {
@@ -388,6 +406,29 @@ static void window_close(__u32 reason)
 	agent.window_open = false;
 }
 
+/*
+ * No window and no loader listening (the session ended, or its loader died):
+ * CUPTI is torn down, so that the process pays nothing for having been
+ * profiled. Only this thread makes CUPTI calls, every kind is off and every
+ * buffer came back (the forced flush of the window's close), so nothing
+ * races cuptiFinalize. The next window sets CUPTI up again, as the first
+ * did. Called with agent.lock held.
+ */
+static void cupti_teardown(void)
+{
+	CUptiResult r;
+
+	if (!agent.cupti_live || agent.window_open)
+		return;
+	r = cuptiFinalize();
+	if (r != CUPTI_SUCCESS)
+		report_error(r, AGENT_STAGE_FLUSH, "cuptiFinalize");
+	agent.callbacks_done = agent.clock_done = agent.tid_type_done = false;
+	agent.cupti_live = false;
+	agent.teardowns++;
+	pool_trim();
+}
+
 /* While on, completed buffers are asked for now and then, so that records
  * stream out instead of coming all at once when the window closes. */
 static void flush_completed(void)
@@ -398,9 +439,87 @@ static void flush_completed(void)
 	pthread_mutex_unlock(&agent.lock);
 }
 
+/* The fdinfo line that tells this eventfd from any other ("" when the kernel has none). */
+static void eventfd_id(int fd, char *buf, size_t len)
+{
+	char path[64], line[128];
+	FILE *f;
+
+	buf[0] = 0;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "eventfd-id:", 11)) {
+			snprintf(buf, len, "%s", line);
+			break;
+		}
+	fclose(f);
+}
+
+/*
+ * Whether wake_fd is still the agent's eventfd: an application that closes
+ * descriptors it did not open may have closed it, and its number may since
+ * name something of the application's, which the agent must never read.
+ */
+static bool wake_fd_ours(void)
+{
+	char path[64], target[64], id[128];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", agent.wake_fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = 0;
+	if (strcmp(target, "anon_inode:[eventfd]"))
+		return false;
+	eventfd_id(agent.wake_fd, id, sizeof(id));
+	return !strcmp(id, agent.wake_id);
+}
+
+/* The eventfd is gone: loaders can no longer wake the agent, which checks on a timer. */
+static void wake_lost(void)
+{
+	cuprobe_agent_wake.magic = 0;
+	cuprobe_agent_wake.fd = -1;
+	agent.wake_fd = -1;
+}
+
+/*
+ * Sleeps until a loader's wake or timeout_ms (-1: none); returns whether it
+ * timed out. Without the eventfd, the sleep is bounded by
+ * CUPROBE_AGENT_IDLE_CHECK_MS.
+ */
+static bool wait_wake(int timeout_ms)
+{
+	struct pollfd p = { .fd = agent.wake_fd, .events = POLLIN };
+	uint64_t v;
+	int n;
+
+	if (agent.wake_fd < 0) {
+		int ms = timeout_ms < 0 || timeout_ms > CUPROBE_AGENT_IDLE_CHECK_MS
+				 ? CUPROBE_AGENT_IDLE_CHECK_MS : timeout_ms;
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+		nanosleep(&ts, NULL);
+		return true;
+	}
+	n = poll(&p, 1, timeout_ms);
+	if (n <= 0)
+		return true;
+	if ((p.revents & POLLNVAL) || !wake_fd_ours()) {
+		wake_lost();
+		return true;
+	}
+	if (read(agent.wake_fd, &v, sizeof(v)) != sizeof(v) && errno != EAGAIN)
+		wake_lost();
+	return false;
+}
+
 static void *poll_main(void *arg)
 {
-	const struct timespec period = { 0, CUPROBE_AGENT_POLL_MS * 1000000L };
 	const unsigned int flush_every = CUPROBE_AGENT_FLUSH_MS / CUPROBE_AGENT_POLL_MS;
 	unsigned int ticks = 0;
 	bool on = false;
@@ -408,6 +527,7 @@ static void *poll_main(void *arg)
 	(void)arg;
 	while (!atomic_load(&agent.stop)) {
 		bool want = cuprobe_enable_semaphore != 0;
+		int timeout;
 
 		if (want != on) {
 			pthread_mutex_lock(&agent.lock);
@@ -418,13 +538,42 @@ static void *poll_main(void *arg)
 			pthread_mutex_unlock(&agent.lock);
 			on = want;
 			ticks = 0;
-		} else if (on && ++ticks >= flush_every) {
+		}
+		if (!on && agent.cupti_live && !cuprobe_records_semaphore) {
+			pthread_mutex_lock(&agent.lock);
+			cupti_teardown();
+			pthread_mutex_unlock(&agent.lock);
+		}
+		/* Active: the semaphore is read often. Idle with CUPTI set up: now and
+		 * then, to tear it down once nobody listens. Dormant: never unwoken. */
+		timeout = on ? CUPROBE_AGENT_POLL_MS
+			     : agent.cupti_live ? CUPROBE_AGENT_IDLE_CHECK_MS : -1;
+		if (wait_wake(timeout) && on && ++ticks >= flush_every) {
 			flush_completed();
 			ticks = 0;
 		}
-		nanosleep(&period, NULL);
 	}
 	return NULL;
+}
+
+/* An eventfd for loaders' wakes, above the numbers applications use most, published. */
+static void wake_setup(void)
+{
+	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), high;
+
+	if (fd < 0)
+		return;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, 200);
+	if (high >= 0) {
+		close(fd);
+		fd = high;
+	}
+	agent.wake_fd = fd;
+	eventfd_id(fd, agent.wake_id, sizeof(agent.wake_id));
+	cuprobe_agent_wake.fd = fd;
+	cuprobe_agent_wake.pid = agent.pid;
+	cuprobe_agent_wake.abi = CUPROBE_AGENT_ABI;
+	__atomic_store_n(&cuprobe_agent_wake.magic, CUPROBE_AGENT_WAKE_MAGIC, __ATOMIC_RELEASE);
 }
 
 /* ---- life cycle --------------------------------------------------------- */
@@ -437,6 +586,7 @@ static void agent_start(void)
 	agent.em = emitter__new(records_sink, NULL);
 	if (!agent.em)
 		return;
+	wake_setup();
 	/* The poller takes no signals: they stay with the application's threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -470,7 +620,11 @@ __attribute__((destructor)) static void agent_dtor(void)
 	if (!agent.em || agent.pid != getpid())
 		return; /* never started, or a forked child without the poller */
 	if (agent.poller_running) {
+		uint64_t one = 1;
+
 		atomic_store(&agent.stop, true);
+		if (agent.wake_fd >= 0 && write(agent.wake_fd, &one, sizeof(one)) < 0)
+			(void)0; /* the thread wakes within CUPROBE_AGENT_POLL_MS or at its check */
 		pthread_join(agent.poller, NULL);
 		agent.poller_running = false;
 	}

@@ -122,6 +122,9 @@ static int preflight(struct record *r)
 		      "../lib/cuprobe/): build it (make), or set CUPROBE_AGENT=/path/to/it");
 		return -ENOENT;
 	}
+	/* -p: the agent is brought into processes that lack it, when found. */
+	if (r->o.cupti && !r->o.cmd && find_agent(r->agent, sizeof(r->agent)))
+		r->agent[0] = '\0';
 	err = preflight_privileges();
 	if (!err)
 		err = preflight_btf();
@@ -260,6 +263,7 @@ static int start(struct record *r, sigset_t *orig)
 		},
 	};
 	struct session_hooks h = { .ctx = r, .step = print_status, .cycle_dir = cycle_dir };
+	so.agent = r->o.cupti && r->agent[0] ? r->agent : NULL;
 	int err;
 
 	/* --step alone: every step is recorded, all in one cycle. */

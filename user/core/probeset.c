@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
+#include "agent_wake.h"
 #include "attach.h"
 #include "bpfobj.h"
 #include "clock.h"
@@ -60,6 +61,8 @@ struct probeset {
 	char *agent;		/* the agent library, once found (--cupti) */
 	struct bpf_link *agent_records;	/* listens to the agent for the whole session */
 	struct uprobe_link *agent_enable;	/* raises its switch while a window wants it */
+	int agent_wake_fd;	/* the agent's eventfd, taken once (agent_wake.h); -1 */
+	bool told_wake;		/* said once that the agent cannot be woken */
 };
 
 struct probeset *probeset__new(const struct probe_env *env, pid_t pid,
@@ -73,6 +76,7 @@ struct probeset *probeset__new(const struct probe_env *env, pid_t pid,
 	ps->env = env;
 	ps->step_spec = step;
 	ps->pid = pid;
+	ps->agent_wake_fd = -1;
 	return ps;
 }
 
@@ -239,6 +243,19 @@ static int switch_agent(struct probeset *ps, bool on)
 	s.n = sites.n;
 	err = bpfobj__attach(ps->env->bpf, PROG_AGENT_ENABLE, &s, &ps->agent_enable);
 	p_dbg("pid %d: agent switched on: %s", ps->pid, err ? strerror(-err) : "ok");
+	if (!err) {
+		/* The dormant agent sleeps until woken; one that has not started yet
+		 * (-EAGAIN) reads the semaphore when it does. */
+		int w = agent_wake(ps->pid, ps->agent, &ps->agent_wake_fd);
+
+		if (w && w != -EAGAIN && !ps->told_wake) {
+			p_warn("pid %d: cannot wake the agent (%s): its windows will not start, "
+			       "launches are recorded", ps->pid,
+			       w == -ESRCH ? "it came through fork(), and only the parent's runs"
+					   : strerror(-w));
+			ps->told_wake = true;
+		}
+	}
 	return err;
 }
 
@@ -260,6 +277,9 @@ static int attach_agent(struct probeset *ps, const char *path)
 	if (!ps->agent)
 		return -ENOMEM;
 	p_dbg("pid %d: agent in %s", ps->pid, path);
+	/* Its eventfd is taken now, so that a window's wake is one write (-EAGAIN:
+	 * the agent has not started yet; taken at the first window then). */
+	agent_wake_prepare(ps->pid, ps->agent, &ps->agent_wake_fd);
 	return switch_agent(ps, ps->want.agent);
 }
 
@@ -449,6 +469,9 @@ int probeset__scan(struct probeset *ps)
 	}
 	err = update_runtime_ranges(ps, &m);
 	procmaps__free(&m);
+	/* An agent found before its constructor ran: its eventfd may be there now. */
+	if (ps->agent && ps->agent_wake_fd < 0)
+		agent_wake_prepare(ps->pid, ps->agent, &ps->agent_wake_fd);
 	return err;
 }
 
@@ -489,6 +512,8 @@ void probeset__free(struct probeset *ps)
 	uprobe_link__destroy(ps->step);
 	uprobe_link__destroy(ps->agent_enable);
 	bpf_link__destroy(ps->agent_records);
+	if (ps->agent_wake_fd >= 0)
+		close(ps->agent_wake_fd);
 	free(ps->step_object);
 	free(ps->agent);
 	vec__free(&ps->objs);

@@ -36,6 +36,11 @@ struct session_opts {
 	bool steps;			/* some target may have a step probe */
 	double cupti_wait;		/* seconds a finished cycle waits for its GPU records */
 	struct target_plan plan;	/* for session__spawn and session__attach */
+	/*
+	 * The agent library (MODE_CUPTI): session__attach brings it into a
+	 * process that lacks it (inject.h); NULL: never.
+	 */
+	const char *agent;
 };
 
 /* What a front-end hears; every hook may be NULL. All run on the session's thread. */

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include "bpfobj.h"
 #include "clock.h"
+#include "inject.h"
 #include "log.h"
 #include "prober.h"
 #include "schedule.h"
@@ -150,10 +151,39 @@ static void attach_children(struct session *s, pid_t pid, const struct target_pl
 	fclose(f);
 }
 
+/*
+ * --cupti -p on a process without the agent: loaded now (inject.h), or why
+ * not said. Returns whether something was said about the agent.
+ */
+static bool bring_agent(struct session *s, pid_t pid, const struct target_plan *p)
+{
+	char comm[64] = "", why[512];
+	int err;
+
+	if (p->mode != MODE_CUPTI || !s->o.agent || inject_has_agent(pid, s->o.agent) != 0)
+		return false;
+	target_comm(pid, comm, sizeof(comm));
+	err = inject_agent(pid, s->o.agent, INJECT_TIMEOUT_S, why, sizeof(why));
+	if (err == -ENODATA) {
+		p_dbg("pid %d (%s): the agent is not brought in: %s", pid, comm, why);
+		return false;
+	}
+	if (err) {
+		p_warn("pid %d (%s) has no cuprobe agent loaded, and cuprobe cannot bring it in: %s; "
+		       "recording launches only (start it with CUDA_INJECTION64_PATH or LD_PRELOAD "
+		       "naming libcuprobe-agent.so for GPU times)", pid, comm, why);
+		return true;
+	}
+	p_info("pid %d (%s): agent loaded into the running process; CUPTI sees the GPU work of "
+	       "launches from the first window on, none before", pid, comm);
+	return true;
+}
+
 int session__attach_plan(struct session *s, pid_t pid, const struct target_plan *p)
 {
 	struct target *t;
 	char msg[256];
+	bool told_agent;
 	int err;
 
 	err = target_check_pid(pid, msg, sizeof(msg));
@@ -163,6 +193,8 @@ int session__attach_plan(struct session *s, pid_t pid, const struct target_plan 
 	}
 	if (session_find(s, pid))
 		return -EEXIST;
+	/* Before any probe of it: the agent's dlopen is not held by the library-map probe. */
+	told_agent = bring_agent(s, pid, p);
 	t = new_target(s, pid, false, p, false, &err);
 	if (!err)
 		err = session_submit(s, t, JOB_SCAN, 0, NULL);
@@ -188,7 +220,7 @@ int session__attach_plan(struct session *s, pid_t pid, const struct target_plan 
 		tell_step_missing(s, t, false);
 	if (p->follow)
 		attach_children(s, pid, p);
-	if (p->mode == MODE_CUPTI && !t->facts.agent_found)
+	if (p->mode == MODE_CUPTI && !t->facts.agent_found && !told_agent)
 		p_warn("pid %d (%s) has no cuprobe agent loaded: --cupti needs the process "
 		       "started with CUDA_INJECTION64_PATH or LD_PRELOAD naming "
 		       "libcuprobe-agent.so (README: --cupti); recording launches only",
