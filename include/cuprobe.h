@@ -20,6 +20,7 @@ enum cuprobe_rec {
 	REC_AGENT = 5,	 /* a chunk of the agent's records (struct agent_chunk_event, agent.h) */
 	REC_FORK = 6,	 /* a target or its descendant forked a process (struct fork_event) */
 	REC_EXEC = 7,	 /* a followed process ran a new program (struct libmap_event, held) */
+	REC_LAUNCH_BATCH = 8, /* launch_events staged on one CPU (struct launch_batch) */
 };
 
 /*
@@ -78,6 +79,37 @@ struct launch_event {
 	__u32 step;	 /* step of the process when the call began */
 	__u32 phase;	 /* enum cuprobe_phase of that step */
 	__u32 flags;	 /* LAUNCH_F_* */
+};
+
+/*
+ * Launches staged per CPU (bpf/launch.bpf.c): a full stage goes to the
+ * events ring as one record of LAUNCH_BATCH_N launches; the loader reads
+ * what a stage holds short of that from the stages map (mmap'ed) on every
+ * turn. Records in a batch keep the order of their hits on that CPU.
+ */
+#define LAUNCH_BATCH_N 32
+
+struct launch_batch {
+	__u32 type;	 /* REC_LAUNCH_BATCH */
+	__u32 n;	 /* launches in ev[] */
+	struct launch_event ev[LAUNCH_BATCH_N];
+};
+
+/*
+ * One CPU's stage, an element of the BPF map `stages` (one per possible
+ * CPU). busy is taken with an atomic exchange by the launch probe (1) or by
+ * the loader while it empties the stage (2); a writer that finds it taken (a
+ * probe preempted on this CPU, or the loader) sends its launch to the ring
+ * alone, so nothing is written twice or torn.
+ */
+#define STAGE_FREE 0
+#define STAGE_PROBE 1
+#define STAGE_LOADER 2
+
+struct launch_stage {
+	__u32 busy;	 /* STAGE_* */
+	__u32 last_tid;	 /* the thread of this CPU's latest launch: named already */
+	struct launch_batch b;
 };
 
 /*

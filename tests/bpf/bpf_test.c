@@ -18,6 +18,13 @@
 			t->n_other++;                                                              \
 	} while (0)
 
+static void on_launch(void *ctx, const struct launch_event *e)
+{
+	struct bt *t = ctx;
+
+	APPEND(t->launches, t->n_launches, e, sizeof(*e));
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct bt *t = ctx;
@@ -31,6 +38,11 @@ static int on_record(void *ctx, void *data, size_t size)
 	switch (type) {
 	case REC_LAUNCH:
 		APPEND(t->launches, t->n_launches, data, size);
+		break;
+	case REC_LAUNCH_BATCH:
+		t->n_batches++;
+		if (bpfobj__each_launch(data, size, on_launch, t) < 0)
+			t->n_other++;
 		break;
 	case REC_STEP:
 		APPEND(t->steps, t->n_steps, data, size);
@@ -108,6 +120,7 @@ int bt__attach(struct bt *t, enum bpfobj_prog prog, pid_t pid, const char *const
 void bt__drain(struct bt *t)
 {
 	ring_buffer__consume(t->events);
+	bpfobj__drain_stages(t->obj, on_launch, t);
 	ring_buffer__consume(t->ctrl);
 }
 
@@ -129,4 +142,13 @@ struct proc_state bt__state(struct bt *t, pid_t pid)
 pid_t bt__gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
+}
+
+size_t bt__hold_stages(struct bt *t, __u32 busy)
+{
+	size_t i;
+
+	for (i = 0; i < bpfobj__nstages(t->obj); i++)
+		__atomic_store_n(&bpfobj__stage(t->obj, i)->busy, busy, __ATOMIC_SEQ_CST);
+	return i;
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
@@ -13,6 +14,8 @@
 struct bpfobj {
 	struct cuprobe_bpf *skel;
 	bool multi;
+	struct launch_stage *stages; /* the stages map, mmap'ed: one per possible CPU */
+	size_t nstages, stage_size, stages_len;
 };
 
 static struct bpf_program *prog_of(const struct bpfobj *b, enum bpfobj_prog p)
@@ -58,6 +61,13 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 		goto fail;
 	}
 	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
+	err = libbpf_num_possible_cpus();
+	if (err <= 0) {
+		p_err("cannot count the possible CPUs: %s", strerror(err ? -err : EINVAL));
+		goto fail;
+	}
+	b->nstages = (size_t)err;
+	bpf_map__set_max_entries(skel->maps.stages, (__u32)b->nstages);
 	/* A wakeup when a quarter of a small ring waits: it must come before the ring is full. */
 	if (skel->rodata->wakeup_bytes > o->ringbuf_bytes / 4)
 		skel->rodata->wakeup_bytes = o->ringbuf_bytes / 4;
@@ -74,6 +84,17 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 		      strerror(-err));
 		goto fail;
 	}
+	/* Array elements are 8-byte aligned, back to back. */
+	b->stage_size = (sizeof(struct launch_stage) + 7) & ~(size_t)7;
+	b->stages_len = b->stage_size * b->nstages;
+	b->stages = mmap(NULL, b->stages_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 bpf_map__fd(skel->maps.stages), 0);
+	if (b->stages == MAP_FAILED) {
+		err = -errno;
+		b->stages = NULL;
+		p_err("cannot map the launch stages: %s", strerror(-err));
+		goto fail;
+	}
 	return b;
 fail:
 	bpfobj__free(b);
@@ -85,6 +106,8 @@ void bpfobj__free(struct bpfobj *b)
 {
 	if (!b)
 		return;
+	if (b->stages)
+		munmap(b->stages, b->stages_len);
 	cuprobe_bpf__destroy(b->skel);
 	free(b);
 }
@@ -207,4 +230,65 @@ int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain,
 	};
 
 	return calibrate_probe(&env, ns);
+}
+
+/*
+ * Takes what each CPU's stage holds, stage by stage: the stage is held
+ * (busy) only while its launches are copied, never while fn runs. A stage
+ * the probe holds at that moment is left for the next call.
+ */
+size_t bpfobj__drain_stages(struct bpfobj *b, bpfobj_launch_fn fn, void *ctx)
+{
+	struct launch_event copy[LAUNCH_BATCH_N];
+	size_t skipped = 0;
+
+	for (size_t i = 0; b->stages && i < b->nstages; i++) {
+		struct launch_stage *sg = (void *)((char *)b->stages + i * b->stage_size);
+		__u32 free_ = STAGE_FREE, n;
+
+		if (!__atomic_load_n(&sg->b.n, __ATOMIC_RELAXED))
+			continue;
+		if (!__atomic_compare_exchange_n(&sg->busy, &free_, STAGE_LOADER, false,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			skipped++;
+			continue;
+		}
+		n = sg->b.n < LAUNCH_BATCH_N ? sg->b.n : LAUNCH_BATCH_N;
+		memcpy(copy, sg->b.ev, n * sizeof(copy[0]));
+		sg->b.n = 0;
+		__atomic_store_n(&sg->busy, STAGE_FREE, __ATOMIC_RELEASE);
+		for (__u32 k = 0; k < n; k++)
+			fn(ctx, &copy[k]);
+	}
+	return skipped;
+}
+
+size_t bpfobj__nstages(const struct bpfobj *b)
+{
+	return b->nstages;
+}
+
+struct launch_stage *bpfobj__stage(struct bpfobj *b, size_t cpu)
+{
+	return (void *)((char *)b->stages + cpu * b->stage_size);
+}
+
+int bpfobj__each_launch(const void *data, size_t size, bpfobj_launch_fn fn, void *ctx)
+{
+	const struct launch_batch *lb = data;
+	__u32 type;
+
+	if (size < sizeof(type))
+		return -EINVAL;
+	memcpy(&type, data, sizeof(type));
+	if (type == REC_LAUNCH && size >= sizeof(struct launch_event)) {
+		fn(ctx, data);
+		return 1;
+	}
+	if (type != REC_LAUNCH_BATCH || size < offsetof(struct launch_batch, ev) ||
+	    lb->n > LAUNCH_BATCH_N || size < offsetof(struct launch_batch, ev[lb->n]))
+		return -EINVAL;
+	for (__u32 k = 0; k < lb->n; k++)
+		fn(ctx, &lb->ev[k]);
+	return (int)lb->n;
 }

@@ -68,6 +68,22 @@ int bpfobj__conf_fd(const struct bpfobj *b);
 /* Counters of processes without state of their own, and session-wide ones. */
 void bpfobj__counters(const struct bpfobj *b, struct cuprobe_counters *out);
 
+/* A launch, from the ring alone or in a batch, or from a CPU's stage. */
+typedef void (*bpfobj_launch_fn)(void *ctx, const struct launch_event *e);
+/*
+ * Hands fn the launches that wait in the CPUs' stages (not yet a full
+ * batch in the ring); returns how many stages were busy and left for later.
+ */
+size_t bpfobj__drain_stages(struct bpfobj *b, bpfobj_launch_fn fn, void *ctx);
+/* The stages, one per possible CPU (tests look at them). */
+size_t bpfobj__nstages(const struct bpfobj *b);
+struct launch_stage *bpfobj__stage(struct bpfobj *b, size_t cpu);
+/*
+ * A record of the events ring that holds launches (REC_LAUNCH or
+ * REC_LAUNCH_BATCH): fn for each; how many, or -EINVAL when it holds none.
+ */
+int bpfobj__each_launch(const void *data, size_t size, bpfobj_launch_fn fn, void *ctx);
+
 /* What one launch probe hit costs here (calibrate.c), with return probes when latency. */
 int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain, double *ns);
 

@@ -249,6 +249,8 @@ int session_consume_all(struct session *s)
 	s->backlog = false;
 	if (session_consume(s, s->ctrl))
 		session_consume(s, s->events);
+	/* What the CPUs' stages hold short of a batch: a few launches each. */
+	bpfobj__drain_stages(s->bpf, session_launch, s);
 	return s->err;
 }
 

@@ -62,15 +62,26 @@ static void on_agent(struct session *s, const struct agent_chunk_event *e, size_
 	proc_cycles__agent_chunk(t->cycles, e->data, e->len);
 }
 
+/* A launch from the ring or a CPU's stage: the first error stays in s->err. */
+void session_launch(void *ctx, const struct launch_event *e)
+{
+	struct session *s = ctx;
+	int err = on_launch(s, e);
+
+	if (err && !s->err)
+		s->err = err;
+}
+
 int session_data_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
 	__u32 type = size >= sizeof(__u32) ? *(__u32 *)data : 0;
 	int err = 0;
 
-	if (type == REC_LAUNCH && size >= sizeof(struct launch_event))
-		err = on_launch(s, data);
-	else if (type == REC_AGENT && size >= offsetof(struct agent_chunk_event, data))
+	if (type == REC_LAUNCH || type == REC_LAUNCH_BATCH) {
+		bpfobj__each_launch(data, size, session_launch, s);
+		err = s->err;
+	} else if (type == REC_AGENT && size >= offsetof(struct agent_chunk_event, data))
 		on_agent(s, data, size);
 	if (err)
 		return err;

@@ -115,6 +115,7 @@ void session_rescan(struct session *s, struct target *t);
 void session_step(struct session *s, struct target *t, const struct step_event *e);
 int session_ctrl_event(void *ctx, void *data, size_t size);
 int session_data_event(void *ctx, void *data, size_t size);
+void session_launch(void *ctx, const struct launch_event *e);
 void session_check_warmup(struct target *t, uint64_t step, uint64_t ts);
 
 #endif /* SESSION_INT_H */
