@@ -29,6 +29,8 @@ struct {
 	__type(value, struct inflight);
 } inflight SEC(".maps");
 
+#define barrier() asm volatile("" ::: "memory")
+
 /* One stage per possible CPU: the loader sets max_entries and maps it. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -354,7 +356,13 @@ int launch_entry(struct pt_regs *ctx)
 	}
 	if (sg && __sync_lock_test_and_set(&sg->busy, STAGE_PROBE) == STAGE_FREE) {
 		stage_launch(ctx, sg, ps, api, tgid, tid, step, phase);
-		__sync_lock_test_and_set(&sg->busy, STAGE_FREE);
+		/*
+		 * A plain store lets go: x86 keeps stores in order, so the loader's
+		 * compare-and-exchange that sees it free sees the launch too. An
+		 * exchange here cost ~15 ns a launch.
+		 */
+		barrier();
+		*(volatile __u32 *)&sg->busy = STAGE_FREE;
 		return 0;
 	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
