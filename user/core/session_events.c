@@ -62,14 +62,31 @@ static void on_agent(struct session *s, const struct agent_chunk_event *e, size_
 	proc_cycles__agent_chunk(t->cycles, e->data, e->len);
 }
 
-/* A launch from the ring or a CPU's stage: the first error stays in s->err. */
-void session_launch(void *ctx, const struct launch_event *e)
+/* A launch placed into its cycle: the first error stays in s->err. */
+void session_place_launch(void *ctx, const struct launch_event *e)
 {
 	struct session *s = ctx;
 	int err = on_launch(s, e);
 
 	if (err && !s->err)
 		s->err = err;
+}
+
+/* A launch from the ring or a CPU's stage: queued, or placed now when the queue is full. */
+void session_launch(void *ctx, const struct launch_event *e)
+{
+	struct session *s = ctx;
+
+	if (!lq__push(&s->queue, e)) {
+		s->placed_at_once++;
+		session_place_launch(s, e);
+	}
+}
+
+bool session_place(struct session *s, size_t max)
+{
+	lq__pop(&s->queue, max, session_place_launch, s);
+	return s->queue.len == 0;
 }
 
 int session_data_event(void *ctx, void *data, size_t size)
