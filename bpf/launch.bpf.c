@@ -200,10 +200,23 @@ static __always_inline __u64 wakeup_flag(void)
 	} while (0)
 
 /*
+ * A rare count (drops, nested, stale, lost ctrl) of a hit: a hit that came
+ * by its process's slot looked up no proc_state, so it is looked up now.
+ */
+#define COUNT_RARE(ps, sl, tgid, field)                                                            \
+	do {                                                                                       \
+		struct proc_state *p_ = (ps);                                                      \
+		if (!p_ && (sl))                                                                   \
+			p_ = bpf_map_lookup_elem(&proc_state, &(tgid));                            \
+		COUNT(p_, field);                                                                  \
+	} while (0)
+
+/*
  * Threads are named in BPF on first sight: by the time the loader reads, they
  * may be gone. A name that does not fit in the ring is asked for again.
  */
-static __always_inline bool name_thread(struct proc_state *ps, __u32 tgid, __u32 tid)
+static __always_inline bool name_thread(struct proc_state *ps, struct launch_slot *sl, __u32 tgid,
+					__u32 tid)
 {
 	struct thread_event *t;
 	__u8 *seen;
@@ -216,6 +229,8 @@ static __always_inline bool name_thread(struct proc_state *ps, __u32 tgid, __u32
 		return true;
 	t = bpf_ringbuf_reserve(&ctrl, sizeof(*t), 0);
 	if (!t) {
+		if (!ps && sl)
+			ps = bpf_map_lookup_elem(&proc_state, &tgid);
 		if (ps)
 			__sync_fetch_and_add(&ps->lost_ctrl, 1);
 		return false;
@@ -266,14 +281,14 @@ static __always_inline bool stage_flush(struct launch_stage *sg)
  * go, this launch is the one lost, and counted.
  */
 static __always_inline void stage_launch(struct pt_regs *ctx, struct launch_stage *sg,
-					 struct proc_state *ps, __u32 api, __u32 tgid, __u32 tid,
-					 __u32 step, __u32 phase)
+					 struct proc_state *ps, struct launch_slot *sl, __u32 api,
+					 __u32 tgid, __u32 tid, __u32 step, __u32 phase)
 {
 	__u32 n = sg->b.n;
 
 	if (n >= LAUNCH_BATCH_N) {
 		if (!stage_flush(sg)) {
-			COUNT(ps, drops);
+			COUNT_RARE(ps, sl, tgid, drops);
 			return;
 		}
 		n = 0;
@@ -290,8 +305,9 @@ static __always_inline void stage_launch(struct pt_regs *ctx, struct launch_stag
  * launch API calling an inner one: the outer call is the launch. A slot left
  * by a call whose return was never seen (sp at or below ours) is lost.
  */
-static __always_inline void hold_for_return(struct pt_regs *ctx, struct proc_state *ps, __u32 api,
-					    __u32 tgid, __u32 tid, __u32 step, __u32 phase)
+static __always_inline void hold_for_return(struct pt_regs *ctx, struct proc_state *ps,
+					    struct launch_slot *sl, __u32 api, __u32 tgid, __u32 tid,
+					    __u32 step, __u32 phase)
 {
 	struct inflight *in;
 	__u64 sp = PT_REGS_SP(ctx);
@@ -299,13 +315,13 @@ static __always_inline void hold_for_return(struct pt_regs *ctx, struct proc_sta
 	in = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!in) {
-		COUNT(ps, drops);
+		COUNT_RARE(ps, sl, tgid, drops);
 		return;
 	}
 	if (in->sp && in->sp > sp)
 		return;
 	if (in->sp)
-		COUNT(ps, drops);
+		COUNT_RARE(ps, sl, tgid, drops);
 	fill(ctx, &in->ev, api, tgid, tid, step, phase);
 	in->sp = sp;
 }
@@ -315,19 +331,30 @@ int launch_entry(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx);
 	__u32 tgid = id >> 32, tid = (__u32)id, api = cookie & COOKIE_API_MASK, step, phase;
+	struct launch_slot *sl = slot_at((cookie >> COOKIE_SLOT_SHIFT) & COOKIE_SLOT_MASK);
+	struct proc_state *ps = NULL;
 	struct launch_stage *sg;
 	struct launch_event *e;
-	struct proc_state *ps;
 	__u64 st = PHASE_RECORD;
 	__u32 cpu;
 
-	/* One lookup and one atomic per hit: the process's own state, else the shared counters. */
-	ps = bpf_map_lookup_elem(&proc_state, &tgid);
-	if (ps) {
-		__sync_fetch_and_add(&ps->launch_hits, 1);
-		st = ps->state;
+	/*
+	 * One atomic per hit, and no lookup where the cookie names the process's
+	 * slot; else its proc_state, else the shared counters (calibration).
+	 */
+	if (sl && sl->tgid != tgid)
+		sl = NULL;
+	if (sl) {
+		__sync_fetch_and_add(&sl->launch_hits, 1);
+		st = sl->state;
 	} else {
-		__sync_fetch_and_add(&counters.hits, 1);
+		ps = bpf_map_lookup_elem(&proc_state, &tgid);
+		if (ps) {
+			__sync_fetch_and_add(&ps->launch_hits, 1);
+			st = ps->state;
+		} else {
+			__sync_fetch_and_add(&counters.hits, 1);
+		}
 	}
 	step = state_step(st);
 	phase = state_phase(st);
@@ -335,27 +362,30 @@ int launch_entry(struct pt_regs *ctx)
 	if (!phase_records(phase))
 		return 0;
 	/* A link of an earlier window, still closing: its launches are the current links' too. */
-	if (ps && ((cookie >> COOKIE_GEN_SHIFT) & 0xff) != state_gen(st)) {
-		__sync_fetch_and_add(&ps->stale, 1);
+	if ((ps || sl) && ((cookie >> COOKIE_GEN_SHIFT) & 0xff) != state_gen(st)) {
+		if (!ps)
+			ps = bpf_map_lookup_elem(&proc_state, &tgid);
+		if (ps)
+			__sync_fetch_and_add(&ps->stale, 1);
 		return 0;
 	}
 	if (api >= API_FIRST_DRIVER && called_from_runtime(ctx, tgid)) {
-		COUNT(ps, nested);
+		COUNT_RARE(ps, sl, tgid, nested);
 		return 0;
 	}
 	cpu = bpf_get_smp_processor_id();
 	sg = bpf_map_lookup_elem(&stages, &cpu);
 	/* The stage remembers its latest thread: no task-storage lookup for the next launch. */
 	if (!sg || sg->last_tid != tid) {
-		if (name_thread(ps, tgid, tid) && sg)
+		if (name_thread(ps, sl, tgid, tid) && sg)
 			sg->last_tid = tid;
 	}
 	if (cookie & COOKIE_LATENCY) {
-		hold_for_return(ctx, ps, api, tgid, tid, step, phase);
+		hold_for_return(ctx, ps, sl, api, tgid, tid, step, phase);
 		return 0;
 	}
 	if (sg && __sync_lock_test_and_set(&sg->busy, STAGE_PROBE) == STAGE_FREE) {
-		stage_launch(ctx, sg, ps, api, tgid, tid, step, phase);
+		stage_launch(ctx, sg, ps, sl, api, tgid, tid, step, phase);
 		/*
 		 * A plain store lets go: x86 keeps stores in order, so the loader's
 		 * compare-and-exchange that sees it free sees the launch too. An
@@ -367,7 +397,7 @@ int launch_entry(struct pt_regs *ctx)
 	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		COUNT(ps, drops);
+		COUNT_RARE(ps, sl, tgid, drops);
 		return 0;
 	}
 	fill(ctx, e, api, tgid, tid, step, phase);

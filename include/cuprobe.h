@@ -215,8 +215,24 @@ struct proc_state {
 	__u64 holds_skipped; /* holds not made: the previous one went unanswered too long */
 	__u64 base;	   /* the step the schedule counts from */
 	__u32 gen;	   /* proc_conf.gen that base belongs to */
-	__u32 pad;
+	__u32 slot;	   /* its launch_slots index + 1, set by the loader; 0: none */
 	__u64 stale;	   /* hits of launch links of an older window, not yet closed */
+};
+
+/*
+ * What the launch probe reads and counts on every hit, for a process the
+ * loader gave a slot: the index comes in the attach cookie (COOKIE_SLOT), so
+ * no map lookup is made per hit. state mirrors proc_state.state (the step
+ * probe writes both); launch_hits adds to proc_state.launch_hits (the
+ * process's hits are their sum). Rare counts (drops, nested, stale) still go
+ * to proc_state. One cache line each. BPF global launch_slots[], in .bss.
+ */
+struct launch_slot {
+	__u32 tgid;	   /* the process the slot is for; another's hits use proc_state */
+	__u32 pad;
+	__u64 state;	   /* as proc_state.state */
+	__u64 launch_hits; /* hits counted here, not in proc_state */
+	__u64 pad2[5];
 };
 
 /*
@@ -240,6 +256,9 @@ struct proc_state {
 #define COOKIE_API_MASK 0xffu
 #define COOKIE_LATENCY (1u << 8)
 #define COOKIE_GEN_SHIFT 16
+/* Bits 32-47: the process's launch_slots index + 1 (0: none, proc_state is looked up). */
+#define COOKIE_SLOT_SHIFT 32
+#define COOKIE_SLOT_MASK 0xffffull
 
 _Static_assert(sizeof(struct launch_event) == 104, "launch_event layout");
 _Static_assert(sizeof(struct libmap_event) == 32, "libmap_event layout");
@@ -248,6 +267,8 @@ _Static_assert(sizeof(struct schedule) == 24, "schedule layout");
 _Static_assert(sizeof(struct proc_conf) == 48, "proc_conf layout");
 _Static_assert(sizeof(struct proc_state) == 96, "proc_state layout");
 _Static_assert(sizeof(struct thread_event) == 32, "thread_event layout");
+_Static_assert(sizeof(struct launch_slot) == 64, "launch_slot layout");
+_Static_assert((CUPROBE_MAX_PROCS & (CUPROBE_MAX_PROCS - 1)) == 0, "slots are masked");
 _Static_assert(sizeof(struct fork_event) == 24, "fork_event layout");
 
 /* Ranges of code that belong to a CUDA runtime, for the nested-call check. */

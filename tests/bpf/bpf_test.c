@@ -97,16 +97,20 @@ void bt__free(struct bt *t)
 int bt__attach(struct bt *t, enum bpfobj_prog prog, pid_t pid, const char *const *names,
 	       const uint64_t *cookies, size_t n)
 {
-	uint64_t offsets[32];
+	uint64_t offsets[32], with_slot[32];
 	char exe[PATH_MAX];
 	struct uprobe_spec s = {
-		.path = exe, .pid = pid, .offsets = offsets, .cookies = cookies, .n = n,
+		.path = exe, .pid = pid, .offsets = offsets, .cookies = with_slot, .n = n,
 		.retprobe = prog == PROG_LAUNCH_RETURN,
 	};
 	int found;
 
 	if (n > 32 || t->n_links == BT_MAX_LINKS)
 		return -E2BIG;
+	/* Launch probes come with the process's slot, as the loader attaches them. */
+	for (size_t i = 0; i < n; i++)
+		with_slot[i] = cookies[i] | (prog == PROG_LAUNCH && !t->no_slots
+						 ? bpfobj__reserve_slot(t->obj, pid) : 0);
 	if (!realpath("/proc/self/exe", exe))
 		return -errno;
 	found = elf_func_offsets(exe, names, n, offsets);

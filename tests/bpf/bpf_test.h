@@ -50,13 +50,17 @@ struct bt {
 	size_t n_forks;
 	size_t n_other; /* records of no type above, or of a wrong size */
 	size_t n_batches; /* REC_LAUNCH_BATCH records (their launches are in launches[]) */
+	bool no_slots;	  /* attach launch probes without the process's slot (proc_state path) */
 };
 
 /* Loads every program (latency and steps too) with an events ring of ring_bytes. */
 struct bt *bt__new(uint64_t ring_bytes);
 void bt__free(struct bt *t);
 
-/* Attaches prog for pid to the functions names[0..n) of this binary, with their cookies. */
+/*
+ * Attaches prog for pid to the functions names[0..n) of this binary, with
+ * their cookies, and for launch probes pid's launch slot (unless no_slots).
+ */
 int bt__attach(struct bt *t, enum bpfobj_prog prog, pid_t pid, const char *const *names,
 	       const uint64_t *cookies, size_t n);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -252,10 +253,36 @@ static void check_event(const struct launch_event *got, const struct launch_even
 
 /* ---- fixtures ------------------------------------------------------------- */
 
+/*
+ * The tests run twice: launch probes with the process's slot in their
+ * cookies (as the loader attaches them), then without (proc_state looked
+ * up per hit: adopted children, calibration).
+ */
+static bool by_lookup;
+
+static struct bt *new_bt(uint64_t ring_bytes)
+{
+	struct bt *t = bt__new(ring_bytes);
+
+	if (t)
+		t->no_slots = by_lookup;
+	return t;
+}
+
+/* The hits counted in proc_state itself: none when they came by the slot. */
+static uint64_t hits_in_map(struct bt *t)
+{
+	struct proc_state ps = {};
+	__u32 key = getpid();
+
+	assert_int_equal(bpf_map_lookup_elem(bpfobj__state_fd(t->obj), &key, &ps), 0);
+	return ps.launch_hits;
+}
+
 static int setup(void **state)
 {
 	uint64_t cookies[API__COUNT];
-	struct bt *t = bt__new(1 << 20);
+	struct bt *t = new_bt(1 << 20);
 
 	if (!t)
 		return -1;
@@ -305,6 +332,8 @@ static void test_every_api_every_field(void **state)
 	assert_int_equal(ps.launch_hits, API__COUNT);
 	assert_int_equal(ps.drops, 0);
 	assert_int_equal(ps.nested, 0);
+	assert_int_equal(hits_in_map(t), by_lookup ? API__COUNT : 0);
+	assert_int_equal(ps.slot != 0, true);
 }
 
 /* The process without state (calibration): recorded at step 0, counted in the shared counters. */
@@ -430,7 +459,7 @@ static void test_drops_when_ring_full(void **state)
 	const unsigned int burst = 200,
 			   fits = (4096 / (sizeof(struct launch_batch) + 8) + 1) * LAUNCH_BATCH_N;
 	struct launch_event w = expected(API_cudaLaunchKernel, 3);
-	struct bt *t = bt__new(4096);
+	struct bt *t = new_bt(4096);
 	const char *name = names[API_cudaLaunchKernel];
 	uint64_t cookie = API_cudaLaunchKernel;
 	struct proc_state ps;
@@ -466,7 +495,7 @@ static void test_drops_when_ring_full(void **state)
 static void test_stale_links_record_nothing(void **state)
 {
 	struct launch_event w = expected(API_cudaLaunchKernel, 5);
-	struct bt *t = bt__new(1 << 20);
+	struct bt *t = new_bt(1 << 20);
 	const char *name = names[API_cudaLaunchKernel];
 	uint64_t old = API_cudaLaunchKernel | 1ull << COOKIE_GEN_SHIFT;
 	uint64_t cur = API_cudaLaunchKernel | 2ull << COOKIE_GEN_SHIFT;
@@ -573,5 +602,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_latency, setup, teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int failed = cmocka_run_group_tests_name("launch probes by slot", tests, NULL, NULL);
+
+	by_lookup = true;
+	return failed + cmocka_run_group_tests_name("launch probes by lookup", tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -16,6 +17,10 @@ struct bpfobj {
 	bool multi;
 	struct launch_stage *stages; /* the stages map, mmap'ed: one per possible CPU */
 	size_t nstages, stage_size, stages_len;
+	/* Which process has each launch slot (0: free); the prober reads it too. */
+	pthread_mutex_t slot_lock;
+	pid_t slot_pid[CUPROBE_MAX_PROCS];
+	size_t slot_next;	/* where the search for a free slot starts: slots are reused late */
 };
 
 static struct bpf_program *prog_of(const struct bpfobj *b, enum bpfobj_prog p)
@@ -54,6 +59,7 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 
 	if (!b)
 		return NULL;
+	pthread_mutex_init(&b->slot_lock, NULL);
 	skel = b->skel = cuprobe_bpf__open();
 	if (!skel) {
 		err = -errno;
@@ -109,6 +115,7 @@ void bpfobj__free(struct bpfobj *b)
 	if (b->stages)
 		munmap(b->stages, b->stages_len);
 	cuprobe_bpf__destroy(b->skel);
+	pthread_mutex_destroy(&b->slot_lock);
 	free(b);
 }
 
@@ -146,11 +153,57 @@ int bpfobj__attach_agent_records(struct bpfobj *b, pid_t pid, const char *path,
 	return *out ? 0 : -errno;
 }
 
+/* pid's slot index + 1, made when create and there is a free one; 0 for none. */
+static __u32 slot_of(struct bpfobj *b, pid_t pid, bool create)
+{
+	__u32 slot = 0;
+
+	pthread_mutex_lock(&b->slot_lock);
+	for (size_t i = 0; i < CUPROBE_MAX_PROCS && !slot; i++)
+		if (b->slot_pid[i] == pid)
+			slot = (__u32)i + 1;
+	for (size_t k = 0; k < CUPROBE_MAX_PROCS && !slot && create; k++) {
+		size_t i = (b->slot_next + k) % CUPROBE_MAX_PROCS;
+
+		if (!b->slot_pid[i]) {
+			b->slot_pid[i] = pid;
+			b->slot_next = i + 1;
+			slot = (__u32)i + 1;
+		}
+	}
+	pthread_mutex_unlock(&b->slot_lock);
+	return slot;
+}
+
+static struct launch_slot *slot_at(struct bpfobj *b, __u32 slot)
+{
+	return slot ? &b->skel->bss->launch_slots[slot - 1] : NULL;
+}
+
+uint64_t bpfobj__reserve_slot(struct bpfobj *b, pid_t pid)
+{
+	return (uint64_t)slot_of(b, pid, true) << COOKIE_SLOT_SHIFT;
+}
+
+uint64_t bpfobj__slot_cookie(struct bpfobj *b, pid_t pid)
+{
+	return (uint64_t)slot_of(b, pid, false) << COOKIE_SLOT_SHIFT;
+}
+
 int bpfobj__add_proc(struct bpfobj *b, pid_t pid, const struct proc_conf *conf, uint64_t state)
 {
-	struct proc_state ps = { .state = state };
+	struct proc_state ps = { .state = state, .slot = slot_of(b, pid, true) };
+	struct launch_slot *sl = slot_at(b, ps.slot);
 	__u32 key = pid;
 	int err;
+
+	/* The slot's state before its owner: BPF trusts a slot only once tgid is pid. */
+	if (sl) {
+		__atomic_store_n(&sl->tgid, 0, __ATOMIC_SEQ_CST);
+		sl->state = state;
+		sl->launch_hits = 0;
+		__atomic_store_n(&sl->tgid, (__u32)pid, __ATOMIC_SEQ_CST);
+	}
 
 	err = bpf_map__update_elem(b->skel->maps.proc_conf, &key, sizeof(key), conf, sizeof(*conf),
 				   BPF_ANY);
@@ -168,17 +221,33 @@ int bpfobj__set_conf(struct bpfobj *b, pid_t pid, const struct proc_conf *conf)
 				    sizeof(*conf), BPF_EXIST);
 }
 
-int bpfobj__proc_state(const struct bpfobj *b, pid_t pid, struct proc_state *out)
+int bpfobj__proc_state(struct bpfobj *b, pid_t pid, struct proc_state *out)
 {
 	__u32 key = pid;
+	struct launch_slot *sl;
+	int err;
 
-	return bpf_map__lookup_elem(b->skel->maps.proc_state, &key, sizeof(key), out,
-				    sizeof(*out), 0);
+	err = bpf_map__lookup_elem(b->skel->maps.proc_state, &key, sizeof(key), out,
+				   sizeof(*out), 0);
+	if (err)
+		return err;
+	/* The hits that came by the slot are the process's too. */
+	sl = out->slot <= CUPROBE_MAX_PROCS ? slot_at(b, out->slot) : NULL;
+	if (sl && __atomic_load_n(&sl->tgid, __ATOMIC_ACQUIRE) == (__u32)pid)
+		out->launch_hits += __atomic_load_n(&sl->launch_hits, __ATOMIC_RELAXED);
+	return 0;
 }
 
 void bpfobj__remove_proc(struct bpfobj *b, pid_t pid)
 {
-	__u32 key = pid;
+	__u32 key = pid, slot = slot_of(b, pid, false);
+
+	if (slot) {
+		__atomic_store_n(&slot_at(b, slot)->tgid, 0, __ATOMIC_SEQ_CST);
+		pthread_mutex_lock(&b->slot_lock);
+		b->slot_pid[slot - 1] = 0;
+		pthread_mutex_unlock(&b->slot_lock);
+	}
 
 	bpf_map__delete_elem(b->skel->maps.proc_state, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.proc_conf, &key, sizeof(key), 0);

@@ -54,7 +54,16 @@ int bpfobj__attach_agent_records(struct bpfobj *b, pid_t pid, const char *path,
 /* A process's entries: created at attach, with its first conf and state. */
 int bpfobj__add_proc(struct bpfobj *b, pid_t pid, const struct proc_conf *conf, uint64_t state);
 int bpfobj__set_conf(struct bpfobj *b, pid_t pid, const struct proc_conf *conf);
-int bpfobj__proc_state(const struct bpfobj *b, pid_t pid, struct proc_state *out);
+/* Its proc_state, launch_hits including the hits counted in its launch slot. */
+int bpfobj__proc_state(struct bpfobj *b, pid_t pid, struct proc_state *out);
+/*
+ * The process's launch slot, as the bits to add to its launch probes'
+ * cookies (COOKIE_SLOT_SHIFT): the probe then reads its state and counts its
+ * hits there, with no map lookup. bpfobj__add_proc makes the slot (0 when
+ * all are taken: the probe looks proc_state up); slot_cookie only finds it.
+ */
+uint64_t bpfobj__reserve_slot(struct bpfobj *b, pid_t pid);
+uint64_t bpfobj__slot_cookie(struct bpfobj *b, pid_t pid);
 void bpfobj__remove_proc(struct bpfobj *b, pid_t pid);
 int bpfobj__set_runtime_ranges(struct bpfobj *b, pid_t pid, const struct runtime_ranges *rr);
 
