@@ -408,9 +408,11 @@ int launch_entry(struct pt_regs *ctx)
 SEC("uretprobe")
 int launch_return(struct pt_regs *ctx)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, cpu, n;
+	struct launch_stage *sg;
 	struct proc_state *ps;
 	struct inflight *in;
+	bool stored = false;
 
 	in = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, 0);
 	if (!in || !in->sp) {
@@ -423,7 +425,25 @@ int launch_return(struct pt_regs *ctx)
 	in->sp = 0;
 	in->ev.dur_ns = bpf_ktime_get_ns() - in->ev.ts_ns;
 	in->ev.flags |= LAUNCH_F_HAS_DUR;
-	if (bpf_ringbuf_output(&events, &in->ev, sizeof(in->ev), wakeup_flag())) {
+	/* The completed launch into the CPU's stage, as an entry's; the ring alone if busy. */
+	cpu = bpf_get_smp_processor_id();
+	sg = bpf_map_lookup_elem(&stages, &cpu);
+	if (sg && __sync_lock_test_and_set(&sg->busy, STAGE_PROBE) == STAGE_FREE) {
+		n = sg->b.n;
+		if (n < LAUNCH_BATCH_N || stage_flush(sg)) {
+			n = n < LAUNCH_BATCH_N ? n : 0;
+			sg->b.ev[n & (LAUNCH_BATCH_N - 1)] = in->ev;
+			sg->b.n = ++n;
+			if (n == LAUNCH_BATCH_N && stage_flush(sg))
+				sg->b.n = 0;
+			stored = true;
+		}
+		barrier();
+		*(volatile __u32 *)&sg->busy = STAGE_FREE;
+	} else {
+		stored = !bpf_ringbuf_output(&events, &in->ev, sizeof(in->ev), wakeup_flag());
+	}
+	if (!stored) {
 		ps = bpf_map_lookup_elem(&proc_state, &tgid);
 		COUNT(ps, drops);
 	}
