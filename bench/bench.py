@@ -346,20 +346,30 @@ def detach():
         for state, ts in changes:
             # Call j begins step j: step `wait` of a cycle is its warmup (attach), and the
             # call that begins the next cycle's step 0 closes the window (detach).
-            want = 0 if state == "off" else wait
-            before = [c for c in calls if c[1] <= ts and c[0] % n == want]
+            if state != "off":
+                # An attach may begin steps before warmup (early attach): the nearest
+                # warmup call, the time signed (negative: in before warmup began).
+                warm = [c for c in calls if c[0] % n == wait]
+                if not warm:
+                    odd += 1
+                    continue
+                near = min(warm, key=lambda c: abs(ts - c[1]))
+                attach_ms.append((ts - near[1]) / 1e6)
+                continue
+            before = [c for c in calls if c[1] <= ts and c[0] % n == 0]
             if not before:
                 odd += 1
                 continue
-            (detach_ms if state == "off" else attach_ms).append((ts - before[-1][1]) / 1e6)
+            detach_ms.append((ts - before[-1][1]) / 1e6)
     if not detach_ms:
         raise BenchError("detach_ms: the launch probes were never seen to go")
     say("   detach ms per window %s" % fmt_list(sorted(detach_ms), "%.2f"))
     say("   detach ms: median %.2f, max %.2f (%d windows)"
         % (median(detach_ms), max(detach_ms), len(detach_ms)))
     if attach_ms:
-        say("   attach ms from the call that begins warmup %s" % fmt_list(sorted(attach_ms), "%.2f"))
-        say("   attach: median %.2f, max %.2f; %d of %d longer than the %.0f ms warmup step"
+        say("   launch probes in, ms from the call that begins warmup (negative: before it) %s"
+            % fmt_list(sorted(attach_ms), "%.2f"))
+        say("   median %.2f, max %.2f; %d of %d after the active step began (%.0f ms steps)"
             % (median(attach_ms), max(attach_ms), sum(x > period_us / 1e3 for x in attach_ms),
                len(attach_ms), period_us / 1e3))
     if odd:

@@ -154,8 +154,11 @@ static bool probes_soon(struct target *t)
 {
 	uint32_t lead = attach_lead(t);
 
-	if (t->attach_ns && lead > t->lead)
+	if (t->attach_ns && lead > t->lead) {
+		p_dbg("pid %d: a launch attach took up to %.1f ms: they go in %u steps before warmup",
+		      t->pid, t->attach_ns / 1e6, lead);
 		t->lead = lead;
+	}
 	if (t->attach_ns)
 		lead = t->lead;
 	for (uint32_t k = 1; k <= lead; k++) {
