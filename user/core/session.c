@@ -26,6 +26,8 @@
 #define GRACE_NS (20 * 1000 * 1000ull)
 /* Launches a turn places (symbols, JSON): a few ms, then the rings are read again. */
 #define PLACE_SLICE 8192
+/* A stage held by a preempted probe, waited for at the end: 100 us at a time, up to 20 ms. */
+#define STAGE_WAITS 200
 
 
 struct target *session_find(struct session *s, pid_t pid)
@@ -254,8 +256,14 @@ static int consume_turn(struct session *s, size_t place)
 	s->backlog = false;
 	if (session_consume(s, s->ctrl))
 		session_consume(s, s->events);
-	/* What the CPUs' stages hold short of a batch: a few launches each. */
-	bpfobj__drain_stages(s->bpf, session_launch, s);
+	/*
+	 * What the CPUs' stages hold short of a batch: a few launches each. A
+	 * stage a probe holds (preempted mid-write) is left for the next turn;
+	 * at the end of a target or of the session it is waited for, briefly.
+	 */
+	for (int k = 0; bpfobj__drain_stages(s->bpf, session_launch, s) && place == SIZE_MAX &&
+			k < STAGE_WAITS; k++)
+		usleep(100);
 	if (!session_place(s, place))
 		s->backlog = true;
 	return s->err;

@@ -153,7 +153,8 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 	struct probe_want w = {
 		.launch = on && mode != MODE_OFF,
 		.latency = on && mode == MODE_LATENCY,
-		.agent = on && mode == MODE_CUPTI,
+		/* The agent's CUPTI goes on at warmup, not ahead of it: its records are the cycle's. */
+		.agent = on && mode == MODE_CUPTI && !t->leading,
 		.gen = t->conf.link_gen,
 		.sync = !t->plan.step,
 	};
