@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
@@ -11,6 +12,7 @@
 #include "calibrate.h"
 #include "cuprobe.skel.h"
 #include "log.h"
+#include "schedule.h"
 
 struct bpfobj {
 	struct cuprobe_bpf *skel;
@@ -297,8 +299,16 @@ int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain,
 		.drain = drain,
 		.ring_bytes = bpf_map__max_entries(b->skel->maps.events),
 	};
+	static const struct proc_conf none;
+	pid_t self = getpid();
+	int err;
 
-	return calibrate_probe(&env, ns);
+	/* Its own state for the while: the hits take the path of a target's, by its slot. */
+	if (!bpfobj__add_proc(b, self, &none, pack_state(0, 0, PHASE_RECORD)))
+		env.slot = bpfobj__slot_cookie(b, self);
+	err = calibrate_probe(&env, ns);
+	bpfobj__remove_proc(b, self);
+	return err;
 }
 
 /*

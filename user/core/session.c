@@ -439,7 +439,7 @@ static void tell_counters(struct session *s)
 	bpfobj__counters(s->bpf, &c);
 	p_dbg("launches queued between reading and placing: at most %zu; placed as read (queue "
 	      "full): %lu", s->queue.peak, s->placed_at_once);
-	p_dbg("returns with no entry (--latency): %lu; calibration hits %lu, of them lost %lu",
+	p_dbg("returns with no entry (--latency): %lu; hits in no recorded process %lu, of them lost %lu",
 	      (unsigned long)c.lat_misses, (unsigned long)c.hits, (unsigned long)c.drops);
 	if (c.agent_bad)
 		p_warn("%lu agent chunks had a bad length or could not be read: their GPU records "
