@@ -14,7 +14,7 @@ Environment: BENCH_REPS scales the repetitions (default 5), BENCH_TMP is
 where traces go while a run lasts (default /dev/shm), BENCH_RSS_EVENTS is
 the larger event count of rss_growth (default 10000000), BENCH_ONLY picks
 measurements by name (probe_vs_empty_uprobe, steps, detach_ms,
-trace_write_events_per_s, ...), and
+trace_write_events_per_s, first_step_complete, latency_vs_entry, ...), and
 BENCH_CUPROBE names another cuprobe binary to measure (default ./cuprobe).
 """
 
@@ -98,6 +98,23 @@ class Traces:
                 launches += int(m.group(1))
                 drops = max(drops, int(m.group(2)))  # the session's count, in every file
         return {"files": files, "launches": launches, "drops": drops}
+
+    def per_file(self):
+        """Launches of each trace file, in the order of their run folders."""
+        out = []
+        for top, _, names in sorted(os.walk(self.dir)):
+            for n in sorted(names):
+                if not n.endswith(".pt.trace.json"):
+                    continue
+                with open(os.path.join(top, n), "rb") as f:
+                    f.seek(0, os.SEEK_END)
+                    f.seek(max(0, f.tell() - 4096))
+                    tail = f.read().decode("utf-8", "replace")
+                m = re.search(r'"cuprobe": \{.*"launches": (\d+)', tail)
+                if not m:
+                    raise BenchError("no cuprobe summary at the end of %s" % n)
+                out.append(int(m.group(1)))
+        return out
 
     def remove(self):
         shutil.rmtree(self.dir, ignore_errors=True)
@@ -329,20 +346,30 @@ def detach():
         for state, ts in changes:
             # Call j begins step j: step `wait` of a cycle is its warmup (attach), and the
             # call that begins the next cycle's step 0 closes the window (detach).
-            want = 0 if state == "off" else wait
-            before = [c for c in calls if c[1] <= ts and c[0] % n == want]
+            if state != "off":
+                # An attach may begin steps before warmup (early attach): the nearest
+                # warmup call, the time signed (negative: in before warmup began).
+                warm = [c for c in calls if c[0] % n == wait]
+                if not warm:
+                    odd += 1
+                    continue
+                near = min(warm, key=lambda c: abs(ts - c[1]))
+                attach_ms.append((ts - near[1]) / 1e6)
+                continue
+            before = [c for c in calls if c[1] <= ts and c[0] % n == 0]
             if not before:
                 odd += 1
                 continue
-            (detach_ms if state == "off" else attach_ms).append((ts - before[-1][1]) / 1e6)
+            detach_ms.append((ts - before[-1][1]) / 1e6)
     if not detach_ms:
         raise BenchError("detach_ms: the launch probes were never seen to go")
     say("   detach ms per window %s" % fmt_list(sorted(detach_ms), "%.2f"))
     say("   detach ms: median %.2f, max %.2f (%d windows)"
         % (median(detach_ms), max(detach_ms), len(detach_ms)))
     if attach_ms:
-        say("   attach ms from the call that begins warmup %s" % fmt_list(sorted(attach_ms), "%.2f"))
-        say("   attach: median %.2f, max %.2f; %d of %d longer than the %.0f ms warmup step"
+        say("   launch probes in, ms from the call that begins warmup (negative: before it) %s"
+            % fmt_list(sorted(attach_ms), "%.2f"))
+        say("   median %.2f, max %.2f; %d of %d after the active step began (%.0f ms steps)"
             % (median(attach_ms), max(attach_ms), sum(x > period_us / 1e3 for x in attach_ms),
                len(attach_ms), period_us / 1e3))
     if odd:
@@ -386,25 +413,73 @@ def trace_write_rate():
 
 
 def drops():
-    say("== drops: two threads launching without pause, default ring buffer (16M),"
-        " 2 x 1M launches")
+    say("== drops: four threads launching without pause, default ring buffer (16M),")
+    say("   4 x 1M launches, cuprobe attached with -p (its own CPU time measured)")
 
     def once():
-        r = record([], ["--threads", "2", "--launches", "1000000", "--blocks", "1"])
-        expect_probed(r, "11", "cuprobe record")
-        return r
+        return record_pid(["--threads", "4", "--launches", "1000000", "--blocks", "1"])
 
     res = [once() for _ in range(3)]
-    say("   launches/s %s, events recorded %s, dropped %s (%s of all)"
-        % ([int(float(r["launches_per_s"])) for r in res], [r["launches"] for r in res],
-           [r["drops"] for r in res],
-           ", ".join("%.0f%%" % (100.0 * r["drops"] / (r["drops"] + r["launches"])) for r in res)))
-    for r in res:
-        m = re.search(r"(\d+) events were dropped", r["stderr"])
-        if (int(m.group(1)) if m else 0) != r["drops"]:
-            say("   note: cuprobe's warning says %s, the trace %d"
-                % (m.group(1) if m else "nothing", r["drops"]))
+    say("   producers' rate, launches/s %s" % [int(float(r["launches_per_s"])) for r in res])
+    say("   events recorded %s, dropped %s (%s of all)"
+        % ([r["launches"] for r in res], [r["drops"] for r in res],
+           ", ".join("%.0f%%" % (100.0 * r["drops"] / (r["drops"] + r["launches"]))
+                     for r in res)))
+    say("   loader's rate, events placed per CPU-second of cuprobe %s (cpu_s %s)"
+        % ([int(r["launches"] / r["cpu_s"]) if r["cpu_s"] else 0 for r in res],
+           fmt_list([r["cpu_s"] for r in res], "%.2f")))
     return median([r["drops"] for r in res])
+
+
+# --- first_step_complete ---------------------------------------------------
+
+def first_step():
+    per_step, cycles, runs = 500, 6, max(2, REPS // 2)
+    say("== first_step_complete: share of cycles whose first active step has every launch;")
+    say("   steps of ~5 ms (%d launches, 10 us of host work each), --schedule" % per_step)
+    say("   wait=5,warmup=1,active=1,repeat=%d, %d runs: the warmup step is shorter than the"
+        % (cycles, runs))
+    say("   attach, which then has to begin before it")
+    got = []
+    for _ in range(runs):
+        t = Traces()
+        try:
+            out, _ = run([CUPROBE, "record", "-q", "-o", t.dir, "--step", "cuprobe_step",
+                          "--schedule", "wait=5,warmup=1,active=1,repeat=%d" % cycles, "--",
+                          LOOP, "--steps", str(7 * cycles + 2), "--launches", str(per_step),
+                          "--work-ns", "10000"])
+            res = loop_result(out)
+            got += t.per_file()
+            say("   run: median step %.2f ms, launches per cycle %s"
+                % (float(res["median_step_ns"]) / 1e6, t.per_file()))
+        finally:
+            t.remove()
+    if len(got) < cycles * runs:
+        raise BenchError("first_step_complete: %d cycles written of %d" % (len(got), cycles * runs))
+    return sum(1 for n in got if n == per_step) / float(len(got))
+
+
+# --- latency_vs_entry ------------------------------------------------------
+
+def latency_vs_entry():
+    say("== latency_vs_entry: cost per launch of --latency (entry and return probes) over")
+    say("   that of the entry probe alone, both over no cuprobe")
+    args = ["--launches", "100000", "--blocks", "5"]
+
+    def none():
+        return loop_result(run([LOOP] + args)[0])
+
+    res = rounds([("none", none), ("entry", lambda: record([], args)),
+                  ("latency", lambda: record(["--latency"], args))], REPS)
+    a = [float(r["ns_per_launch"]) for r in res["none"]]
+    b = [float(r["ns_per_launch"]) for r in res["entry"]]
+    c = [float(r["ns_per_launch"]) for r in res["latency"]]
+    ratios = [(ci - ai) / (bi - ai) for ai, bi, ci in zip(a, b, c)]
+    say("     none     %s  median %.1f" % (fmt_list(a), median(a)))
+    say("     entry    %s  median %.1f" % (fmt_list(b), median(b)))
+    say("     latency  %s  median %.1f" % (fmt_list(c), median(c)))
+    say("   (latency-none)/(entry-none) per round %s" % fmt_list(ratios, "%.2f"))
+    return median(ratios)
 
 
 def rss_growth():
@@ -439,12 +514,15 @@ FIGURES = [
     ("trace_write_events_per_s", "%.0f", ">=", "2000000"),
     ("drops", "%.0f", "==", "0"),
     ("rss_growth", "%.2f", "<=", "1.2"),
+    ("first_step_complete", "%.2f", "==", "1.0"),
+    ("latency_vs_entry", "%.2f", "<", "2.0"),
 ]
 
 
 def met(value, op, target):
     target = float(target)
-    return {"<=": value <= target, ">=": value >= target, "==": value == target}[op]
+    return {"<=": value <= target, ">=": value >= target, "==": value == target,
+            "<": value < target}[op]
 
 
 def main():
@@ -482,6 +560,8 @@ def main():
     measure("trace_write_events_per_s", trace_write_rate)
     measure("drops", drops)
     measure("rss_growth", rss_growth)
+    measure("first_step_complete", first_step)
+    measure("latency_vs_entry", latency_vs_entry)
 
     missed = failed = 0
     lines = []

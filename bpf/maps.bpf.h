@@ -63,6 +63,14 @@ SHARED struct {
 	__type(value, struct runtime_ranges);
 } runtime_ranges SEC(".maps");
 
+/* Per process with a slot (COOKIE_SLOT): the launch probe's state and hit count. */
+SHARED struct launch_slot launch_slots[CUPROBE_MAX_PROCS] INIT({});
+
+static __always_inline struct launch_slot *slot_at(__u32 slot)
+{
+	return slot ? &launch_slots[(slot - 1) & (CUPROBE_MAX_PROCS - 1)] : (void *)0;
+}
+
 /* Counters of processes with no state of their own (calibration), read at exit. */
 SHARED struct cuprobe_counters counters INIT({});
 

@@ -14,8 +14,9 @@ int step_hit(struct pt_regs *ctx)
 	__u32 tgid = id >> 32, phase;
 	struct proc_state *ps;
 	struct proc_conf *conf;
+	struct launch_slot *sl;
 	struct step_event *e;
-	__u64 hits, step;
+	__u64 hits, step, state;
 
 	ps = bpf_map_lookup_elem(&proc_state, &tgid);
 	conf = bpf_map_lookup_elem(&proc_conf, &tgid);
@@ -46,6 +47,9 @@ int step_hit(struct pt_regs *ctx)
 		e->phase = phase;
 		e->pad = 0;
 		e->launch_hits = ps->launch_hits;
+		sl = slot_at(ps->slot);
+		if (sl && sl->tgid == tgid)
+			e->launch_hits += sl->launch_hits;
 		e->drops = ps->drops;
 		e->nested = ps->nested;
 		e->stale = ps->stale;
@@ -53,6 +57,10 @@ int step_hit(struct pt_regs *ctx)
 	} else {
 		__sync_fetch_and_add(&ps->lost_ctrl, 1);
 	}
-	ps->state = pack_state(step, conf->link_gen, phase);
+	state = pack_state(step, conf->link_gen, phase);
+	ps->state = state;
+	sl = slot_at(ps->slot);
+	if (sl && sl->tgid == tgid)
+		sl->state = state;
 	return 0;
 }

@@ -21,6 +21,7 @@ enum cuprobe_rec {
 	REC_FORK = 6,	 /* a target or its descendant forked a process (struct fork_event) */
 	REC_EXEC = 7,	 /* a followed process ran a new program (struct libmap_event, held) */
 	REC_NAME = 8,	 /* a call made a kernel handle or module (struct name_event, names.h) */
+	REC_LAUNCH_BATCH = 9, /* launch_events staged on one CPU (struct launch_batch) */
 };
 
 /*
@@ -79,6 +80,37 @@ struct launch_event {
 	__u32 step;	 /* step of the process when the call began */
 	__u32 phase;	 /* enum cuprobe_phase of that step */
 	__u32 flags;	 /* LAUNCH_F_* */
+};
+
+/*
+ * Launches staged per CPU (bpf/launch.bpf.c): a full stage goes to the
+ * events ring as one record of LAUNCH_BATCH_N launches; the loader reads
+ * what a stage holds short of that from the stages map (mmap'ed) on every
+ * turn. Records in a batch keep the order of their hits on that CPU.
+ */
+#define LAUNCH_BATCH_N 32
+
+struct launch_batch {
+	__u32 type;	 /* REC_LAUNCH_BATCH */
+	__u32 n;	 /* launches in ev[] */
+	struct launch_event ev[LAUNCH_BATCH_N];
+};
+
+/*
+ * One CPU's stage, an element of the BPF map `stages` (one per possible
+ * CPU). busy is taken with an atomic exchange by the launch probe (1) or by
+ * the loader while it empties the stage (2); a writer that finds it taken (a
+ * probe preempted on this CPU, or the loader) sends its launch to the ring
+ * alone, so nothing is written twice or torn.
+ */
+#define STAGE_FREE 0
+#define STAGE_PROBE 1
+#define STAGE_LOADER 2
+
+struct launch_stage {
+	__u32 busy;	 /* STAGE_* */
+	__u32 last_tid;	 /* the thread of this CPU's latest launch: named already */
+	struct launch_batch b;
 };
 
 /*
@@ -184,8 +216,24 @@ struct proc_state {
 	__u64 holds_skipped; /* holds not made: the previous one went unanswered too long */
 	__u64 base;	   /* the step the schedule counts from */
 	__u32 gen;	   /* proc_conf.gen that base belongs to */
-	__u32 pad;
+	__u32 slot;	   /* its launch_slots index + 1, set by the loader; 0: none */
 	__u64 stale;	   /* hits of launch links of an older window, not yet closed */
+};
+
+/*
+ * What the launch probe reads and counts on every hit, for a process the
+ * loader gave a slot: the index comes in the attach cookie (COOKIE_SLOT), so
+ * no map lookup is made per hit. state mirrors proc_state.state (the step
+ * probe writes both); launch_hits adds to proc_state.launch_hits (the
+ * process's hits are their sum). Rare counts (drops, nested, stale) still go
+ * to proc_state. One cache line each. BPF global launch_slots[], in .bss.
+ */
+struct launch_slot {
+	__u32 tgid;	   /* the process the slot is for; another's hits use proc_state */
+	__u32 pad;
+	__u64 state;	   /* as proc_state.state */
+	__u64 launch_hits; /* hits counted here, not in proc_state */
+	__u64 pad2[5];
 };
 
 /*
@@ -209,6 +257,9 @@ struct proc_state {
 #define COOKIE_API_MASK 0xffu
 #define COOKIE_LATENCY (1u << 8)
 #define COOKIE_GEN_SHIFT 16
+/* Bits 32-47: the process's launch_slots index + 1 (0: none, proc_state is looked up). */
+#define COOKIE_SLOT_SHIFT 32
+#define COOKIE_SLOT_MASK 0xffffull
 
 _Static_assert(sizeof(struct launch_event) == 104, "launch_event layout");
 _Static_assert(sizeof(struct libmap_event) == 32, "libmap_event layout");
@@ -217,6 +268,8 @@ _Static_assert(sizeof(struct schedule) == 24, "schedule layout");
 _Static_assert(sizeof(struct proc_conf) == 48, "proc_conf layout");
 _Static_assert(sizeof(struct proc_state) == 96, "proc_state layout");
 _Static_assert(sizeof(struct thread_event) == 32, "thread_event layout");
+_Static_assert(sizeof(struct launch_slot) == 64, "launch_slot layout");
+_Static_assert((CUPROBE_MAX_PROCS & (CUPROBE_MAX_PROCS - 1)) == 0, "slots are masked");
 _Static_assert(sizeof(struct fork_event) == 24, "fork_event layout");
 
 /* Ranges of code that belong to a CUDA runtime, for the nested-call check. */

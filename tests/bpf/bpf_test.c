@@ -18,6 +18,13 @@
 			t->n_other++;                                                              \
 	} while (0)
 
+static void on_launch(void *ctx, const struct launch_event *e)
+{
+	struct bt *t = ctx;
+
+	APPEND(t->launches, t->n_launches, e, sizeof(*e));
+}
+
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct bt *t = ctx;
@@ -31,6 +38,11 @@ static int on_record(void *ctx, void *data, size_t size)
 	switch (type) {
 	case REC_LAUNCH:
 		APPEND(t->launches, t->n_launches, data, size);
+		break;
+	case REC_LAUNCH_BATCH:
+		t->n_batches++;
+		if (bpfobj__each_launch(data, size, on_launch, t) < 0)
+			t->n_other++;
 		break;
 	case REC_STEP:
 		APPEND(t->steps, t->n_steps, data, size);
@@ -88,16 +100,20 @@ void bt__free(struct bt *t)
 int bt__attach(struct bt *t, enum bpfobj_prog prog, pid_t pid, const char *const *names,
 	       const uint64_t *cookies, size_t n)
 {
-	uint64_t offsets[32];
+	uint64_t offsets[32], with_slot[32];
 	char exe[PATH_MAX];
 	struct uprobe_spec s = {
-		.path = exe, .pid = pid, .offsets = offsets, .cookies = cookies, .n = n,
+		.path = exe, .pid = pid, .offsets = offsets, .cookies = with_slot, .n = n,
 		.retprobe = prog == PROG_LAUNCH_RETURN || prog == PROG_NAME_RETURN,
 	};
 	int found;
 
 	if (n > 32 || t->n_links == BT_MAX_LINKS)
 		return -E2BIG;
+	/* Launch probes come with the process's slot, as the loader attaches them. */
+	for (size_t i = 0; i < n; i++)
+		with_slot[i] = cookies[i] | (prog == PROG_LAUNCH && !t->no_slots
+						 ? bpfobj__reserve_slot(t->obj, pid) : 0);
 	if (!realpath("/proc/self/exe", exe))
 		return -errno;
 	found = elf_func_offsets(exe, names, n, offsets);
@@ -111,6 +127,7 @@ int bt__attach(struct bt *t, enum bpfobj_prog prog, pid_t pid, const char *const
 void bt__drain(struct bt *t)
 {
 	ring_buffer__consume(t->events);
+	bpfobj__drain_stages(t->obj, on_launch, t);
 	ring_buffer__consume(t->ctrl);
 }
 
@@ -132,4 +149,13 @@ struct proc_state bt__state(struct bt *t, pid_t pid)
 pid_t bt__gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
+}
+
+size_t bt__hold_stages(struct bt *t, __u32 busy)
+{
+	size_t i;
+
+	for (i = 0; i < bpfobj__nstages(t->obj); i++)
+		__atomic_store_n(&bpfobj__stage(t->obj, i)->busy, busy, __ATOMIC_SEQ_CST);
+	return i;
 }

@@ -52,17 +52,22 @@ struct bt {
 	struct name_event names[BT_MAX_RECS];
 	size_t n_names;
 	size_t n_other; /* records of no type above, or of a wrong size */
+	size_t n_batches; /* REC_LAUNCH_BATCH records (their launches are in launches[]) */
+	bool no_slots;	  /* attach launch probes without the process's slot (proc_state path) */
 };
 
 /* Loads every program (latency and steps too) with an events ring of ring_bytes. */
 struct bt *bt__new(uint64_t ring_bytes);
 void bt__free(struct bt *t);
 
-/* Attaches prog for pid to the functions names[0..n) of this binary, with their cookies. */
+/*
+ * Attaches prog for pid to the functions names[0..n) of this binary, with
+ * their cookies, and for launch probes pid's launch slot (unless no_slots).
+ */
 int bt__attach(struct bt *t, enum bpfobj_prog prog, pid_t pid, const char *const *names,
 	       const uint64_t *cookies, size_t n);
 
-/* Reads both rings into the arrays above (what was there is kept). */
+/* Reads both rings and the CPUs' launch stages into the arrays above (what was there is kept). */
 void bt__drain(struct bt *t);
 
 /* This process's entries, as the loader makes them, with a RECORD state of step. */
@@ -70,5 +75,8 @@ int bt__add_self(struct bt *t, const struct proc_conf *conf, uint64_t state);
 struct proc_state bt__state(struct bt *t, pid_t pid);
 
 pid_t bt__gettid(void);
+
+/* Sets every CPU's stage's busy word (STAGE_*), as a writer holding it would; how many. */
+size_t bt__hold_stages(struct bt *t, __u32 busy);
 
 #endif /* BPF_TEST_H */

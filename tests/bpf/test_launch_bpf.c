@@ -5,6 +5,7 @@
  * the exact C signatures of the CUDA entry points: every field of every
  * launch_event is checked against the arguments passed. Needs root.
  */
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include "bpf_test.h"
@@ -250,10 +253,36 @@ static void check_event(const struct launch_event *got, const struct launch_even
 
 /* ---- fixtures ------------------------------------------------------------- */
 
+/*
+ * The tests run twice: launch probes with the process's slot in their
+ * cookies (as the loader attaches them), then without (proc_state looked
+ * up per hit: adopted children, calibration).
+ */
+static bool by_lookup;
+
+static struct bt *new_bt(uint64_t ring_bytes)
+{
+	struct bt *t = bt__new(ring_bytes);
+
+	if (t)
+		t->no_slots = by_lookup;
+	return t;
+}
+
+/* The hits counted in proc_state itself: none when they came by the slot. */
+static uint64_t hits_in_map(struct bt *t)
+{
+	struct proc_state ps = {};
+	__u32 key = getpid();
+
+	assert_int_equal(bpf_map_lookup_elem(bpfobj__state_fd(t->obj), &key, &ps), 0);
+	return ps.launch_hits;
+}
+
 static int setup(void **state)
 {
 	uint64_t cookies[API__COUNT];
-	struct bt *t = bt__new(1 << 20);
+	struct bt *t = new_bt(1 << 20);
 
 	if (!t)
 		return -1;
@@ -303,6 +332,8 @@ static void test_every_api_every_field(void **state)
 	assert_int_equal(ps.launch_hits, API__COUNT);
 	assert_int_equal(ps.drops, 0);
 	assert_int_equal(ps.nested, 0);
+	assert_int_equal(hits_in_map(t), by_lookup ? API__COUNT : 0);
+	assert_int_equal(ps.slot != 0, true);
 }
 
 /* The process without state (calibration): recorded at step 0, counted in the shared counters. */
@@ -341,26 +372,112 @@ static void test_phase_gating(void **state)
 	assert_int_equal(t->n_threads, 1);
 }
 
-/* A ring too small for the burst: what does not fit is counted, nothing else is lost. */
+/* Keeps this thread on the CPU it is on (its stage), until unpin. */
+static void pin_here(cpu_set_t *was)
+{
+	cpu_set_t one;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(*was), was), 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+}
+
+static void unpin(const cpu_set_t *was)
+{
+	assert_int_equal(sched_setaffinity(0, sizeof(*was), was), 0);
+}
+
+/*
+ * Launches go to the ring a batch at a time, in the order of their calls;
+ * the rest waits in the CPU's stage until the loader takes it.
+ */
+static void test_batches(void **state)
+{
+	const unsigned int n = 2 * LAUNCH_BATCH_N + 5;
+	struct bt *t = *state;
+	struct launch_event w[2 * LAUNCH_BATCH_N + 5];
+	uint64_t t0 = clock_mono_ns();
+	cpu_set_t was;
+
+	assert_int_equal(bt__add_self(t, NULL, pack_state(4, 0, PHASE_RECORD)), 0);
+	pin_here(&was);
+	for (unsigned int i = 0; i < n; i++) {
+		w[i] = expected(API_cudaLaunchKernel, i % 16);
+		w[i].stream += (uint64_t)i << 20; /* each call told apart */
+		call_api(API_cudaLaunchKernel, &w[i]);
+	}
+	unpin(&was);
+	/* The ring alone: the full batches, not the five left in the stage. */
+	ring_buffer__consume(t->events);
+	assert_int_equal(t->n_batches, 2);
+	assert_int_equal(t->n_launches, 2 * LAUNCH_BATCH_N);
+	bt__drain(t);
+	assert_int_equal(t->n_launches, n);
+	for (unsigned int i = 0; i < n; i++)
+		check_event(&t->launches[i], &w[i], t0, clock_mono_ns(), 4, PHASE_RECORD);
+	assert_int_equal(bt__state(t, getpid()).launch_hits, n);
+	assert_int_equal(bt__state(t, getpid()).drops, 0);
+	assert_int_equal(t->n_other, 0);
+}
+
+/*
+ * A stage someone holds (a probe preempted in the middle of its write, or
+ * the loader emptying it): the launch goes to the ring alone, whole, and is
+ * not written into the stage.
+ */
+static void test_busy_stage_goes_to_ring(void **state)
+{
+	struct launch_event w = expected(API_cudaLaunchKernel, 2);
+	struct bt *t = *state;
+	uint64_t t0 = clock_mono_ns();
+	size_t held;
+
+	assert_int_equal(bt__add_self(t, NULL, pack_state(5, 0, PHASE_RECORD)), 0);
+	held = bt__hold_stages(t, STAGE_LOADER);
+	assert_true(held >= 1);
+	call_api(API_cudaLaunchKernel, &w);
+	ring_buffer__consume(t->events);
+	assert_int_equal(t->n_launches, 1);
+	assert_int_equal(t->n_batches, 0);
+	check_event(&t->launches[0], &w, t0, clock_mono_ns(), 5, PHASE_RECORD);
+	/* Let go: the stages hold nothing of this launch. */
+	bt__hold_stages(t, STAGE_FREE);
+	bt__drain(t);
+	assert_int_equal(t->n_launches, 1);
+	assert_int_equal(bt__state(t, getpid()).launch_hits, 1);
+}
+
+/*
+ * A ring too small for the burst: what does not fit is counted, nothing else
+ * is lost. The ring takes whole batches, and the CPU's stage holds one more
+ * batch (the test runs on one CPU: its calls do not migrate mid-burst, or the
+ * other CPU's stage would hold some more; pinned below).
+ */
 static void test_drops_when_ring_full(void **state)
 {
-	const unsigned int burst = 200, fits = 4096 / (sizeof(struct launch_event) + 8);
+	const unsigned int burst = 200,
+			   fits = (4096 / (sizeof(struct launch_batch) + 8) + 1) * LAUNCH_BATCH_N;
 	struct launch_event w = expected(API_cudaLaunchKernel, 3);
-	struct bt *t = bt__new(4096);
+	struct bt *t = new_bt(4096);
 	const char *name = names[API_cudaLaunchKernel];
 	uint64_t cookie = API_cudaLaunchKernel;
 	struct proc_state ps;
+	cpu_set_t was;
 
 	(void)state;
 	assert_non_null(t);
 	assert_int_equal(bt__attach(t, PROG_LAUNCH, getpid(), &name, &cookie, 1), 0);
 	assert_int_equal(bt__add_self(t, NULL, pack_state(1, 0, PHASE_RECORD)), 0);
+	pin_here(&was);
 	for (unsigned int i = 0; i < burst; i++)
 		call_api(API_cudaLaunchKernel, &w);
+	unpin(&was);
 	bt__drain(t);
 	ps = bt__state(t, getpid());
 	assert_int_equal(ps.launch_hits, burst);
 	assert_int_equal(t->n_launches, fits);
+	assert_int_equal(t->n_batches, fits / LAUNCH_BATCH_N - 1);
 	assert_int_equal(ps.drops, burst - fits);
 	/* Once drained, the ring takes launches again. */
 	call_api(API_cudaLaunchKernel, &w);
@@ -378,7 +495,7 @@ static void test_drops_when_ring_full(void **state)
 static void test_stale_links_record_nothing(void **state)
 {
 	struct launch_event w = expected(API_cudaLaunchKernel, 5);
-	struct bt *t = bt__new(1 << 20);
+	struct bt *t = new_bt(1 << 20);
 	const char *name = names[API_cudaLaunchKernel];
 	uint64_t old = API_cudaLaunchKernel | 1ull << COOKIE_GEN_SHIFT;
 	uint64_t cur = API_cudaLaunchKernel | 2ull << COOKIE_GEN_SHIFT;
@@ -478,10 +595,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_state, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_phase_gating, setup, teardown),
 		cmocka_unit_test(test_drops_when_ring_full),
+		cmocka_unit_test_setup_teardown(test_batches, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_busy_stage_goes_to_ring, setup, teardown),
 		cmocka_unit_test(test_stale_links_record_nothing),
 		cmocka_unit_test_setup_teardown(test_nested_driver_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_latency, setup, teardown),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	int failed = cmocka_run_group_tests_name("launch probes by slot", tests, NULL, NULL);
+
+	by_lookup = true;
+	return failed + cmocka_run_group_tests_name("launch probes by lookup", tests, NULL, NULL);
 }

@@ -205,6 +205,26 @@ grep -q "began before the launch probes" "$TMP/late.log" &&
 	not_ok "no warning when the warmup absorbed the attach" "$(cat "$TMP/late.log")" ||
 	ok "no warning when the warmup absorbed the attach"
 
+# Steps of ~2 ms, far shorter than an attach, and a long wait: the attach begins that many
+# steps before warmup, said once; each cycle then holds exactly the launches of its active
+# step (or, on a machine too loaded even for that, cuprobe says the step began early).
+rm -rf "$TMP/lead"
+CUPROBE_GT=$TMP/lead.gt.json "$CUPROBE" record -o "$TMP/lead" --step cuprobe_step \
+	--schedule wait=20,warmup=1,active=1,repeat=2 \
+	-- "$W/basic" --steps --threads 1 --sleep-ms 2 --iters 46 >"$TMP/lead.log" 2>&1
+n=$(grep -c "steps before warmup, recording nothing until it" "$TMP/lead.log")
+[ "$n" = 1 ] && ok "short steps: the early attach is said once" ||
+	not_ok "short steps: the early attach is said once" "said $n times: $(head -5 "$TMP/lead.log")"
+for cs in 0:21 1:43; do
+	k=${cs%%:*} s=${cs#*:}
+	if grep -q "step $s began before the launch probes were in" "$TMP/lead.log"; then
+		ok "short steps: cycle $k's active step began before the attach ended, and it was said"
+	else
+		expect "short steps: cycle $k holds exactly the launches of step $s" \
+			$CHECK match --gt "$TMP/lead.gt.json" --steps "$s" "$(trace_in "$TMP/lead/run_$k")"
+	fi
+done
+
 # Bad step specs and schedules are refused before anything runs.
 expect_fail "--schedule without --step" "needs --step" "$CUPROBE" record --schedule wait=1,warmup=1,active=1 -- true
 expect_fail "active=0" "active must be > 0" "$CUPROBE" record --step f --schedule wait=1,warmup=1,active=0 -- true

@@ -32,7 +32,7 @@ void record_usage(FILE *f)
 	      "      --duration SEC      stop after SEC seconds (Ctrl-C also stops cleanly)\n"
 	      "      --cupti             full GPU timings through the in-process agent\n"
 	      "      --cupti-wait SEC    how long a cycle waits for its GPU records (default 5)\n"
-	      "      --latency           API durations (adds return probes: twice the cost)\n"
+	      "      --latency           API durations (adds return probes: ~1.6x the cost)\n"
 	      "      --ringbuf-size SIZE ring buffer between BPF and cuprobe (default 16M)\n"
 	      "  -q, --quiet             no progress on stderr\n"
 	      "  -v, --verbose           more detail, libbpf's messages too\n"

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "attach.h"
@@ -9,10 +12,17 @@
 #include "calibrate.h"
 #include "cuprobe.skel.h"
 #include "log.h"
+#include "schedule.h"
 
 struct bpfobj {
 	struct cuprobe_bpf *skel;
 	bool multi;
+	struct launch_stage *stages; /* the stages map, mmap'ed: one per possible CPU */
+	size_t nstages, stage_size, stages_len;
+	/* Which process has each launch slot (0: free); the prober reads it too. */
+	pthread_mutex_t slot_lock;
+	pid_t slot_pid[CUPROBE_MAX_PROCS];
+	size_t slot_next;	/* where the search for a free slot starts: slots are reused late */
 };
 
 static struct bpf_program *prog_of(const struct bpfobj *b, enum bpfobj_prog p)
@@ -56,6 +66,7 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 
 	if (!b)
 		return NULL;
+	pthread_mutex_init(&b->slot_lock, NULL);
 	skel = b->skel = cuprobe_bpf__open();
 	if (!skel) {
 		err = -errno;
@@ -63,6 +74,13 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 		goto fail;
 	}
 	bpf_map__set_max_entries(skel->maps.events, o->ringbuf_bytes);
+	err = libbpf_num_possible_cpus();
+	if (err <= 0) {
+		p_err("cannot count the possible CPUs: %s", strerror(err ? -err : EINVAL));
+		goto fail;
+	}
+	b->nstages = (size_t)err;
+	bpf_map__set_max_entries(skel->maps.stages, (__u32)b->nstages);
 	/* A wakeup when a quarter of a small ring waits: it must come before the ring is full. */
 	if (skel->rodata->wakeup_bytes > o->ringbuf_bytes / 4)
 		skel->rodata->wakeup_bytes = o->ringbuf_bytes / 4;
@@ -79,6 +97,17 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 		      strerror(-err));
 		goto fail;
 	}
+	/* Array elements are 8-byte aligned, back to back. */
+	b->stage_size = (sizeof(struct launch_stage) + 7) & ~(size_t)7;
+	b->stages_len = b->stage_size * b->nstages;
+	b->stages = mmap(NULL, b->stages_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 bpf_map__fd(skel->maps.stages), 0);
+	if (b->stages == MAP_FAILED) {
+		err = -errno;
+		b->stages = NULL;
+		p_err("cannot map the launch stages: %s", strerror(-err));
+		goto fail;
+	}
 	return b;
 fail:
 	bpfobj__free(b);
@@ -90,7 +119,10 @@ void bpfobj__free(struct bpfobj *b)
 {
 	if (!b)
 		return;
+	if (b->stages)
+		munmap(b->stages, b->stages_len);
 	cuprobe_bpf__destroy(b->skel);
+	pthread_mutex_destroy(&b->slot_lock);
 	free(b);
 }
 
@@ -128,11 +160,57 @@ int bpfobj__attach_agent_records(struct bpfobj *b, pid_t pid, const char *path,
 	return *out ? 0 : -errno;
 }
 
+/* pid's slot index + 1, made when create and there is a free one; 0 for none. */
+static __u32 slot_of(struct bpfobj *b, pid_t pid, bool create)
+{
+	__u32 slot = 0;
+
+	pthread_mutex_lock(&b->slot_lock);
+	for (size_t i = 0; i < CUPROBE_MAX_PROCS && !slot; i++)
+		if (b->slot_pid[i] == pid)
+			slot = (__u32)i + 1;
+	for (size_t k = 0; k < CUPROBE_MAX_PROCS && !slot && create; k++) {
+		size_t i = (b->slot_next + k) % CUPROBE_MAX_PROCS;
+
+		if (!b->slot_pid[i]) {
+			b->slot_pid[i] = pid;
+			b->slot_next = i + 1;
+			slot = (__u32)i + 1;
+		}
+	}
+	pthread_mutex_unlock(&b->slot_lock);
+	return slot;
+}
+
+static struct launch_slot *slot_at(struct bpfobj *b, __u32 slot)
+{
+	return slot ? &b->skel->bss->launch_slots[slot - 1] : NULL;
+}
+
+uint64_t bpfobj__reserve_slot(struct bpfobj *b, pid_t pid)
+{
+	return (uint64_t)slot_of(b, pid, true) << COOKIE_SLOT_SHIFT;
+}
+
+uint64_t bpfobj__slot_cookie(struct bpfobj *b, pid_t pid)
+{
+	return (uint64_t)slot_of(b, pid, false) << COOKIE_SLOT_SHIFT;
+}
+
 int bpfobj__add_proc(struct bpfobj *b, pid_t pid, const struct proc_conf *conf, uint64_t state)
 {
-	struct proc_state ps = { .state = state };
+	struct proc_state ps = { .state = state, .slot = slot_of(b, pid, true) };
+	struct launch_slot *sl = slot_at(b, ps.slot);
 	__u32 key = pid;
 	int err;
+
+	/* The slot's state before its owner: BPF trusts a slot only once tgid is pid. */
+	if (sl) {
+		__atomic_store_n(&sl->tgid, 0, __ATOMIC_SEQ_CST);
+		sl->state = state;
+		sl->launch_hits = 0;
+		__atomic_store_n(&sl->tgid, (__u32)pid, __ATOMIC_SEQ_CST);
+	}
 
 	err = bpf_map__update_elem(b->skel->maps.proc_conf, &key, sizeof(key), conf, sizeof(*conf),
 				   BPF_ANY);
@@ -150,17 +228,33 @@ int bpfobj__set_conf(struct bpfobj *b, pid_t pid, const struct proc_conf *conf)
 				    sizeof(*conf), BPF_EXIST);
 }
 
-int bpfobj__proc_state(const struct bpfobj *b, pid_t pid, struct proc_state *out)
+int bpfobj__proc_state(struct bpfobj *b, pid_t pid, struct proc_state *out)
 {
 	__u32 key = pid;
+	struct launch_slot *sl;
+	int err;
 
-	return bpf_map__lookup_elem(b->skel->maps.proc_state, &key, sizeof(key), out,
-				    sizeof(*out), 0);
+	err = bpf_map__lookup_elem(b->skel->maps.proc_state, &key, sizeof(key), out,
+				   sizeof(*out), 0);
+	if (err)
+		return err;
+	/* The hits that came by the slot are the process's too. */
+	sl = out->slot <= CUPROBE_MAX_PROCS ? slot_at(b, out->slot) : NULL;
+	if (sl && __atomic_load_n(&sl->tgid, __ATOMIC_ACQUIRE) == (__u32)pid)
+		out->launch_hits += __atomic_load_n(&sl->launch_hits, __ATOMIC_RELAXED);
+	return 0;
 }
 
 void bpfobj__remove_proc(struct bpfobj *b, pid_t pid)
 {
-	__u32 key = pid;
+	__u32 key = pid, slot = slot_of(b, pid, false);
+
+	if (slot) {
+		__atomic_store_n(&slot_at(b, slot)->tgid, 0, __ATOMIC_SEQ_CST);
+		pthread_mutex_lock(&b->slot_lock);
+		b->slot_pid[slot - 1] = 0;
+		pthread_mutex_unlock(&b->slot_lock);
+	}
 
 	bpf_map__delete_elem(b->skel->maps.proc_state, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.proc_conf, &key, sizeof(key), 0);
@@ -216,6 +310,75 @@ int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain,
 		.drain = drain,
 		.ring_bytes = bpf_map__max_entries(b->skel->maps.events),
 	};
+	static const struct proc_conf none;
+	pid_t self = getpid();
+	int err;
 
-	return calibrate_probe(&env, ns);
+	/* Its own state for the while: the hits take the path of a target's, by its slot. */
+	if (!bpfobj__add_proc(b, self, &none, pack_state(0, 0, PHASE_RECORD)))
+		env.slot = bpfobj__slot_cookie(b, self);
+	err = calibrate_probe(&env, ns);
+	bpfobj__remove_proc(b, self);
+	return err;
+}
+
+/*
+ * Takes what each CPU's stage holds, stage by stage: the stage is held
+ * (busy) only while its launches are copied, never while fn runs. A stage
+ * the probe holds at that moment is left for the next call.
+ */
+size_t bpfobj__drain_stages(struct bpfobj *b, bpfobj_launch_fn fn, void *ctx)
+{
+	struct launch_event copy[LAUNCH_BATCH_N];
+	size_t skipped = 0;
+
+	for (size_t i = 0; b->stages && i < b->nstages; i++) {
+		struct launch_stage *sg = (void *)((char *)b->stages + i * b->stage_size);
+		__u32 free_ = STAGE_FREE, n;
+
+		if (!__atomic_load_n(&sg->b.n, __ATOMIC_RELAXED))
+			continue;
+		if (!__atomic_compare_exchange_n(&sg->busy, &free_, STAGE_LOADER, false,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			skipped++;
+			continue;
+		}
+		n = sg->b.n < LAUNCH_BATCH_N ? sg->b.n : LAUNCH_BATCH_N;
+		memcpy(copy, sg->b.ev, n * sizeof(copy[0]));
+		sg->b.n = 0;
+		__atomic_store_n(&sg->busy, STAGE_FREE, __ATOMIC_RELEASE);
+		for (__u32 k = 0; k < n; k++)
+			fn(ctx, &copy[k]);
+	}
+	return skipped;
+}
+
+size_t bpfobj__nstages(const struct bpfobj *b)
+{
+	return b->nstages;
+}
+
+struct launch_stage *bpfobj__stage(struct bpfobj *b, size_t cpu)
+{
+	return (void *)((char *)b->stages + cpu * b->stage_size);
+}
+
+int bpfobj__each_launch(const void *data, size_t size, bpfobj_launch_fn fn, void *ctx)
+{
+	const struct launch_batch *lb = data;
+	__u32 type;
+
+	if (size < sizeof(type))
+		return -EINVAL;
+	memcpy(&type, data, sizeof(type));
+	if (type == REC_LAUNCH && size >= sizeof(struct launch_event)) {
+		fn(ctx, data);
+		return 1;
+	}
+	if (type != REC_LAUNCH_BATCH || size < offsetof(struct launch_batch, ev) ||
+	    lb->n > LAUNCH_BATCH_N || size < offsetof(struct launch_batch, ev[lb->n]))
+		return -EINVAL;
+	for (__u32 k = 0; k < lb->n; k++)
+		fn(ctx, &lb->ev[k]);
+	return (int)lb->n;
 }

@@ -56,7 +56,16 @@ int bpfobj__attach_agent_records(struct bpfobj *b, pid_t pid, const char *path,
 /* A process's entries: created at attach, with its first conf and state. */
 int bpfobj__add_proc(struct bpfobj *b, pid_t pid, const struct proc_conf *conf, uint64_t state);
 int bpfobj__set_conf(struct bpfobj *b, pid_t pid, const struct proc_conf *conf);
-int bpfobj__proc_state(const struct bpfobj *b, pid_t pid, struct proc_state *out);
+/* Its proc_state, launch_hits including the hits counted in its launch slot. */
+int bpfobj__proc_state(struct bpfobj *b, pid_t pid, struct proc_state *out);
+/*
+ * The process's launch slot, as the bits to add to its launch probes'
+ * cookies (COOKIE_SLOT_SHIFT): the probe then reads its state and counts its
+ * hits there, with no map lookup. bpfobj__add_proc makes the slot (0 when
+ * all are taken: the probe looks proc_state up); slot_cookie only finds it.
+ */
+uint64_t bpfobj__reserve_slot(struct bpfobj *b, pid_t pid);
+uint64_t bpfobj__slot_cookie(struct bpfobj *b, pid_t pid);
 void bpfobj__remove_proc(struct bpfobj *b, pid_t pid);
 int bpfobj__set_runtime_ranges(struct bpfobj *b, pid_t pid, const struct runtime_ranges *rr);
 
@@ -72,6 +81,21 @@ void bpfobj__counters(const struct bpfobj *b, struct cuprobe_counters *out);
 
 /* Handle records lost (ctrl ring full) and names cut short, so far. */
 void bpfobj__name_counters(const struct bpfobj *b, uint64_t *lost, uint64_t *truncated);
+/* A launch, from the ring alone or in a batch, or from a CPU's stage. */
+typedef void (*bpfobj_launch_fn)(void *ctx, const struct launch_event *e);
+/*
+ * Hands fn the launches that wait in the CPUs' stages (not yet a full
+ * batch in the ring); returns how many stages were busy and left for later.
+ */
+size_t bpfobj__drain_stages(struct bpfobj *b, bpfobj_launch_fn fn, void *ctx);
+/* The stages, one per possible CPU (tests look at them). */
+size_t bpfobj__nstages(const struct bpfobj *b);
+struct launch_stage *bpfobj__stage(struct bpfobj *b, size_t cpu);
+/*
+ * A record of the events ring that holds launches (REC_LAUNCH or
+ * REC_LAUNCH_BATCH): fn for each; how many, or -EINVAL when it holds none.
+ */
+int bpfobj__each_launch(const void *data, size_t size, bpfobj_launch_fn fn, void *ctx);
 
 /* What one launch probe hit costs here (calibrate.c), with return probes when latency. */
 int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain, double *ns);

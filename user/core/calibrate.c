@@ -86,7 +86,7 @@ int calibrate_probe(const struct calibrate_env *env, double *ns_per_hit)
 		err = attach(env->ret, env->multi, true, exe, off, 0, &lr);
 	if (!err)
 		err = attach(env->entry, env->multi, false, exe, off,
-			     API_cudaLaunchKernel | (env->ret ? COOKIE_LATENCY : 0), &le);
+			     API_cudaLaunchKernel | (env->ret ? COOKIE_LATENCY : 0) | env->slot, &le);
 	for (int r = 0; !err && r < ROUNDS; r++) {
 		uint64_t t = time_calls(env);
 

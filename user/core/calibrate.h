@@ -19,13 +19,16 @@ struct calibrate_env {
 	bool multi;			/* uprobe_multi links */
 	struct ring_buffer *drain;	/* emptied between batches, so no hit is a drop */
 	uint64_t ring_bytes;		/* the events ring's size */
+	uint64_t slot;			/* cookie bits of cuprobe's own launch slot; 0: none */
 };
 
 /*
  * Per-hit cost in ns of the entry program (and the return program), attached
- * as cuprobe attaches them. 0 or -errno; takes well under a second. cuprobe's
- * own process has no state in BPF: its hits count in the shared counters,
- * never in a target's.
+ * as cuprobe attaches them. 0 or -errno; takes well under a second. With a
+ * slot, cuprobe's own process has state in BPF for the calibration's time
+ * only (bpfobj__calibrate), so the hits take a target's path; its launches
+ * are read and left aside (no target has its pid). Without, its hits count
+ * in the shared counters, never in a target's.
  */
 int calibrate_probe(const struct calibrate_env *env, double *ns_per_hit);
 

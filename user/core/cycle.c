@@ -630,6 +630,13 @@ uint32_t proc_cycles__phase(const struct proc_cycles *pc)
 	return pc->phase;
 }
 
+uint32_t proc_cycles__phase_ahead(const struct proc_cycles *pc, uint64_t k)
+{
+	if (pc->by_time)
+		return pc->phase;
+	return schedule_action(&pc->sched, pc->step + k - pc->base);
+}
+
 void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st)
 {
 	st->step = pc->step;

@@ -134,6 +134,8 @@ int proc_cycles__stop(struct proc_cycles *pc, uint64_t now, const struct cycle_c
 void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st);
 /* The running step's phase. */
 uint32_t proc_cycles__phase(const struct proc_cycles *pc);
+/* The phase of the step k steps after the running one, as the schedule says (steps only). */
+uint32_t proc_cycles__phase_ahead(const struct proc_cycles *pc, uint64_t k);
 
 /* The phase wants launch probes attached: warmup absorbs the attach. */
 static inline bool phase_probes(uint32_t phase)

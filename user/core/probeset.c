@@ -145,6 +145,7 @@ static int attach_launch(struct probeset *ps, struct examined *e)
 	uint64_t o[API__COUNT], cookies[API__COUNT];
 	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
 				 .cookies = cookies };
+	uint64_t slot = bpfobj__slot_cookie(ps->env->bpf, ps->pid);
 	int err = 0;
 
 	if (e->entry)
@@ -154,7 +155,7 @@ static int attach_launch(struct probeset *ps, struct examined *e)
 			continue;
 		o[s.n] = e->api_off[api];
 		cookies[s.n++] = api | (ps->want.latency ? COOKIE_LATENCY : 0) |
-				 (uint64_t)ps->want.gen << COOKIE_GEN_SHIFT;
+				 (uint64_t)ps->want.gen << COOKIE_GEN_SHIFT | slot;
 	}
 	if (!s.n)
 		return 0;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,10 @@
 
 /* A finished cycle waits this long for launches still in the ring buffer. */
 #define GRACE_NS (20 * 1000 * 1000ull)
+/* Launches a turn places (symbols, JSON): a few ms, then the rings are read again. */
+#define PLACE_SLICE 8192
+/* A stage held by a preempted probe, waited for at the end: 100 us at a time, up to 20 ms. */
+#define STAGE_WAITS 200
 
 
 struct target *session_find(struct session *s, pid_t pid)
@@ -206,6 +211,7 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	s->epfd = -1;
 	s->children = VEC_INIT(struct child);
 	s->targets = VEC_INIT(struct target *);
+	lq__init(&s->queue);
 	setup_env(s);
 	err = load(s);
 	if (err)
@@ -245,15 +251,32 @@ bool session_consume(struct session *s, struct ring_buffer *rb)
 /*
  * Reads both rings, ctrl first so that every launch finds its step, taking
  * at most about what the rings hold: producers that outrun cuprobe cannot
- * keep it here, away from answering holds and writing cycles.
+ * keep it here, away from answering holds and writing cycles. Launches are
+ * copied into the queue as read; then at most place of them are placed.
  */
-int session_consume_all(struct session *s)
+static int consume_turn(struct session *s, size_t place)
 {
 	s->budget = s->ring_events;
 	s->backlog = false;
 	if (session_consume(s, s->ctrl))
 		session_consume(s, s->events);
+	/*
+	 * What the CPUs' stages hold short of a batch: a few launches each. A
+	 * stage a probe holds (preempted mid-write) is left for the next turn;
+	 * at the end of a target or of the session it is waited for, briefly.
+	 */
+	for (int k = 0; bpfobj__drain_stages(s->bpf, session_launch, s) && place == SIZE_MAX &&
+			k < STAGE_WAITS; k++)
+		usleep(100);
+	if (!session_place(s, place))
+		s->backlog = true;
 	return s->err;
+}
+
+/* Everything read and placed: for the ends of targets and of the session. */
+int session_consume_all(struct session *s)
+{
+	return consume_turn(s, SIZE_MAX);
 }
 
 /*
@@ -332,13 +355,17 @@ int session__dispatch(struct session *s)
 	/* Answers first, so that a warmup check sees the attach that came before it. */
 	prober__collect(s->prober);
 	prober__collect(s->reaper);
-	/* Events are submitted without wakeups: read them on every turn. */
-	session_consume_all(s);
+	/*
+	 * Events are submitted without wakeups: read them on every turn. A turn
+	 * places a slice of what it read, so that the rings are read again soon.
+	 */
+	consume_turn(s, PLACE_SLICE);
 	for (int k = 0; k < n; k++)
 		on_ready(s, evs[k].data.u64);
 	now = clock_mono_ns();
 	watch_targets(s, now);
-	for (size_t i = 0; i < s->targets.len; i++)
+	/* A cycle is written only once every launch read so far is placed. */
+	for (size_t i = 0; i < s->targets.len && !s->queue.len; i++)
 		if (TARGET(s, i)->cycles && proc_cycles__flush(TARGET(s, i)->cycles, now) &&
 		    !s->err)
 			s->err = -EIO;
@@ -428,7 +455,9 @@ static void tell_counters(struct session *s)
 	struct cuprobe_counters c;
 
 	bpfobj__counters(s->bpf, &c);
-	p_dbg("returns with no entry (--latency): %lu; calibration hits %lu, of them lost %lu",
+	p_dbg("launches queued between reading and placing: at most %zu; placed as read (queue "
+	      "full): %lu", s->queue.peak, s->placed_at_once);
+	p_dbg("returns with no entry (--latency): %lu; hits in no recorded process %lu, of them lost %lu",
 	      (unsigned long)c.lat_misses, (unsigned long)c.hits, (unsigned long)c.drops);
 	if (c.agent_bad)
 		p_warn("%lu agent chunks had a bad length or could not be read: their GPU records "
@@ -510,6 +539,7 @@ void session__free(struct session *s)
 		free_target(TARGET(s, i));
 	vec__free(&s->targets);
 	vec__free(&s->children);
+	lq__free(&s->queue);
 	ring_buffer__free(s->ctrl);
 	ring_buffer__free(s->events);
 	bpfobj__free(s->bpf);

@@ -96,15 +96,43 @@ static void on_name(struct session *s, const struct name_event *e)
 		      (unsigned long long)e->handle, name, module ? module : "unknown");
 }
 
+/* A launch placed into its cycle: the first error stays in s->err. */
+void session_place_launch(void *ctx, const struct launch_event *e)
+{
+	struct session *s = ctx;
+	int err = on_launch(s, e);
+
+	if (err && !s->err)
+		s->err = err;
+}
+
+/* A launch from the ring or a CPU's stage: queued, or placed now when the queue is full. */
+void session_launch(void *ctx, const struct launch_event *e)
+{
+	struct session *s = ctx;
+
+	if (!lq__push(&s->queue, e)) {
+		s->placed_at_once++;
+		session_place_launch(s, e);
+	}
+}
+
+bool session_place(struct session *s, size_t max)
+{
+	lq__pop(&s->queue, max, session_place_launch, s);
+	return s->queue.len == 0;
+}
+
 int session_data_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
 	__u32 type = size >= sizeof(__u32) ? *(__u32 *)data : 0;
 	int err = 0;
 
-	if (type == REC_LAUNCH && size >= sizeof(struct launch_event))
-		err = on_launch(s, data);
-	else if (type == REC_AGENT && size >= offsetof(struct agent_chunk_event, data))
+	if (type == REC_LAUNCH || type == REC_LAUNCH_BATCH) {
+		bpfobj__each_launch(data, size, session_launch, s);
+		err = s->err;
+	} else if (type == REC_AGENT && size >= offsetof(struct agent_chunk_event, data))
 		on_agent(s, data, size);
 	else if (type == REC_NAME && size >= sizeof(struct name_event))
 		on_name(s, data);
@@ -126,6 +154,63 @@ void session_check_warmup(struct target *t, uint64_t step, uint64_t ts)
 	       (unsigned long)step);
 }
 
+/*
+ * Attaching launch probes takes longer than some warmup steps: the attach
+ * then begins that many steps earlier, so that every launch of the first
+ * active step is recorded. Probes in before warmup record nothing (BPF
+ * gates on the phase). The attach is planned at twice the longest one seen
+ * (a loaded machine takes longer some times), at least ATTACH_FLOOR_NS, and
+ * ATTACH_GUESS_NS until one is measured; the lead only grows, so probes do not come and go between
+ * windows with the noise of the measure.
+ */
+#define ATTACH_GUESS_NS (25 * 1000 * 1000ull)
+/* Never planned shorter: one quick attach says little of the next on a busy machine. */
+#define ATTACH_FLOOR_NS (20 * 1000 * 1000ull)
+#define LEAD_MAX 1000
+
+static uint32_t attach_lead(const struct target *t)
+{
+	uint64_t need = t->attach_ns ? 2 * t->attach_ns : ATTACH_GUESS_NS, warm;
+
+	if (need < ATTACH_FLOOR_NS)
+		need = ATTACH_FLOOR_NS;
+	uint64_t lead;
+
+	if (!t->step_ns || !t->plan.step)
+		return 0;
+	warm = (uint64_t)t->conf.sched.warmup * t->step_ns;
+	if (need <= warm)
+		return 0;
+	lead = (need - warm + t->step_ns - 1) / t->step_ns;
+	return lead > LEAD_MAX ? LEAD_MAX : (uint32_t)lead;
+}
+
+/* Whether a step of the next lead steps wants launch probes (warmup or active). */
+static bool probes_soon(struct target *t)
+{
+	uint32_t lead = attach_lead(t);
+
+	if (t->attach_ns && lead > t->lead) {
+		p_dbg("pid %d: a launch attach took up to %.1f ms: they go in %u steps before warmup",
+		      t->pid, t->attach_ns / 1e6, lead);
+		t->lead = lead;
+	}
+	if (t->attach_ns)
+		lead = t->lead;
+	for (uint32_t k = 1; k <= lead; k++) {
+		if (!phase_probes(proc_cycles__phase_ahead(t->cycles, k)))
+			continue;
+		if (!t->told_lead)
+			p_info("pid %d: attaching launch probes takes up to %.1f ms%s, a step %.1f "
+			       "ms: they go in %u steps before warmup, recording nothing until it",
+			       t->pid, (t->attach_ns ?: ATTACH_GUESS_NS) / 1e6,
+			       t->attach_ns ? "" : " (a first guess)", t->step_ns / 1e6, lead);
+		t->told_lead = true;
+		return true;
+	}
+	return false;
+}
+
 /* A step boundary, from BPF or a time slice's end. */
 void session_step(struct session *s, struct target *t, const struct step_event *e)
 {
@@ -139,7 +224,20 @@ void session_step(struct session *s, struct target *t, const struct step_event *
 	if (err)
 		s->err = err;
 	proc_cycles__status(t->cycles, &after);
-	session_want_probes(s, t, phase_probes(after.phase));
+	if (t->step_ts && e->ts_ns > t->step_ts)
+		t->step_ns = e->ts_ns - t->step_ts;
+	t->step_ts = e->ts_ns;
+	/*
+	 * Ahead of warmup, the next cycle's mode is not asked yet: a window asked
+	 * for, or the plan's (a front-end that picks modes per cycle is asked at
+	 * warmup, and the probes change then if it picks another).
+	 */
+	t->leading = !phase_probes(after.phase);
+	t->lead_mode = t->asked ? t->asked_mode : s->h.cycle_mode ? t->mode : t->plan.mode;
+	if (!(s->o.modes & 1u << t->lead_mode))
+		t->lead_mode = MODE_OFF;
+	session_want_probes(s, t, phase_probes(after.phase) ||
+					  (t->lead_mode != MODE_OFF && probes_soon(t)));
 	if (before.phase == PHASE_WARMUP && phase_records(after.phase)) {
 		/* The attach's answer may still be on its way: check once it is in. */
 		if (t->attaching) {

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include "cuprobe.h"
 #include "cycle.h"
+#include "launch_queue.h"
 #include "probeset.h"
 #include "session.h"
 #include "target.h"
@@ -62,6 +63,8 @@ struct session {
 	unsigned long steps_found;	/* targets whose step probe was found */
 	struct vec children;	/* struct child: descendants of targets, not recorded */
 	int err;		/* cuprobe's own failure, -errno */
+	struct launch_queue queue; /* launches read, not yet placed (launch_queue.h) */
+	unsigned long placed_at_once; /* launches placed as read: the queue was full */
 };
 
 /* A message to the prober about one target's probeset, and its answer. */
@@ -117,6 +120,10 @@ void session_rescan(struct session *s, struct target *t);
 void session_step(struct session *s, struct target *t, const struct step_event *e);
 int session_ctrl_event(void *ctx, void *data, size_t size);
 int session_data_event(void *ctx, void *data, size_t size);
+void session_launch(void *ctx, const struct launch_event *e);
+void session_place_launch(void *ctx, const struct launch_event *e);
+/* Places queued launches, at most max; whether the queue is now empty. */
+bool session_place(struct session *s, size_t max);
 void session_check_warmup(struct target *t, uint64_t step, uint64_t ts);
 
 #endif /* SESSION_INT_H */

@@ -96,6 +96,12 @@ static void job_done(void *arg)
 		if (t->rescan)
 			session_rescan(s, t);
 	}
+	/* How long a launch attach takes here: the lead of the next window's (session_step). */
+	if (j->kind == JOB_SET && j->want.launch && t->attach_sent && !j->facts.err) {
+		uint64_t took = clock_mono_ns() - t->attach_sent;
+
+		t->attach_ns = took > t->attach_ns ? took : t->attach_ns;
+	}
 	/* The attach a warmup asked for is in: was it in before the active step began? */
 	if (j->kind == JOB_SET && j->want.launch && !--t->attaching && t->warm_ts) {
 		session_check_warmup(t, t->warm_step, t->warm_ts);
@@ -127,6 +133,8 @@ int session_submit(struct session *s, struct target *t, enum probe_job_kind kind
 		return err;
 	}
 	t->jobs++;
+	if (kind == JOB_SET && j->want.launch && !t->attaching)
+		t->attach_sent = clock_mono_ns();
 	t->attaching += kind == JOB_SET && j->want.launch;
 	if (kind == JOB_FREE || kind == JOB_DROP)
 		t->probes = NULL;
@@ -141,10 +149,12 @@ int session_submit(struct session *s, struct target *t, enum probe_job_kind kind
  */
 void session_want_probes(struct session *s, struct target *t, bool on)
 {
+	enum window_mode mode = t->leading ? t->lead_mode : t->mode;
 	struct probe_want w = {
-		.launch = on && t->mode != MODE_OFF,
-		.latency = on && t->mode == MODE_LATENCY,
-		.agent = on && t->mode == MODE_CUPTI,
+		.launch = on && mode != MODE_OFF,
+		.latency = on && mode == MODE_LATENCY,
+		/* The agent's CUPTI goes on at warmup, not ahead of it: its records are the cycle's. */
+		.agent = on && mode == MODE_CUPTI && !t->leading,
 		.gen = t->conf.link_gen,
 		.sync = !t->plan.step,
 	};

@@ -64,6 +64,15 @@ struct target {
 	uint64_t hold_since;	/* CLOCK_MONOTONIC of the stop; 0 when none waits */
 	bool held;		/* that stop was sent (not only counted) */
 	uint64_t lost_ctrl;	/* proc_state.lost_ctrl last seen */
+	/* Early attach (session_events.c): the attach's and the step's measured lengths. */
+	uint64_t attach_ns;	/* the longest launch attach seen, submit to answer; 0: none yet */
+	uint64_t attach_sent;	/* when the launch attach with the prober was submitted */
+	uint64_t step_ns;	/* the latest step's length */
+	uint64_t step_ts;	/* when the latest step began */
+	uint32_t lead;		/* steps before warmup the launch probes go in */
+	bool told_lead;		/* said once */
+	bool leading;		/* probes in ahead of a cycle whose mode is not yet asked */
+	enum window_mode lead_mode; /* then: the mode that cycle is expected to have */
 };
 
 /*
