@@ -13,6 +13,7 @@
 struct bpfobj {
 	struct cuprobe_bpf *skel;
 	bool multi;
+	bool stack;
 };
 
 static struct bpf_program *prog_of(const struct bpfobj *b, enum bpfobj_prog p)
@@ -61,6 +62,14 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 	/* A wakeup when a quarter of a small ring waits: it must come before the ring is full. */
 	if (skel->rodata->wakeup_bytes > o->ringbuf_bytes / 4)
 		skel->rodata->wakeup_bytes = o->ringbuf_bytes / 4;
+	/* Without --stack its maps cost one entry each, and the verifier prunes the code. */
+	b->stack = o->stack;
+	skel->rodata->stack_on = o->stack;
+	if (!o->stack) {
+		bpf_map__set_max_entries(skel->maps.stacks, 1);
+		bpf_map__set_max_entries(skel->maps.py_stacks, 1);
+		bpf_map__set_max_entries(skel->maps.py_procs, 1);
+	}
 	b->multi = attach_has_uprobe_multi();
 	if (b->multi)
 		set_multi(skel);
@@ -207,4 +216,32 @@ int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain,
 	};
 
 	return calibrate_probe(&env, ns);
+}
+
+int bpfobj__stacks_fd(const struct bpfobj *b)
+{
+	return b->stack ? bpf_map__fd(b->skel->maps.stacks) : -1;
+}
+
+int bpfobj__py_stacks_fd(const struct bpfobj *b)
+{
+	return b->stack ? bpf_map__fd(b->skel->maps.py_stacks) : -1;
+}
+
+int bpfobj__set_py_proc(struct bpfobj *b, pid_t pid, const struct py_offsets *o)
+{
+	__u32 key = pid;
+
+	if (!b->stack)
+		return -ENOTSUP;
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.py_procs), &key, o, BPF_ANY) ? -errno
+											   : 0;
+}
+
+void bpfobj__remove_py_proc(struct bpfobj *b, pid_t pid)
+{
+	__u32 key = pid;
+
+	if (b->stack)
+		bpf_map_delete_elem(bpf_map__fd(b->skel->maps.py_procs), &key);
 }

@@ -25,6 +25,7 @@ struct bpfobj_opts {
 	bool latency;		/* load the return program (some window measures latency) */
 	bool steps;		/* load the step program */
 	bool cupti;		/* load the agent's programs */
+	bool stack;		/* --stack: launches take their stacks (stack.bpf.h) */
 };
 
 /* Which program a uprobe runs. */
@@ -67,6 +68,12 @@ int bpfobj__conf_fd(const struct bpfobj *b);
 
 /* Counters of processes without state of their own, and session-wide ones. */
 void bpfobj__counters(const struct bpfobj *b, struct cuprobe_counters *out);
+
+/* --stack's maps: stacks (STACK_TRACE), py_stacks, py_procs; -1 without --stack. */
+int bpfobj__stacks_fd(const struct bpfobj *b);
+int bpfobj__py_stacks_fd(const struct bpfobj *b);
+int bpfobj__set_py_proc(struct bpfobj *b, pid_t pid, const struct py_offsets *o);
+void bpfobj__remove_py_proc(struct bpfobj *b, pid_t pid);
 
 /* What one launch probe hit costs here (calibrate.c), with return probes when latency. */
 int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain, double *ns);

@@ -19,6 +19,7 @@
 #include "schedule.h"
 #include "session_int.h"
 #include "step.h"
+#include "stacks.h"
 #include "symbols.h"
 
 /* A finished cycle waits this long for launches still in the ring buffer. */
@@ -145,6 +146,7 @@ static int load(struct session *s)
 		.latency = s->o.modes & 1u << MODE_LATENCY,
 		.steps = s->o.steps,
 		.cupti = s->o.modes & 1u << MODE_CUPTI,
+		.stack = s->o.stack,
 	};
 	int err;
 
@@ -214,6 +216,15 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	if (!s->syms || !s->prober || !s->reaper) {
 		err = -ENOMEM;
 		goto fail;
+	}
+	if (s->o.stack) {
+		s->stacks = stacks__new(bpfobj__stacks_fd(s->bpf), bpfobj__py_stacks_fd(s->bpf),
+					s->syms);
+		if (!s->stacks) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		s->cenv.stacks = s->stacks;
 	}
 	calibrate(s);
 	err = setup_loop(s);
@@ -494,6 +505,7 @@ void session__free(struct session *s)
 	ring_buffer__free(s->ctrl);
 	ring_buffer__free(s->events);
 	bpfobj__free(s->bpf);
+	stacks__free(s->stacks);
 	symbols__free(s->syms);
 	if (s->epfd >= 0)
 		close(s->epfd);

@@ -36,6 +36,7 @@ struct session_opts {
 	bool steps;			/* some target may have a step probe */
 	double cupti_wait;		/* seconds a finished cycle waits for its GPU records */
 	struct target_plan plan;	/* for session__spawn and session__attach */
+	bool stack;			/* --stack: each launch's CPU stack (stacks.h) */
 };
 
 /* What a front-end hears; every hook may be NULL. All run on the session's thread. */

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "procmaps.h"
 #include "session_int.h"
+#include "stacks.h"
 #include "symbols.h"
 
 /* The kernel's name: the host stub's symbol; a CUfunction is a handle, named by CUPTI. */
@@ -48,6 +49,9 @@ static int on_launch(struct session *s, const struct launch_event *e)
 	if (proc_cycles__ahead(t->cycles, e))
 		session_consume(s, s->ctrl);
 	unnamed = kernel_name(s, e, handle, sizeof(handle), &kernel);
+	/* Named now, while the process lives: a cupti cycle writes its launches later. */
+	if (s->stacks)
+		stacks__get(s->stacks, e);
 	return proc_cycles__launch(t->cycles, e, kernel, unnamed, ++s->correlation);
 }
 

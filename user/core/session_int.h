@@ -21,6 +21,7 @@ struct guard;
 struct prober;
 struct ring_buffer;
 struct symbols;
+struct stacks;
 
 /*
  * A library-map hold is answered within this long, probed or not: long
@@ -60,6 +61,7 @@ struct session {
 	unsigned long steps_found;	/* targets whose step probe was found */
 	struct vec children;	/* struct child: descendants of targets, not recorded */
 	int err;		/* cuprobe's own failure, -errno */
+	struct stacks *stacks;	/* --stack; NULL without */
 };
 
 /* A message to the prober about one target's probeset, and its answer. */

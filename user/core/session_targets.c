@@ -399,6 +399,7 @@ void session_remove(struct session *s, struct target *t)
 		break;
 	}
 	bpfobj__remove_proc(s->bpf, t->pid);
+	bpfobj__remove_py_proc(s->bpf, t->pid);
 	proc_cycles__free(t->cycles);
 	target__release(t);
 	free(t);

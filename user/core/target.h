@@ -64,6 +64,8 @@ struct target {
 	uint64_t hold_since;	/* CLOCK_MONOTONIC of the stop; 0 when none waits */
 	bool held;		/* that stop was sent (not only counted) */
 	uint64_t lost_ctrl;	/* proc_state.lost_ctrl last seen */
+	bool python;		/* --stack: BPF walks its CPython frames */
+	bool python_told;	/* said that its Python cannot be walked */
 };
 
 /*

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * --stack: the user stack of a launch, by frame pointers, and, in a thread
+ * that runs CPython, its Python frames, walked from the thread's state. Only
+ * launch.bpf.c includes this: the maps are its own. Off (and pruned by the
+ * verifier) unless the loader set stack_on before load.
+ */
+#ifndef STACK_BPF_H
+#define STACK_BPF_H
+
+#include "maps.bpf.h"
+#include <bpf/bpf_tracing.h>
+
+const volatile bool stack_on = false;
+
+/* One id per unique user stack; the loader sizes it (1 entry when --stack is off). */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, STACK_MAP_ENTRIES);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, STACK_MAX_DEPTH * sizeof(__u64));
+} stacks SEC(".maps");
+
+/* Per process that runs CPython: where its interpreter keeps its frames (the loader's). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CUPROBE_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct py_offsets);
+} py_procs SEC(".maps");
+
+/* One entry per unique Python stack, keyed by a hash of its frames. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PY_STACK_ENTRIES);
+	__type(key, __u64);
+	__type(value, struct py_stack);
+} py_stacks SEC(".maps");
+
+/* A Python stack is built here: it does not fit on the BPF stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_stack);
+} py_scratch SEC(".maps");
+
+/* The thread's PyThreadState found last time: checked before use, found again if stale. */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} py_tstate SEC(".maps");
+
+#define FRAME_OWNED_BY_CSTACK 3
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+
+static __always_inline __u64 read_u64(__u64 addr)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_user(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+/* Whether tstate is this thread's: its native id (3.11+), or pthread_self (the TLS base). */
+static __always_inline bool py_tstate_mine(const struct py_offsets *o, __u64 tstate, __u32 tid)
+{
+	struct task_struct *task;
+
+	if (o->tstate_native_tid != PY_NONE)
+		return (__u32)read_u64(tstate + o->tstate_native_tid) == tid;
+	task = bpf_get_current_task_btf();
+	return read_u64(tstate + o->tstate_thread_id) == task->thread.fsbase;
+}
+
+/*
+ * The walks are bpf_loop callbacks: the verifier checks one iteration, not
+ * every path through all of them.
+ */
+struct py_walk {
+	struct py_offsets o;
+	__u64 at;	/* the thread state or frame looked at */
+	__u64 found;	/* the thread's state */
+	__u64 hash;
+	__u32 tid;
+	__u32 n;
+};
+
+static long py_thread_step(__u32 i, void *arg)
+{
+	struct py_walk *w = arg;
+
+	if (!w->at)
+		return 1;
+	if (py_tstate_mine(&w->o, w->at, w->tid)) {
+		w->found = w->at;
+		return 1;
+	}
+	w->at = read_u64(w->at + w->o.tstate_next);
+	return 0;
+}
+
+/* The thread's PyThreadState: from the cache, else from the main interpreter's list. */
+static __always_inline __u64 py_find_tstate(struct py_walk *w)
+{
+	__u64 *cached, interp;
+
+	cached = bpf_task_storage_get(&py_tstate, bpf_get_current_task_btf(), 0,
+				      BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (cached && *cached && py_tstate_mine(&w->o, *cached, w->tid))
+		return *cached;
+	interp = read_u64(w->o.runtime + w->o.runtime_interp_head);
+	if (!interp)
+		return 0;
+	w->at = read_u64(interp + w->o.interp_threads_head);
+	w->found = 0;
+	bpf_loop(PY_MAX_THREADS, py_thread_step, w, 0);
+	if (cached && w->found)
+		*cached = w->found;
+	return w->found;
+}
+
+static long py_frame_step(__u32 i, void *arg)
+{
+	struct py_walk *w = arg;
+	const struct py_offsets *o = &w->o;
+	struct py_stack *st;
+	struct py_frame *f;
+	__u32 zero = 0, n = w->n;
+	__u8 owner = 0, is_entry = 0;
+
+	st = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!st || !w->at)
+		return 1;
+	if (n >= PY_MAX_FRAMES) {
+		st->truncated = 1;
+		return 1;
+	}
+	if (o->frame_owner != PY_NONE)
+		bpf_probe_read_user(&owner, 1, (void *)(w->at + o->frame_owner));
+	if (owner == FRAME_OWNED_BY_CSTACK) {
+		/* A C call's shim (3.12+): the frame above it began that evaluation. */
+		if (n > 0)
+			st->entry |= 1ull << ((n - 1) & 63);
+		w->at = read_u64(w->at + o->frame_back);
+		return 0;
+	}
+	f = &st->f[n & (PY_MAX_FRAMES - 1)];
+	f->code = read_u64(w->at + o->frame_code);
+	f->instr = 0;
+	if (o->frame_instr_size == 4)
+		bpf_probe_read_user(&f->instr, 4, (void *)(w->at + o->frame_instr));
+	else
+		bpf_probe_read_user(&f->instr, 8, (void *)(w->at + o->frame_instr));
+	if (o->frame_is_entry != PY_NONE)
+		bpf_probe_read_user(&is_entry, 1, (void *)(w->at + o->frame_is_entry));
+	/* 3.10 has a C evaluation per frame. */
+	if (is_entry || o->version < 0x030b)
+		st->entry |= 1ull << (n & 63);
+	w->hash = (w->hash ^ f->code) * 1099511628211ull;
+	w->hash = (w->hash ^ f->instr) * 1099511628211ull;
+	w->n = n + 1;
+	w->at = read_u64(w->at + o->frame_back);
+	return 0;
+}
+
+/*
+ * Walks the thread's Python frames, leaf first, into py_stacks. Returns
+ * LAUNCH_F_PYSTACK with *key set, LAUNCH_F_PYLOST when the map was full, 0
+ * when the thread runs no Python.
+ */
+static __noinline __u32 py_stack_take(__u32 tgid, __u32 tid, __u64 *key)
+{
+	struct py_offsets *o;
+	struct py_stack *st;
+	struct py_walk w = {};
+	__u32 zero = 0;
+	__u64 frame;
+	long err;
+
+	o = bpf_map_lookup_elem(&py_procs, &tgid);
+	st = bpf_map_lookup_elem(&py_scratch, &zero);
+	if (!o || !st)
+		return 0;
+	w.o = *o;
+	w.tid = tid;
+	if (!py_find_tstate(&w))
+		return 0;
+	frame = read_u64(w.found + w.o.tstate_frame);
+	if (w.o.cframe_frame != PY_NONE && frame)
+		frame = read_u64(frame + w.o.cframe_frame);
+	st->entry = 0;
+	st->truncated = 0;
+	w.at = frame;
+	w.n = 0;
+	w.hash = 14695981039346656037ull;
+	bpf_loop(PY_MAX_FRAMES * 2, py_frame_step, &w, 0);
+	if (!w.n)
+		return 0;
+	st->n = w.n;
+	w.hash ^= st->entry;
+	err = bpf_map_update_elem(&py_stacks, &w.hash, st, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		return LAUNCH_F_PYLOST;
+	*key = w.hash;
+	return LAUNCH_F_PYSTACK;
+}
+
+/* The launch's stacks into e: one call, taken only with --stack. */
+static __always_inline void stack_take(struct pt_regs *ctx, struct launch_event *e)
+{
+	__u64 key = 0;
+	__u32 f;
+
+	e->ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK);
+	e->flags |= LAUNCH_F_USTACK;
+	f = py_stack_take(e->tgid, e->tid, &key);
+	e->flags |= f;
+	e->pystack = key;
+}
+
+#endif /* STACK_BPF_H */
