@@ -111,8 +111,10 @@ static __always_inline __u64 py_find_tstate(struct py_walk *w)
 
 	cached = bpf_task_storage_get(&py_tstate, bpf_get_current_task_btf(), 0,
 				      BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (cached && *cached && py_tstate_mine(&w->o, *cached, w->tid))
-		return *cached;
+	if (cached && *cached && py_tstate_mine(&w->o, *cached, w->tid)) {
+		w->found = *cached;
+		return w->found;
+	}
 	interp = read_u64(w->o.runtime + w->o.runtime_interp_head);
 	if (!interp)
 		return 0;

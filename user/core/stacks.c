@@ -661,6 +661,26 @@ static int put_python(struct py_frames *py, struct vec *out, bool all)
 	return 0;
 }
 
+/*
+ * Frame-pointer unwinding through code built without frame pointers reads
+ * whatever the register held: the walk is cut at the first return address
+ * outside executable code (what follows it is noise, not frames).
+ */
+static uint32_t plausible(struct stacks *s, pid_t pid, const uint64_t *ips, uint32_t n)
+{
+	const struct procmaps *pm = symbols__maps(s->syms, pid);
+	const struct map_entry *m;
+
+	if (!pm || !pm->n)
+		return n;
+	for (uint32_t i = 0; i < n; i++) {
+		m = procmaps__find(pm, ips[i]);
+		if (!m || !m->exec)
+			return i;
+	}
+	return n;
+}
+
 static int build(struct stacks *s, struct stack *st)
 {
 	struct vec leaf_first = VEC_INIT(const char *);
@@ -675,6 +695,7 @@ static int build(struct stacks *s, struct stack *st)
 		while (nips < STACK_MAX_DEPTH && ips[nips])
 			nips++;
 	st->truncated = nips == STACK_MAX_DEPTH;
+	nips = plausible(s, st->pid, ips, nips);
 	if (st->flags & LAUNCH_F_PYSTACK && (p = py_proc_of(s, st->pid)) &&
 	    (py = calloc(1, sizeof(*py))) &&
 	    !bpf_map_lookup_elem(s->py_fd, &st->pystack, &py->raw)) {
