@@ -5,7 +5,7 @@
 // and, on a second thread, chain_b_outer -> chain_b_inner -> cudaLaunchKernel
 // B_LAUNCHES times. Built with frame pointers and debug info (-g), as a
 // program must be for its frames to be unwound and its inlined ones named.
-// Prints the ground truth as one JSON line on stdout.
+// Prints the ground truth as one JSON line on stderr.
 
 #include <pthread.h>
 #include <stdio.h>
@@ -72,7 +72,7 @@ int main(void)
 	chain_a_outer();
 	if (pthread_create(&t, nullptr, thread_b, nullptr) || pthread_join(t, nullptr))
 		return 1;
-	printf("{\"chains\": ["
+	fprintf(stderr, "{\"chains\": ["
 	       "{\"frames\": [\"main\", \"chain_a_outer\", \"chain_a_middle\", \"chain_a_inline\"], "
 	       "\"kernel\": \"stacks_kernel(float*, int)\", \"count\": %d}, "
 	       "{\"frames\": [\"chain_b_outer\", \"chain_b_inner\"], "

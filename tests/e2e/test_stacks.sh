@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# record --stack: native stacks of named call chains (with an inlined frame),
+# a stripped program's frames as counted addresses, Python frames of the
+# real libcudart called through ctypes (Debian's python3, and the other
+# CPython versions 3.10-3.13 where installed), the trace's spans, folded
+# stacks, GPU weights and the flame graph.
+source "$(dirname "$0")/lib.sh"
+CS="python3 $ROOT/tests/e2e/check_stacks.py"
+
+# Named chains on two threads: 7 launches through an inlined frame, 5 on the other thread.
+"$CUPROBE" record -q --stack -o "$TMP/native" -- "$W/stacks" 2>"$TMP/native.truth"
+T=$(trace_in "$TMP/native/run_0")
+"$CUPROBE" report --format folded -o "$TMP/native.folded" "$TMP/native" 2>"$TMP/native.err"
+expect "native stacks hold the workload's chains, inlined frame and counts" \
+	$CS native "$TMP/native.truth" "$TMP/native.folded"
+expect "spans link every launch to its innermost frame; 12 stacks taken, none lost" \
+	$CS trace "$T" 12
+"$CUPROBE" report --flamegraph "$TMP/native.svg" "$TMP/native" 2>"$TMP/svg.err"
+expect "flame graph: well-formed SVG, 12 launches, chain_a_outer 7" \
+	$CS svg "$TMP/native.svg" 12 chain_a_outer 7
+
+# The same program stripped: addresses, counted, never names.
+"$CUPROBE" record -q --stack -o "$TMP/stripped" -- "$W/stacks_stripped" 2>/dev/null
+"$CUPROBE" report --format folded -o "$TMP/stripped.folded" "$TMP/stripped" 2>/dev/null
+expect "a stripped program's frames are addresses, counted as unsymbolized" \
+	$CS stripped "$TMP/stripped.folded" "$(trace_in "$TMP/stripped/run_0")" 12
+
+# Python through ctypes: the interpreter this machine has (python3), then any other 3.10-3.13.
+python_case() { # name, interpreter
+	local name=$1 py=$2 d="$TMP/py-$1"
+	"$CUPROBE" record -q --stack -o "$d" -- "$py" "$ROOT/tests/workloads/py_launch.py" \
+		--linger 2 2>"$d.truth"
+	"$CUPROBE" report --format folded -o "$d.folded" "$d" 2>/dev/null
+	expect "Python $name: functions, files and lines of the Python stack, merged with the native one" \
+		$CS python "$d.truth" "$d.folded"
+}
+python_case "$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')" python3
+for v in 3.10 3.12 3.13; do
+	py=$(ls -d /root/.pyenv/versions/$v.*/bin/python$v 2>/dev/null | head -1)
+	[ -n "$py" ] && python_case "$v" "$py"
+done
+
+# --weight gpu sums the GPU time of each stack's work, by correlation.
+cat >"$TMP/gpu.pt.trace.json" <<'JSON'
+{"traceEvents": [
+ {"ph": "X", "cat": "python_function", "name": "a.py(1): f", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "args": {"Python id": 1, "Python thread": 1}},
+ {"ph": "X", "cat": "python_function", "name": "a.py(2): g", "pid": 1, "tid": 1, "ts": 0, "dur": 10, "args": {"Python id": 2, "Python parent id": 1, "Python thread": 1}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "args": {"correlation": 7, "kernel": "k1", "Python parent id": 2}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 3, "dur": 1, "args": {"correlation": 8, "kernel": "k1", "Python parent id": 2}},
+ {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": 1, "tid": 1, "ts": 5, "dur": 1, "args": {"correlation": 9, "graph": "0x1", "Python parent id": 1}},
+ {"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 2, "dur": 1.5, "args": {"correlation": 7}},
+ {"ph": "X", "cat": "kernel", "name": "k1", "pid": 0, "tid": 7, "ts": 4, "dur": 2.25, "args": {"correlation": 8}},
+ {"ph": "X", "cat": "kernel", "name": "g1", "pid": 0, "tid": 7, "ts": 6, "dur": 1, "args": {"correlation": 9}},
+ {"ph": "X", "cat": "kernel", "name": "g2", "pid": 0, "tid": 7, "ts": 7, "dur": 0.5, "args": {"correlation": 9}}],
+ "cuprobe": {"stacks": {"taken": 3, "lost": 0}}}
+JSON
+printf '%s\n' "a.py(1): f;a.py(2): g;k1 3750" "a.py(1): f;cudaGraphLaunch 1500" >"$TMP/gpu.want"
+"$CUPROBE" report --format folded --weight gpu "$TMP/gpu.pt.trace.json" >"$TMP/gpu.got" 2>"$TMP/gpu.err"
+expect "--weight gpu: each stack weighs its work's GPU ns (a graph's kernels summed)" \
+	diff "$TMP/gpu.want" "$TMP/gpu.got"
+"$CUPROBE" report --format folded "$TMP/gpu.pt.trace.json" >"$TMP/count.got" 2>/dev/null
+printf '%s\n' "a.py(1): f;a.py(2): g;k1 2" "a.py(1): f;cudaGraphLaunch 1" >"$TMP/count.want"
+expect "folded stacks count launches by default" diff "$TMP/count.want" "$TMP/count.got"
+
+# What cannot be reported is said.
+expect_fail "--weight gpu without GPU work says to record with --cupti" "record with --cupti" \
+	"$CUPROBE" report --format folded --weight gpu "$TMP/native"
+"$CUPROBE" record -q -o "$TMP/nostack" -- "$W/stacks" 2>/dev/null
+expect_fail "folded stacks of traces without stacks say to record with --stack" "record --stack" \
+	"$CUPROBE" report --format folded "$TMP/nostack"
+expect_fail "--weight without stacks output is a usage error" "--format folded or --flamegraph" \
+	"$CUPROBE" report --weight gpu "$TMP/native"
+
+done_testing
