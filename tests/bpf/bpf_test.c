@@ -130,3 +130,22 @@ pid_t bt__gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);
 }
+
+struct bt *bt__new_stack(uint64_t ring_bytes)
+{
+	struct bpfobj_opts o = { .ringbuf_bytes = ring_bytes, .stack = true };
+	struct bt *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->obj = bpfobj__load(&o);
+	if (t->obj)
+		t->events = ring_buffer__new(bpfobj__events_fd(t->obj), on_record, t, NULL);
+	if (t->events)
+		t->ctrl = ring_buffer__new(bpfobj__ctrl_fd(t->obj), on_record, t, NULL);
+	if (!t->ctrl) {
+		bt__free(t);
+		return NULL;
+	}
+	return t;
+}
