@@ -14,7 +14,7 @@ Environment: BENCH_REPS scales the repetitions (default 5), BENCH_TMP is
 where traces go while a run lasts (default /dev/shm), BENCH_RSS_EVENTS is
 the larger event count of rss_growth (default 10000000), BENCH_ONLY picks
 measurements by name (probe_vs_empty_uprobe, steps, detach_ms,
-trace_write_events_per_s, ...), and
+trace_write_events_per_s, stack_vs_nostack, python_stack_vs_nostack, ...), and
 BENCH_CUPROBE names another cuprobe binary to measure (default ./cuprobe).
 """
 
@@ -439,6 +439,8 @@ FIGURES = [
     ("trace_write_events_per_s", "%.0f", ">=", "2000000"),
     ("drops", "%.0f", "==", "0"),
     ("rss_growth", "%.2f", "<=", "1.2"),
+    ("stack_vs_nostack", "%.2f", "<=", "1.5"),
+    ("python_stack_vs_nostack", "%.2f", None, None),
 ]
 
 
@@ -482,6 +484,9 @@ def main():
     measure("trace_write_events_per_s", trace_write_rate)
     measure("drops", drops)
     measure("rss_growth", rss_growth)
+    import stack_figures  # noqa: E402 (it imports this module)
+    measure("stack_vs_nostack", stack_figures.stack_vs_nostack)
+    measure("python_stack_vs_nostack", stack_figures.python_stack_vs_nostack)
 
     missed = failed = 0
     lines = []

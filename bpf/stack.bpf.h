@@ -45,6 +45,19 @@ struct {
 	__type(value, struct py_stack);
 } py_scratch SEC(".maps");
 
+/* A frame's head, read at once: one read per frame rather than one per field. */
+#define PY_FRAME_READ 104
+struct py_frame_buf {
+	__u8 b[PY_FRAME_READ];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_frame_buf);
+} py_frame_buf SEC(".maps");
+
 /* The thread's PyThreadState found last time: checked before use, found again if stale. */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -126,47 +139,72 @@ static __always_inline __u64 py_find_tstate(struct py_walk *w)
 	return w->found;
 }
 
+/* A field of the frame's head in buf, or, past what was read, from the target. */
+static __always_inline __u64 field(const struct py_frame_buf *buf, bool have, __u64 frame,
+				   __u16 off, __u32 size)
+{
+	__u64 v = 0;
+
+	if (have && off <= PY_FRAME_READ - 8) {
+		if (size == 8)
+			v = *(const __u64 *)(buf->b + off);
+		else if (size == 4)
+			v = *(const __u32 *)(buf->b + off);
+		else
+			v = buf->b[off];
+		return v;
+	}
+	if (size == 8)
+		bpf_probe_read_user(&v, 8, (void *)(frame + off));
+	else if (size == 4)
+		bpf_probe_read_user(&v, 4, (void *)(frame + off));
+	else
+		bpf_probe_read_user(&v, 1, (void *)(frame + off));
+	return v;
+}
+
 static long py_frame_step(__u32 i, void *arg)
 {
 	struct py_walk *w = arg;
 	const struct py_offsets *o = &w->o;
+	struct py_frame_buf *buf;
 	struct py_stack *st;
 	struct py_frame *f;
 	__u32 zero = 0, n = w->n;
 	__u8 owner = 0, is_entry = 0;
+	bool have;
 
 	st = bpf_map_lookup_elem(&py_scratch, &zero);
-	if (!st || !w->at)
+	buf = bpf_map_lookup_elem(&py_frame_buf, &zero);
+	if (!st || !buf || !w->at)
 		return 1;
 	if (n >= PY_MAX_FRAMES) {
 		st->truncated = 1;
 		return 1;
 	}
+	/* At the end of a mapping the whole head may not be readable: then field by field. */
+	have = !bpf_probe_read_user(buf->b, sizeof(buf->b), (void *)w->at);
 	if (o->frame_owner != PY_NONE)
-		bpf_probe_read_user(&owner, 1, (void *)(w->at + o->frame_owner));
+		owner = field(buf, have, w->at, o->frame_owner, 1);
 	if (owner == FRAME_OWNED_BY_CSTACK) {
 		/* A C call's shim (3.12+): the frame above it began that evaluation. */
 		if (n > 0)
 			st->entry |= 1ull << ((n - 1) & 63);
-		w->at = read_u64(w->at + o->frame_back);
+		w->at = field(buf, have, w->at, o->frame_back, 8);
 		return 0;
 	}
 	f = &st->f[n & (PY_MAX_FRAMES - 1)];
-	f->code = read_u64(w->at + o->frame_code);
-	f->instr = 0;
-	if (o->frame_instr_size == 4)
-		bpf_probe_read_user(&f->instr, 4, (void *)(w->at + o->frame_instr));
-	else
-		bpf_probe_read_user(&f->instr, 8, (void *)(w->at + o->frame_instr));
+	f->code = field(buf, have, w->at, o->frame_code, 8);
+	f->instr = field(buf, have, w->at, o->frame_instr, o->frame_instr_size == 4 ? 4 : 8);
 	if (o->frame_is_entry != PY_NONE)
-		bpf_probe_read_user(&is_entry, 1, (void *)(w->at + o->frame_is_entry));
+		is_entry = field(buf, have, w->at, o->frame_is_entry, 1);
 	/* 3.10 has a C evaluation per frame. */
 	if (is_entry || o->version < 0x030b)
 		st->entry |= 1ull << (n & 63);
 	w->hash = (w->hash ^ f->code) * 1099511628211ull;
 	w->hash = (w->hash ^ f->instr) * 1099511628211ull;
 	w->n = n + 1;
-	w->at = read_u64(w->at + o->frame_back);
+	w->at = field(buf, have, w->at, o->frame_back, 8);
 	return 0;
 }
 

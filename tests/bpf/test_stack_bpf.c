@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <cmocka.h>
@@ -226,6 +227,32 @@ static void test_python_312_shim(void **state)
 	bpfobj__remove_py_proc(t->obj, getpid());
 }
 
+/*
+ * A frame whose head ends right before an unmapped page: the one read of
+ * the whole head fails, and its fields are read one by one.
+ */
+static void test_python_frame_at_mapping_end(void **state)
+{
+	struct bt *t = *state;
+	struct py_offsets o = off311;
+	long page = sysconf(_SC_PAGESIZE);
+	uint8_t *m = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *last;
+
+	assert_true(m != MAP_FAILED);
+	assert_int_equal(mprotect(m + page, page, PROT_NONE), 0);
+	fake_build(&fake, &o, false, true);
+	/* The third frame moves to the page's last 72 bytes (3.11's head is 70). */
+	last = m + page - 72;
+	memcpy(last, fake.frames[2], 72);
+	put64(fake.frames[1], o.frame_back, (uintptr_t)last);
+	o.runtime = (uintptr_t)fake.runtime;
+	assert_int_equal(bpfobj__set_py_proc(t->obj, getpid(), &o), 0);
+	check_py(t, one_launch(t, chain_outer), 1u << 1);
+	bpfobj__remove_py_proc(t->obj, getpid());
+	munmap(m, 2 * page);
+}
+
 /* A thread that is in no interpreter's list has no Python frames: none are made up. */
 static void test_python_not_this_thread(void **state)
 {
@@ -246,6 +273,7 @@ int main(void)
 		cmocka_unit_test(test_native_chain),
 		cmocka_unit_test(test_python_311),
 		cmocka_unit_test(test_python_312_shim),
+		cmocka_unit_test(test_python_frame_at_mapping_end),
 		cmocka_unit_test(test_python_not_this_thread),
 	};
 
