@@ -422,6 +422,19 @@ static int stacks_read(const struct report_opts *o, const struct vec *inputs, st
 			   "weigh launches");
 		return -EINVAL;
 	}
+	if (st.lost || st.python_lost)
+		report_err("warning: %" PRIu64 " user stacks and %" PRIu64 " Python stacks were lost "
+			   "while recording (their BPF maps were full or the stack unreadable): those "
+			   "launches are under [no stack] or lack their Python frames",
+			   st.lost, st.python_lost);
+	if (st.truncated)
+		report_err("warning: %" PRIu64 " launches had stacks deeper than cuprobe takes (127 "
+			   "native or 64 Python frames): their roots are cut",
+			   st.truncated);
+	if (st.unsymbolized)
+		report_err("warning: %" PRIu64 " frames are named only by an address (objects "
+			   "without symbols, stripped, or unreadable)",
+			   st.unsymbolized);
 	if (st.without_stack)
 		report_err("warning: %" PRIu64 " of %" PRIu64 " launches have no stack (lost while "
 			   "recording, or recorded without --stack): they are under [no stack]",

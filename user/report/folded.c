@@ -249,8 +249,17 @@ int folded__read(struct folded *f, const char *path)
 		return -EINVAL;
 	}
 	cp = json_object_get(root, TRACE_KEY_CUPROBE);
-	if (json_object_get(cp, TRACE_KEY_STACKS))
+	if (json_object_get(cp, TRACE_KEY_STACKS)) {
+		const json_t *s = json_object_get(cp, TRACE_KEY_STACKS);
+		int64_t v;
+
 		f->st.stack_traces++;
+		f->st.lost += int_of(s, TRACE_STACKS_LOST, &v) && v > 0 ? (uint64_t)v : 0;
+		f->st.truncated += int_of(s, TRACE_STACKS_TRUNCATED, &v) && v > 0 ? (uint64_t)v : 0;
+		f->st.unsymbolized +=
+			int_of(s, TRACE_STACKS_UNSYMBOLIZED, &v) && v > 0 ? (uint64_t)v : 0;
+		f->st.python_lost += int_of(s, TRACE_STACKS_PYTHON_LOST, &v) && v > 0 ? (uint64_t)v : 0;
+	}
 	err = read_events(f, events);
 	json_decref(root);
 	return err;
