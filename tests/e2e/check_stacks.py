@@ -7,6 +7,7 @@
   check_stacks.py python TRUTH FOLDED        Python frames, files, lines, merged
   check_stacks.py trace TRACE N              spans and launches linked, counts
   check_stacks.py svg SVG TOTAL NAME COUNT   well-formed, totals, one frame's count
+  check_stacks.py gpu FOLDED TRACE           --weight gpu: each kernel's GPU ns, from the trace
 Exits 0 when the check holds, else prints why and exits 1.
 """
 import json
@@ -131,6 +132,27 @@ def svg(path, total, name, count):
         fail("no frame %s with %d launches: %s" % (name, count, titles))
 
 
+def gpu(folded_path, trace_path):
+    """Each leaf's weight is the GPU ns of the work its launches made (by correlation)."""
+    ev = json.load(open(trace_path))["traceEvents"]
+    ns = {}
+    for e in ev:
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            c = e["args"]["correlation"]
+            ns[c] = ns.get(c, 0) + int(e["dur"] * 1000 + 0.5)
+    want = {}
+    for e in ev:
+        if e.get("cat") in ("cuda_runtime", "cuda_driver") and e["args"]["correlation"] in ns:
+            k = e["args"].get("kernel", e["name"])
+            want[k] = want.get(k, 0) + ns[e["args"]["correlation"]]
+    got = {}
+    for s, n in folded(folded_path).items():
+        leaf = s.split(";")[-1]
+        got[leaf] = got.get(leaf, 0) + n
+    if not want or got != want:
+        fail("GPU ns per kernel %s, want %s" % (got, want))
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "native":
@@ -141,6 +163,8 @@ def main():
         python(*args)
     elif cmd == "trace":
         trace(args[0], int(args[1]))
+    elif cmd == "gpu":
+        gpu(*args)
     elif cmd == "svg":
         svg(args[0], int(args[1]), args[2], int(args[3]))
     else:

@@ -62,6 +62,19 @@ expect "--weight gpu: each stack weighs its work's GPU ns (a graph's kernels sum
 printf '%s\n' "a.py(1): f;a.py(2): g;k1 2" "a.py(1): f;cudaGraphLaunch 1" >"$TMP/count.want"
 expect "folded stacks count launches by default" diff "$TMP/count.want" "$TMP/count.got"
 
+# --stack with --cupti (the CUPTI simulator): launches wait for their GPU records, their
+# stacks named all the same; --weight gpu gives each kernel the GPU time of its launches.
+O=$ROOT/.output
+"$CUPROBE" record --cupti --stack -q -o "$TMP/cupti" -- env \
+	LD_PRELOAD="$O/libcuprobe-agent.so:$O/cupti_sim/libcupti.so.13" \
+	LD_LIBRARY_PATH="$O/cupti_sim" "$W/stacks" 2>/dev/null
+"$CUPROBE" report --format folded -o "$TMP/cupti.count" "$TMP/cupti" 2>/dev/null
+expect "--stack --cupti: 7 and 5 launches under their kernels" \
+	bash -c 'grep -qE "stacks_kernel\(float\*, int\) 7$" "$1" && grep -qE "other_kernel\(int\*\) 5$" "$1"' _ "$TMP/cupti.count"
+"$CUPROBE" report --format folded --weight gpu -o "$TMP/cupti.gpu" "$TMP/cupti" 2>/dev/null
+expect "--stack --cupti --weight gpu: each kernel weighs its launches' GPU ns" \
+	$CS gpu "$TMP/cupti.gpu" "$(trace_in "$TMP/cupti/run_0")"
+
 # What cannot be reported is said.
 expect_fail "--weight gpu without GPU work says to record with --cupti" "record with --cupti" \
 	"$CUPROBE" report --format folded --weight gpu "$TMP/native"
