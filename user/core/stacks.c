@@ -61,7 +61,7 @@ struct stacks {
 	struct hmap *codes;	/* struct py_code * -> itself */
 	struct vec dw;		/* struct dw_proc */
 	struct vec py;		/* struct py_proc */
-	struct vec strings;	/* char *, owned */
+	struct hmap *strings;	/* char * -> itself: every frame name once, owned */
 	struct stacks_counts counts;
 };
 
@@ -110,10 +110,10 @@ struct stacks *stacks__new(int fd, int py_fd, struct symbols *syms)
 	s->syms = syms;
 	s->dw = VEC_INIT(struct dw_proc);
 	s->py = VEC_INIT(struct py_proc);
-	s->strings = VEC_INIT(char *);
+	s->strings = hmap__new(hmap_str_hash, hmap_str_equal, NULL);
 	s->by_key = hmap__new(stack_hash, stack_equal, NULL);
 	s->codes = hmap__new(code_hash, code_equal, NULL);
-	if (!s->by_key || !s->codes) {
+	if (!s->by_key || !s->codes || !s->strings) {
 		stacks__free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -151,19 +151,22 @@ void stacks__free(struct stacks *s)
 	for (size_t i = 0; i < s->dw.len; i++)
 		if (vec_at(&s->dw, struct dw_proc, i)->dwfl)
 			dwfl_end(vec_at(&s->dw, struct dw_proc, i)->dwfl);
-	for (size_t i = 0; i < s->strings.len; i++)
-		free(*vec_at(&s->strings, char *, i));
+	if (s->strings) {
+		hmap__for_each_entry(s->strings, e, bkt)
+			free((char *)e->key);
+		hmap__free(s->strings);
+	}
 	vec__free(&s->dw);
 	vec__free(&s->py);
-	vec__free(&s->strings);
 	free(s);
 }
 
-/* A frame's name, kept until stacks__free. NULL when out of memory. */
+/* A frame's name, kept once until stacks__free. NULL when out of memory. */
 static const char *keep(struct stacks *s, const char *fmt, ...)
 {
-	char *str, **slot;
+	char *str;
 	va_list ap;
+	long old;
 	int n;
 
 	va_start(ap, fmt);
@@ -175,12 +178,14 @@ static const char *keep(struct stacks *s, const char *fmt, ...)
 	for (char *p = str; *p; p++)
 		if (*p == ';')
 			*p = ':';
-	slot = vec__push(&s->strings);
-	if (!slot) {
+	if (hmap__find(s->strings, (long)str, &old)) {
+		free(str);
+		return (const char *)old;
+	}
+	if (hmap__add(s->strings, (long)str, (long)str)) {
 		free(str);
 		return NULL;
 	}
-	*slot = str;
 	return str;
 }
 
@@ -704,6 +709,11 @@ static int build(struct stacks *s, struct stack *st)
 		for (uint32_t i = 0; i < py->n; i++)
 			py->names[i] = py_frame_name(s, st, p, &py->raw.f[i]);
 		st->python = py->n;
+		/*
+		 * Named: its entry can go, so that the map never fills. The key is a
+		 * hash of the frames, so the same stack comes back under the same key.
+		 */
+		bpf_map_delete_elem(s->py_fd, &st->pystack);
 	} else if (py) {
 		py->n = 0;
 	}
@@ -766,6 +776,55 @@ const struct stack *stacks__get(struct stacks *s, const struct launch_event *e)
 	}
 	s->counts.unique++;
 	return st;
+}
+
+void stacks__forget(struct stacks *s, pid_t pid)
+{
+	struct vec gone = VEC_INIT(struct stack *);
+	const struct hmap_entry *e;
+	size_t bkt;
+
+	stacks__refresh(s, pid);
+	for (size_t i = 0; i < s->py.len; i++) {
+		if (vec_at(&s->py, struct py_proc, i)->pid != pid)
+			continue;
+		*vec_at(&s->py, struct py_proc, i) = *vec_at(&s->py, struct py_proc, s->py.len - 1);
+		vec__truncate(&s->py, s->py.len - 1);
+		break;
+	}
+	hmap__for_each_entry(s->by_key, e, bkt) {
+		struct stack **slot;
+
+		if (((struct stack *)e->key)->pid != pid || !(slot = vec__push(&gone)))
+			continue;
+		*slot = (struct stack *)e->key;
+	}
+	for (size_t i = 0; i < gone.len; i++) {
+		struct stack *st = *vec_at(&gone, struct stack *, i);
+
+		hmap__delete(s->by_key, (long)st, NULL, NULL);
+		free(st->frames);
+		free(st);
+	}
+	vec__free(&gone);
+	gone = (struct vec)VEC_INIT(struct py_code *);
+	hmap__for_each_entry(s->codes, e, bkt) {
+		struct py_code **slot;
+
+		if (((struct py_code *)e->key)->pid != pid || !(slot = vec__push(&gone)))
+			continue;
+		*slot = (struct py_code *)e->key;
+	}
+	for (size_t i = 0; i < gone.len; i++) {
+		struct py_code *c = *vec_at(&gone, struct py_code *, i);
+
+		hmap__delete(s->codes, (long)c, NULL, NULL);
+		free(c->name);
+		free(c->file);
+		free(c->lines);
+		free(c);
+	}
+	vec__free(&gone);
 }
 
 void stacks__counts(const struct stacks *s, struct stacks_counts *c)

@@ -48,6 +48,8 @@ void stacks__free(struct stacks *s);
 const struct stack *stacks__get(struct stacks *s, const struct launch_event *e);
 /* pid mapped or unmapped libraries: their symbols are read again. */
 void stacks__refresh(struct stacks *s, pid_t pid);
+/* pid is gone and its traces written: what was kept for it goes (its pid may come back). */
+void stacks__forget(struct stacks *s, pid_t pid);
 /* pid runs CPython: how to name its code objects (pyproc.h). */
 struct py_layout;
 void stacks__set_python(struct stacks *s, pid_t pid, const struct py_layout *l);
