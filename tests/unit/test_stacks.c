@@ -163,13 +163,56 @@ static void test_flamegraph(void **state)
 	free(s);
 }
 
+/* The names of a merge, leaf first, joined by ';'. */
+static void check_merge(const struct merge_frame *nat, size_t nn, const char *const *py, size_t np,
+			uint64_t entry, const char *want)
+{
+	const char *out[32];
+	char got[512] = "";
+	size_t n = stack_merge(nat, nn, py, entry, np, out);
+
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(got, ";");
+		strcat(got, out[i]);
+	}
+	assert_string_equal(got, want);
+}
+
+static void test_merge(void **state)
+{
+	/* Leaf first: the API, ctypes, two evaluations (the second inlines a helper), main. */
+	static const struct merge_frame nat[] = {
+		{ "cudaLaunchKernel", 0, false }, { "ffi_call", 1, false },
+		{ "_PyEval_EvalFrameDefault", 2, true }, { "PyObject_Call", 3, false },
+		{ "inlined_helper", 4, true }, { "_PyEval_EvalFrameDefault", 4, true },
+		{ "main", 5, false },
+	};
+	static const char *const py[] = { "leaf.py", "mid.py", "outer.py", "top.py" };
+
+	(void)state;
+	/* 3.11+: one evaluation ran leaf and mid (mid began it), the next outer and top. */
+	check_merge(nat, N(nat), py, 4, 1u << 1 | 1u << 3,
+		    "cudaLaunchKernel;ffi_call;leaf.py;mid.py;PyObject_Call;outer.py;top.py;main");
+	/* 3.10: an evaluation per frame; more Python frames than evaluations go on top. */
+	check_merge(nat, N(nat), py, 4, 0xf,
+		    "cudaLaunchKernel;ffi_call;leaf.py;PyObject_Call;mid.py;main;outer.py;top.py");
+	/* The native walk stopped in ffi_call (no frame pointers): Python above it. */
+	check_merge(nat, 2, py, 4, 1u << 1 | 1u << 3, "cudaLaunchKernel;ffi_call;leaf.py;mid.py;"
+						      "outer.py;top.py");
+	/* No Python frames: the evaluation frames stay as they are. */
+	check_merge(nat, N(nat), py, 0, 0,
+		    "cudaLaunchKernel;ffi_call;_PyEval_EvalFrameDefault;PyObject_Call;"
+		    "inlined_helper;_PyEval_EvalFrameDefault;main");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines_310),  cmocka_unit_test(test_lines_311),
 		cmocka_unit_test(test_lines_312),  cmocka_unit_test(test_lines_313),
 		cmocka_unit_test(test_version_of), cmocka_unit_test(test_folded_text),
-		cmocka_unit_test(test_flamegraph),
+		cmocka_unit_test(test_flamegraph), cmocka_unit_test(test_merge),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

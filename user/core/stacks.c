@@ -644,26 +644,35 @@ static const char *py_frame_name(struct stacks *s, struct stack *st, struct py_p
 
 /* ---- one stack ---- */
 
-struct py_frames {
-	struct py_stack raw;
-	const char *names[PY_MAX_FRAMES];
-	uint32_t n, next;
-};
-
-/* Python frames next..(the next evaluation's first), leaf first, into out. */
-static int put_python(struct py_frames *py, struct vec *out, bool all)
+size_t stack_merge(const struct merge_frame *native, size_t nn, const char *const *py,
+		   uint64_t entry, size_t np, const char **out)
 {
-	while (py->next < py->n) {
-		const char **slot = vec__push(out);
-		uint32_t i = py->next++;
+	size_t n = 0, next = 0;
 
-		if (!slot)
-			return -ENOMEM;
-		*slot = py->names[i];
-		if (!all && py->raw.entry & 1ull << i)
-			break;
+	for (size_t i = 0; i < nn;) {
+		size_t end = i + 1;
+
+		while (end < nn && native[end].ip == native[i].ip)
+			end++;
+		if (native[i].eval && next < np) {
+			/* This evaluation's Python frames, up to the one that began it. */
+			while (next < np) {
+				size_t k = next++;
+
+				out[n++] = py[k];
+				if (k < 64 && entry & 1ull << k)
+					break;
+			}
+		} else {
+			while (i < end)
+				out[n++] = native[i++].name;
+		}
+		i = end;
 	}
-	return 0;
+	/* What the native walk did not reach: above it all (the root side). */
+	while (next < np)
+		out[n++] = py[next++];
+	return n;
 }
 
 /*
@@ -688,11 +697,12 @@ static uint32_t plausible(struct stacks *s, pid_t pid, const uint64_t *ips, uint
 
 static int build(struct stacks *s, struct stack *st)
 {
-	struct vec leaf_first = VEC_INIT(const char *);
-	struct py_frames *py = NULL;
+	struct vec names = VEC_INIT(const char *), native = VEC_INIT(struct merge_frame);
+	struct py_stack *raw = NULL;
+	const char *py[PY_MAX_FRAMES];
 	struct py_proc *p = NULL;
 	uint64_t ips[STACK_MAX_DEPTH] = {};
-	uint32_t nips = 0;
+	uint32_t nips = 0, np = 0;
 	int err = 0;
 
 	if (st->flags & LAUNCH_F_USTACK && st->ustack >= 0 && s->fd >= 0 &&
@@ -702,53 +712,54 @@ static int build(struct stacks *s, struct stack *st)
 	st->truncated = nips == STACK_MAX_DEPTH;
 	nips = plausible(s, st->pid, ips, nips);
 	if (st->flags & LAUNCH_F_PYSTACK && (p = py_proc_of(s, st->pid)) &&
-	    (py = calloc(1, sizeof(*py))) &&
-	    !bpf_map_lookup_elem(s->py_fd, &st->pystack, &py->raw)) {
-		py->n = py->raw.n < PY_MAX_FRAMES ? py->raw.n : PY_MAX_FRAMES;
-		st->truncated |= py->raw.truncated != 0;
-		for (uint32_t i = 0; i < py->n; i++)
-			py->names[i] = py_frame_name(s, st, p, &py->raw.f[i]);
-		st->python = py->n;
+	    (raw = calloc(1, sizeof(*raw))) && !bpf_map_lookup_elem(s->py_fd, &st->pystack, raw)) {
+		np = raw->n < PY_MAX_FRAMES ? raw->n : PY_MAX_FRAMES;
+		st->truncated |= raw->truncated != 0;
+		for (uint32_t i = 0; i < np; i++)
+			py[i] = py_frame_name(s, st, p, &raw->f[i]);
+		st->python = np;
 		/*
 		 * Named: its entry can go, so that the map never fills. The key is a
 		 * hash of the frames, so the same stack comes back under the same key.
 		 */
 		bpf_map_delete_elem(s->py_fd, &st->pystack);
-	} else if (py) {
-		py->n = 0;
 	}
 	for (uint32_t i = 0; i < nips && !err; i++) {
-		size_t before = leaf_first.len;
+		size_t before = names.len;
 		bool eval = false;
 
-		err = native_frames(s, st, st->pid, ips[i], i == 0, &leaf_first, &eval);
-		/* The evaluation loop's frame stands for the Python frames it runs. */
-		if (!err && eval && py && py->next < py->n) {
-			vec__truncate(&leaf_first, before);
-			err = put_python(py, &leaf_first, false);
+		err = native_frames(s, st, st->pid, ips[i], i == 0, &names, &eval);
+		for (size_t k = before; !err && k < names.len; k++) {
+			struct merge_frame *m = vec__push(&native);
+
+			if (!m) {
+				err = -ENOMEM;
+				break;
+			}
+			*m = (struct merge_frame){ .name = *vec_at(&names, const char *, k), .ip = i,
+						   .eval = eval };
 		}
 	}
-	/* What the native walk did not reach: above it all (the root side). */
-	if (!err && py)
-		err = put_python(py, &leaf_first, true);
-	free(py);
-	if (err) {
-		vec__free(&leaf_first);
-		return err;
+	st->frames = err ? NULL : calloc(native.len + np + 1, sizeof(*st->frames));
+	if (st->frames) {
+		const char **leaf_first = calloc(native.len + np + 1, sizeof(*leaf_first));
+
+		if (leaf_first) {
+			st->n = (uint32_t)stack_merge(native.data, native.len, py,
+						      raw ? raw->entry : 0, np, leaf_first);
+			for (uint32_t i = 0; i < st->n; i++)
+				st->frames[i] = leaf_first[st->n - 1 - i] ?: "?";
+			free(leaf_first);
+		} else {
+			err = -ENOMEM;
+		}
+	} else if (!err) {
+		err = -ENOMEM;
 	}
-	st->n = (uint32_t)leaf_first.len;
-	st->frames = calloc(st->n ? st->n : 1, sizeof(*st->frames));
-	if (!st->frames) {
-		vec__free(&leaf_first);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < st->n; i++) {
-		st->frames[i] = *vec_at(&leaf_first, const char *, st->n - 1 - i);
-		if (!st->frames[i])
-			st->frames[i] = "?";
-	}
-	vec__free(&leaf_first);
-	return 0;
+	free(raw);
+	vec__free(&names);
+	vec__free(&native);
+	return err;
 }
 
 const struct stack *stacks__get(struct stacks *s, const struct launch_event *e)

@@ -56,6 +56,22 @@ void stacks__set_python(struct stacks *s, pid_t pid, const struct py_layout *l);
 void stacks__counts(const struct stacks *s, struct stacks_counts *c);
 
 /*
+ * py-spy's merge of one stack's frames, leaf first. native: the native
+ * frames, those of one return address (inlined ones, then their function)
+ * sharing ip, eval marking CPython's evaluation loop; py: the Python frames,
+ * bit i of entry set when frame i began its evaluation. Each evaluation
+ * frame stands for its Python frames; Python frames the native walk did not
+ * reach go above the rest. out holds nn + np; returns how many it got.
+ */
+struct merge_frame {
+	const char *name;
+	uint32_t ip;
+	bool eval;
+};
+size_t stack_merge(const struct merge_frame *native, size_t nn, const char *const *py,
+		   uint64_t entry, size_t np, const char **out);
+
+/*
  * The line of byte offset addr in a code object's line table (co_linetable),
  * CPython 3.10's format or 3.11+'s location table; -1 when it has none.
  */
