@@ -34,11 +34,33 @@ python_case() { # name, interpreter
 	expect "Python $name: functions, files and lines of the Python stack, merged with the native one" \
 		$CS python "$d.truth" "$d.folded"
 }
-python_case "$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')" python3
-for v in 3.10 3.12 3.13; do
+# The distribution's python3 (Debian's links libpython statically into the executable);
+# others (pyenv's link libpython3.X.so) where installed.
+PY=$(command -v /usr/bin/python3 || command -v python3)
+python_case "$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])') ($PY)" "$PY"
+for v in 3.10 3.11 3.12 3.13; do
 	py=$(ls -d /root/.pyenv/versions/$v.*/bin/python$v 2>/dev/null | head -1)
 	[ -n "$py" ] && python_case "$v" "$py"
 done
+
+# -p: a Python process that runs already, found at attach; its thread's state found in BPF.
+py_started() {
+	rm -f "$TMP/go"
+	python3 "$ROOT/tests/workloads/py_launch.py" --wait-file "$TMP/go" --linger 2 \
+		2>"$TMP/pid.truth" &
+	PYPID=$!
+}
+py_started
+"$CUPROBE" record --stack -o "$TMP/pid" -p "$PYPID" 2>"$TMP/pid.err" &
+REC=$!
+# Start launching once the interpreter is seen (cuprobe says so), or after 20 s.
+for _ in $(seq 400); do grep -q "Python 3" "$TMP/pid.err" 2>/dev/null && break; sleep 0.05; done
+touch "$TMP/go"
+wait "$PYPID"
+wait "$REC"
+"$CUPROBE" report --format folded -o "$TMP/pid.folded" "$TMP/pid" 2>/dev/null
+expect "-p on a running Python: its Python frames, files and lines" \
+	$CS python "$TMP/pid.truth" "$TMP/pid.folded"
 
 # --weight gpu sums the GPU time of each stack's work, by correlation.
 cat >"$TMP/gpu.pt.trace.json" <<'JSON'

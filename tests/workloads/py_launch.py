@@ -7,10 +7,11 @@ uprobe fired. Prints the ground truth on stderr as one JSON line: the Python
 frames root first, each as torch.profiler names it, "file(line): function",
 with the line of the call each frame was making. Lingers --linger seconds
 before exiting, so that its code objects can still be read when the
-launches are named.
+launches are named; --wait-file PATH waits for PATH to exist before launching.
 """
 import ctypes
 import json
+import os
 import sys
 import time
 
@@ -48,8 +49,16 @@ def sites():
     return lines
 
 
+def option(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
 def main():
-    linger = float(sys.argv[sys.argv.index("--linger") + 1]) if "--linger" in sys.argv else 0
+    linger = float(option("--linger", "0"))
+    wait_file = option("--wait-file", None)
+    # -p tests: wait (polling, 5 ms) until the file exists, as the C workloads do.
+    while wait_file and not os.path.exists(wait_file):
+        time.sleep(0.005)
     train_step()  # site:main
     s = sites()
     frames = ["%s(%d): %s" % (__file__, s[n], n)
