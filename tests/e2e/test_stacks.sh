@@ -26,8 +26,9 @@ expect "a stripped program's frames are addresses, counted as unsymbolized" \
 	$CS stripped "$TMP/stripped.folded" "$(trace_in "$TMP/stripped/run_0")" 12
 
 # Python through ctypes: the interpreter this machine has (python3), then any other 3.10-3.13.
+NPY=0
 python_case() { # name, interpreter
-	local name=$1 py=$2 d="$TMP/py-${1%% *}"
+	local name=$1 py=$2 d="$TMP/py-$((++NPY))"
 	"$CUPROBE" record -q --stack -o "$d" -- "$py" "$ROOT/tests/workloads/py_launch.py" \
 		--linger 2 2>"$d.truth"
 	"$CUPROBE" report --format folded -o "$d.folded" "$d" 2>/dev/null
