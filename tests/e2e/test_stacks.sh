@@ -15,6 +15,11 @@ expect "native stacks hold the workload's chains, inlined frame and counts" \
 	$CS native "$TMP/native.truth" "$TMP/native.folded"
 expect "spans link every launch to its innermost frame; 12 stacks taken, none lost" \
 	$CS trace "$T" 12
+expect "a trace with stacks is a valid Kineto trace" $CHECK valid "$T"
+"$CUPROBE" report -o "$TMP/native.txt" "$TMP/native" 2>"$TMP/native.report.err"
+expect "the text report reads it: 7 and 5 launches, nothing said" \
+	bash -c 'grep -qE "^ +7 .*stacks_kernel" "$1" && grep -qE "^ +5 .*other_kernel" "$1" && [ ! -s "$2" ]' \
+	_ "$TMP/native.txt" "$TMP/native.report.err"
 "$CUPROBE" report --flamegraph "$TMP/native.svg" "$TMP/native" 2>"$TMP/svg.err"
 expect "flame graph: well-formed SVG, 12 launches, chain_a_outer 7" \
 	$CS svg "$TMP/native.svg" 12 chain_a_outer 7
