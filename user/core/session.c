@@ -429,6 +429,17 @@ static void tell_counters(struct session *s)
 	if (c.agent_drops)
 		p_warn("%lu agent chunks were lost (ring buffer full): their GPU records are "
 		       "missing; raise --ringbuf-size", (unsigned long)c.agent_drops);
+	if (s->stacks) {
+		struct stacks_counts sc;
+
+		stacks__counts(s->stacks, &sc);
+		p_dbg("--stack: %lu unique stacks named, %lu Python processes",
+		      (unsigned long)sc.unique, (unsigned long)sc.python_procs);
+		if (sc.lost || sc.python_lost)
+			p_warn("--stack: %lu user stacks and %lu Python stacks were lost (their BPF "
+			       "maps had no room): those launches lack them, counted in each trace's "
+			       "stacks object", (unsigned long)sc.lost, (unsigned long)sc.python_lost);
+	}
 }
 
 int session__finish(struct session *s)

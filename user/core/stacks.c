@@ -838,6 +838,12 @@ void stacks__forget(struct stacks *s, pid_t pid)
 	vec__free(&gone);
 }
 
+void stacks__count(struct stacks *s, const struct launch_event *e)
+{
+	s->counts.lost += e->flags & LAUNCH_F_USTACK && e->ustack < 0;
+	s->counts.python_lost += (e->flags & LAUNCH_F_PYLOST) != 0;
+}
+
 void stacks__counts(const struct stacks *s, struct stacks_counts *c)
 {
 	*c = s->counts;

@@ -38,6 +38,8 @@ struct stack {
 struct stacks_counts {
 	uint64_t unique;	/* stacks named */
 	uint64_t python_procs;	/* processes whose Python frames BPF walks */
+	uint64_t lost;		/* launches whose user stack did not fit in its map */
+	uint64_t python_lost;	/* launches whose Python frames did not fit in theirs */
 };
 
 /* fd: the stacks map; py_fd: py_stacks. NULL and errno. */
@@ -46,6 +48,8 @@ void stacks__free(struct stacks *s);
 
 /* The launch's stack, or NULL when it has none (no --stack, or lost: e->ustack < 0). */
 const struct stack *stacks__get(struct stacks *s, const struct launch_event *e);
+/* Counts what BPF lost of a launch's stacks (once per launch, as it arrives). */
+void stacks__count(struct stacks *s, const struct launch_event *e);
 /* pid mapped or unmapped libraries: their symbols are read again. */
 void stacks__refresh(struct stacks *s, pid_t pid);
 /* pid is gone and its traces written: what was kept for it goes (its pid may come back). */
