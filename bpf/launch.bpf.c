@@ -229,7 +229,6 @@ static __always_inline void fill(struct pt_regs *ctx, struct launch_event *e, __
 	e->step = step;
 	e->phase = phase;
 	e->ustack = 0;
-	e->pad = 0;
 	e->pystack = 0;
 	fill_args(ctx, e);
 	if (stack_on)

@@ -60,9 +60,10 @@ enum cuprobe_phase {
 
 /* Launch flags. */
 #define LAUNCH_F_HAS_DUR (1u << 0) /* dur_ns is an API duration (--latency) */
-#define LAUNCH_F_USTACK	 (1u << 1) /* --stack: ustack names the user stack (or why it is lost) */
+#define LAUNCH_F_USTACK	 (1u << 1) /* --stack: ustack is the key of the user stack in ustacks */
 #define LAUNCH_F_PYSTACK (1u << 2) /* the thread runs Python: pystack names its frames */
 #define LAUNCH_F_PYLOST	 (1u << 3) /* it runs Python, but its frames were lost (map full) */
+#define LAUNCH_F_ULOST	 (1u << 4) /* --stack: the user stack was lost (map full) */
 
 struct launch_event {
 	__u32 type;	 /* REC_LAUNCH */
@@ -82,8 +83,7 @@ struct launch_event {
 	__u32 phase;	 /* enum cuprobe_phase of that step */
 	__u32 flags;	 /* LAUNCH_F_* */
 	/* --stack (appended): where the launch's stacks are, with LAUNCH_F_USTACK / _PYSTACK. */
-	__s32 ustack;	 /* id in the stacks map, or -errno when it was lost */
-	__u32 pad;
+	__u64 ustack;	 /* key in the ustacks map (LAUNCH_F_USTACK) */
 	__u64 pystack;	 /* key in the py_stacks map (LAUNCH_F_PYSTACK) */
 };
 
@@ -241,10 +241,11 @@ struct runtime_ranges {
 };
 
 /*
- * Stacks (--stack). The user stack is taken by frame pointers into the
- * stacks map (BPF_MAP_TYPE_STACK_TRACE, one id per unique stack). A thread
- * that runs CPython has its Python frames walked from its thread state into
- * py_stacks, one entry per unique stack, keyed by a hash of its frames.
+ * Stacks (--stack). The user stack is walked by frame pointers into the
+ * ustacks map, and a thread that runs CPython has its Python frames walked
+ * from its thread state into py_stacks: one entry per unique stack in each,
+ * keyed by a hash of its frames, so that the loader may delete an entry
+ * once it has named it.
  */
 #define STACK_MAX_DEPTH 127	/* PERF_MAX_STACK_DEPTH: a stack this deep may be cut */
 #define STACK_MAP_ENTRIES 16384
@@ -252,6 +253,13 @@ struct runtime_ranges {
 #define PY_MAX_THREADS 64	/* thread states looked at to find a thread's */
 #define PY_STACK_ENTRIES 4096
 #define PY_NONE 0xffffu	/* an offset a version does not have */
+
+/* A user stack: return addresses, the probed function's entry first. */
+struct ustack {
+	__u32 n;
+	__u32 truncated;	/* deeper than STACK_MAX_DEPTH */
+	__u64 ip[STACK_MAX_DEPTH];
+};
 
 /* One Python frame as BPF saw it: its code object and where it was. */
 struct py_frame {
@@ -290,6 +298,7 @@ struct py_offsets {
 };
 
 _Static_assert(sizeof(struct py_offsets) == 48, "py_offsets layout");
+_Static_assert(sizeof(struct ustack) == 8 + 8 * STACK_MAX_DEPTH, "ustack layout");
 _Static_assert(sizeof(struct py_stack) == 16 + 16 * PY_MAX_FRAMES, "py_stack layout");
 
 #endif /* CUPROBE_H */

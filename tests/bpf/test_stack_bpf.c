@@ -83,29 +83,58 @@ static __attribute__((noinline)) struct launch_event *one_launch(struct bt *t, v
 static void test_native_chain(void **state)
 {
 	struct bt *t = *state;
-	uint64_t ips[STACK_MAX_DEPTH] = {};
 	struct launch_event *e = NULL;
-	int32_t ids[2] = { -1, -2 };
-	uint32_t id;
+	struct ustack us;
+	uint64_t keys[2] = { 1, 2 };
 
-	/* The same stack twice (one call site) is the same id: one entry per unique stack. */
-	/* volatile: not unrolled into two call sites. */
+	/* The same stack twice (one call site) is the same key: one entry per unique stack. */
 	for (volatile int i = 0; i < 2; i++) {
 		e = one_launch(t, chain_outer);
-		ids[i] = e->ustack;
+		keys[i] = e->ustack;
 	}
-	assert_int_equal(ids[0], ids[1]);
+	assert_int_equal(keys[0], keys[1]);
+	assert_true(e->flags & LAUNCH_F_USTACK);
+	assert_false(e->flags & (LAUNCH_F_ULOST | LAUNCH_F_PYSTACK | LAUNCH_F_PYLOST));
+	assert_int_equal(bpf_map_lookup_elem(bpfobj__stacks_fd(t->obj), &keys[0], &us), 0);
+	assert_true(us.n >= 4 && us.n < STACK_MAX_DEPTH);
+	assert_int_equal(us.truncated, 0);
+	assert_int_equal(us.ip[0], (uint64_t)(uintptr_t)sim_launch);
+	assert_true(us.ip[1] > (uint64_t)(uintptr_t)chain_inner &&
+		    us.ip[1] < (uint64_t)(uintptr_t)chain_inner + 64);
+	assert_true(us.ip[2] > (uint64_t)(uintptr_t)chain_outer &&
+		    us.ip[2] < (uint64_t)(uintptr_t)chain_outer + 64);
+	assert_true(us.ip[3] > (uint64_t)(uintptr_t)one_launch &&
+		    us.ip[3] < (uint64_t)(uintptr_t)one_launch + 128);
+}
+
+/* Deeper than STACK_MAX_DEPTH: cut, and said. */
+static STAND_IN void recurse(int n)
+{
+	STAND_IN_FRAME();
+	if (n > 0)
+		recurse(n - 1);
+	else
+		chain_outer();
+	asm volatile("" ::: "memory");
+}
+
+static void deep(void)
+{
+	recurse(STACK_MAX_DEPTH + 10);
+}
+
+static void test_native_truncated(void **state)
+{
+	struct bt *t = *state;
+	struct launch_event *e = one_launch(t, deep);
+	struct ustack us;
 
 	assert_true(e->flags & LAUNCH_F_USTACK);
-	assert_false(e->flags & (LAUNCH_F_PYSTACK | LAUNCH_F_PYLOST));
-	assert_true(e->ustack >= 0);
-	id = (uint32_t)e->ustack;
-	assert_int_equal(bpf_map_lookup_elem(bpfobj__stacks_fd(t->obj), &id, ips), 0);
-	assert_int_equal(ips[0], (uint64_t)(uintptr_t)sim_launch);
-	assert_true(ips[1] > (uint64_t)(uintptr_t)chain_inner &&
-		    ips[1] < (uint64_t)(uintptr_t)chain_inner + 64);
-	assert_true(ips[2] > (uint64_t)(uintptr_t)chain_outer &&
-		    ips[2] < (uint64_t)(uintptr_t)chain_outer + 64);
+	assert_int_equal(bpf_map_lookup_elem(bpfobj__stacks_fd(t->obj), &e->ustack, &us), 0);
+	assert_int_equal(us.n, STACK_MAX_DEPTH);
+	assert_int_equal(us.truncated, 1);
+	assert_true(us.ip[10] > (uint64_t)(uintptr_t)recurse &&
+		    us.ip[10] < (uint64_t)(uintptr_t)recurse + 64);
 }
 
 /* A fake interpreter: _PyRuntime, one interpreter, two thread states, frames. */
@@ -271,6 +300,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_native_chain),
+		cmocka_unit_test(test_native_truncated),
 		cmocka_unit_test(test_python_311),
 		cmocka_unit_test(test_python_312_shim),
 		cmocka_unit_test(test_python_frame_at_mapping_end),

@@ -95,7 +95,7 @@ expect "folded stacks count launches by default" diff "$TMP/count.want" "$TMP/co
 O=$ROOT/.output
 "$CUPROBE" record --cupti --stack -q -o "$TMP/cupti" -- env \
 	LD_PRELOAD="$O/libcuprobe-agent.so:$O/cupti_sim/libcupti.so.13" \
-	LD_LIBRARY_PATH="$O/cupti_sim" "$W/stacks" 2>/dev/null
+	LD_LIBRARY_PATH="$O/cupti_sim" "$W/stacks" --sleep-ms 300 2>/dev/null
 "$CUPROBE" report --format folded -o "$TMP/cupti.count" "$TMP/cupti" 2>/dev/null
 expect "--stack --cupti: 7 and 5 launches under their kernels" \
 	bash -c 'grep -qE "stacks_kernel\(float\*, int\) 7$" "$1" && grep -qE "other_kernel\(int\*\) 5$" "$1"' _ "$TMP/cupti.count"

@@ -5,10 +5,14 @@
 // and, on a second thread, chain_b_outer -> chain_b_inner -> cudaLaunchKernel
 // B_LAUNCHES times. Built with frame pointers and debug info (-g), as a
 // program must be for its frames to be unwound and its inlined ones named.
-// Prints the ground truth as one JSON line on stderr.
+// Prints the ground truth as one JSON line on stderr. --sleep-ms N sleeps
+// before the first launch.
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define A_LAUNCHES 7
 #define B_LAUNCHES 5
@@ -65,10 +69,13 @@ static void *thread_b(void *)
 	return nullptr;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t t;
 
+	/* --sleep-ms N: before launching (an agent turning CUPTI on has the time to). */
+	if (argc == 3 && !strcmp(argv[1], "--sleep-ms"))
+		usleep(1000 * atoi(argv[2]));
 	chain_a_outer();
 	if (pthread_create(&t, nullptr, thread_b, nullptr) || pthread_join(t, nullptr))
 		return 1;

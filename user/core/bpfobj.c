@@ -66,7 +66,7 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 	b->stack = o->stack;
 	skel->rodata->stack_on = o->stack;
 	if (!o->stack) {
-		bpf_map__set_max_entries(skel->maps.stacks, 1);
+		bpf_map__set_max_entries(skel->maps.ustacks, 1);
 		bpf_map__set_max_entries(skel->maps.py_stacks, 1);
 		bpf_map__set_max_entries(skel->maps.py_procs, 1);
 	}
@@ -220,7 +220,7 @@ int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain,
 
 int bpfobj__stacks_fd(const struct bpfobj *b)
 {
-	return b->stack ? bpf_map__fd(b->skel->maps.stacks) : -1;
+	return b->stack ? bpf_map__fd(b->skel->maps.ustacks) : -1;
 }
 
 int bpfobj__py_stacks_fd(const struct bpfobj *b)

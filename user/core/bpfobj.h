@@ -69,7 +69,7 @@ int bpfobj__conf_fd(const struct bpfobj *b);
 /* Counters of processes without state of their own, and session-wide ones. */
 void bpfobj__counters(const struct bpfobj *b, struct cuprobe_counters *out);
 
-/* --stack's maps: stacks (STACK_TRACE), py_stacks, py_procs; -1 without --stack. */
+/* --stack's maps: ustacks, py_stacks, py_procs; -1 without --stack. */
 int bpfobj__stacks_fd(const struct bpfobj *b);
 int bpfobj__py_stacks_fd(const struct bpfobj *b);
 int bpfobj__set_py_proc(struct bpfobj *b, pid_t pid, const struct py_offsets *o);

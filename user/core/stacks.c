@@ -70,7 +70,7 @@ static size_t stack_hash(long key, void *ctx)
 	const struct stack *k = (const void *)key;
 
 	(void)ctx;
-	return hash_combine(hash_combine(hash_u64((uint64_t)k->pid), (size_t)(uint32_t)k->ustack),
+	return hash_combine(hash_combine(hash_u64((uint64_t)k->pid), hash_u64(k->ustack)),
 			    hash_combine((size_t)k->pystack, k->flags));
 }
 
@@ -699,17 +699,22 @@ static int build(struct stacks *s, struct stack *st)
 {
 	struct vec names = VEC_INIT(const char *), native = VEC_INIT(struct merge_frame);
 	struct py_stack *raw = NULL;
+	struct ustack *us = NULL;
 	const char *py[PY_MAX_FRAMES];
 	struct py_proc *p = NULL;
 	uint64_t ips[STACK_MAX_DEPTH] = {};
 	uint32_t nips = 0, np = 0;
 	int err = 0;
 
-	if (st->flags & LAUNCH_F_USTACK && st->ustack >= 0 && s->fd >= 0 &&
-	    !bpf_map_lookup_elem(s->fd, &(uint32_t){ (uint32_t)st->ustack }, ips))
-		while (nips < STACK_MAX_DEPTH && ips[nips])
-			nips++;
-	st->truncated = nips == STACK_MAX_DEPTH;
+	if (st->flags & LAUNCH_F_USTACK && s->fd >= 0 && (us = malloc(sizeof(*us))) &&
+	    !bpf_map_lookup_elem(s->fd, &st->ustack, us)) {
+		nips = us->n < STACK_MAX_DEPTH ? us->n : STACK_MAX_DEPTH;
+		memcpy(ips, us->ip, nips * sizeof(ips[0]));
+		st->truncated = us->truncated != 0;
+		/* Named: its entry can go (keyed by its frames, it comes back under that key). */
+		bpf_map_delete_elem(s->fd, &st->ustack);
+	}
+	free(us);
 	nips = plausible(s, st->pid, ips, nips);
 	if (st->flags & LAUNCH_F_PYSTACK && (p = py_proc_of(s, st->pid)) &&
 	    (raw = calloc(1, sizeof(*raw))) && !bpf_map_lookup_elem(s->py_fd, &st->pystack, raw)) {
@@ -770,9 +775,9 @@ const struct stack *stacks__get(struct stacks *s, const struct launch_event *e)
 	long v;
 
 	/* A lost user stack keeps its Python frames, if any. */
-	if (!(e->flags & LAUNCH_F_USTACK) || (e->ustack < 0 && !(e->flags & LAUNCH_F_PYSTACK)))
+	if (!(e->flags & (LAUNCH_F_USTACK | LAUNCH_F_PYSTACK)))
 		return NULL;
-	key.ustack = e->ustack;
+	key.ustack = e->flags & LAUNCH_F_USTACK ? e->ustack : 0;
 	key.pystack = e->flags & LAUNCH_F_PYSTACK ? e->pystack : 0;
 	if (hmap__find(s->by_key, (long)&key, &v))
 		return (const struct stack *)v;
@@ -840,7 +845,7 @@ void stacks__forget(struct stacks *s, pid_t pid)
 
 void stacks__count(struct stacks *s, const struct launch_event *e)
 {
-	s->counts.lost += e->flags & LAUNCH_F_USTACK && e->ustack < 0;
+	s->counts.lost += (e->flags & LAUNCH_F_ULOST) != 0;
 	s->counts.python_lost += (e->flags & LAUNCH_F_PYLOST) != 0;
 }
 

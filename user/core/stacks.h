@@ -29,7 +29,7 @@ struct stack {
 	uint32_t python;	/* of them, Python frames */
 	/* The key: the process and BPF's ids. */
 	pid_t pid;
-	int32_t ustack;
+	uint64_t ustack;
 	uint64_t pystack;
 	uint32_t flags;
 };
@@ -42,11 +42,11 @@ struct stacks_counts {
 	uint64_t python_lost;	/* launches whose Python frames did not fit in theirs */
 };
 
-/* fd: the stacks map; py_fd: py_stacks. NULL and errno. */
+/* fd: the ustacks map; py_fd: py_stacks. NULL and errno. */
 struct stacks *stacks__new(int fd, int py_fd, struct symbols *syms);
 void stacks__free(struct stacks *s);
 
-/* The launch's stack, or NULL when it has none (no --stack, or lost: e->ustack < 0). */
+/* The launch's stack, or NULL when it has none (no --stack, or both stacks lost). */
 const struct stack *stacks__get(struct stacks *s, const struct launch_event *e);
 /* Counts what BPF lost of a launch's stacks (once per launch, as it arrives). */
 void stacks__count(struct stacks *s, const struct launch_event *e);

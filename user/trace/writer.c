@@ -761,10 +761,8 @@ static uint64_t stack_spans(struct trace *t, const struct launch_event *e)
 	uint64_t end = e->ts_ns + e->dur_ns;
 	uint32_t same = 0;
 
-	if (e->flags & LAUNCH_F_USTACK) {
-		t->st_taken++;
-		t->st_lost += e->ustack < 0;
-	}
+	t->st_taken += (e->flags & (LAUNCH_F_USTACK | LAUNCH_F_ULOST)) != 0;
+	t->st_lost += (e->flags & LAUNCH_F_ULOST) != 0;
 	t->st_python += (e->flags & LAUNCH_F_PYSTACK) != 0;
 	t->st_python_lost += (e->flags & LAUNCH_F_PYLOST) != 0;
 	th = span_thread(t, (pid_t)e->tid);
