@@ -79,8 +79,10 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 	bpf_program__set_autoload(skel->progs.agent_enable, o->cupti);
 	err = cuprobe_bpf__load(skel);
 	if (err) {
-		p_err("cannot load the BPF programs: %s; run with -v for the verifier's log",
-		      strerror(-err));
+		p_err("cannot load the BPF programs: %s; run with -v for the verifier's log%s",
+		      strerror(-err),
+		      o->stack ? " (--stack needs bpf_loop and task storage: Linux 5.17 or later; "
+				 "record without --stack on older kernels)" : "");
 		goto fail;
 	}
 	return b;
