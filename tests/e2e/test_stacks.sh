@@ -68,6 +68,21 @@ wait "$REC"
 expect "-p on a running Python: its Python frames, files and lines" \
 	$CS python "$TMP/pid.truth" "$TMP/pid.folded"
 
+# More unique Python stacks than BPF's map holds (4096): named ones are swept, none lost.
+"$CUPROBE" record -q --stack -o "$TMP/unique" -- python3 "$ROOT/tests/workloads/py_launch.py" \
+	--unique 6000 --linger 1 2>/dev/null
+"$CUPROBE" report --format folded -o "$TMP/unique.folded" "$TMP/unique" 2>/dev/null
+expect "6000 unique Python stacks, more than the map holds: each named, none lost" \
+	python3 -c '
+import json, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+# unique_<i> makes its call on line 2i + 2 of <unique>.
+names = {int(m.group(2)) for m in (re.search(r"<unique>\((\d+)\): unique_(\d+);", l) for l in lines)
+         if m and int(m.group(1)) == 2 * int(m.group(2)) + 2}
+st = json.load(open(sys.argv[2]))["cuprobe"]["stacks"]
+ok = len(names) == 6000 and st["python"] == 6000 and st["python_lost"] == 0 and st["lost"] == 0
+sys.exit(0 if ok else "%d names, stacks %s" % (len(names), st))' "$TMP/unique.folded" "$(trace_in "$TMP/unique/run_0")"
+
 # --weight gpu sums the GPU time of each stack's work, by correlation.
 cat >"$TMP/gpu.pt.trace.json" <<'JSON'
 {"traceEvents": [

@@ -8,6 +8,8 @@ frames root first, each as torch.profiler names it, "file(line): function",
 with the line of the call each frame was making. Lingers --linger seconds
 before exiting, so that its code objects can still be read when the
 launches are named; --wait-file PATH waits for PATH to exist before launching.
+With --unique N it launches once from each of N functions of its own instead
+(unique_0 .. unique_<N-1>, 1 ms apart): N stacks, each seen once.
 """
 import ctypes
 import json
@@ -53,8 +55,23 @@ def option(name, default):
     return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
 
 
+def unique(n):
+    """n launches from n functions of their own (unique_0 .. unique_<n-1>), 1 ms apart."""
+    src = "".join("def unique_%d():\n    launch_leaf(%d)\n" % (i, i) for i in range(n))
+    scope = {"launch_leaf": launch_leaf}
+    exec(compile(src, "<unique>", "exec"), scope)
+    for i in range(n):
+        scope["unique_%d" % i]()
+        time.sleep(0.001)
+
+
 def main():
     linger = float(option("--linger", "0"))
+    if "--unique" in sys.argv:
+        unique(int(option("--unique", "0")))
+        print(json.dumps({"unique": int(option("--unique", "0"))}), file=sys.stderr)
+        time.sleep(linger)
+        return
     wait_file = option("--wait-file", None)
     # -p tests: wait (polling, 5 ms) until the file exists, as the C workloads do.
     while wait_file and not os.path.exists(wait_file):

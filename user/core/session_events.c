@@ -51,8 +51,8 @@ static int on_launch(struct session *s, const struct launch_event *e)
 	unnamed = kernel_name(s, e, handle, sizeof(handle), &kernel);
 	/* Named now, while the process lives: a cupti cycle writes its launches later. */
 	if (s->stacks) {
-		stacks__count(s->stacks, e);
 		stacks__get(s->stacks, e);
+		stacks__count(s->stacks, e);
 	}
 	return proc_cycles__launch(t->cycles, e, kernel, unnamed, ++s->correlation);
 }

@@ -62,6 +62,8 @@ struct stacks {
 	struct vec dw;		/* struct dw_proc */
 	struct vec py;		/* struct py_proc */
 	struct hmap *strings;	/* char * -> itself: every frame name once, owned */
+	/* Keys of BPF's map entries launches have named: deleted in a sweep when many. */
+	struct hmap *live_u, *live_py;
 	struct stacks_counts counts;
 };
 
@@ -113,7 +115,9 @@ struct stacks *stacks__new(int fd, int py_fd, struct symbols *syms)
 	s->strings = hmap__new(hmap_str_hash, hmap_str_equal, NULL);
 	s->by_key = hmap__new(stack_hash, stack_equal, NULL);
 	s->codes = hmap__new(code_hash, code_equal, NULL);
-	if (!s->by_key || !s->codes || !s->strings) {
+	s->live_u = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL);
+	s->live_py = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL);
+	if (!s->by_key || !s->codes || !s->strings || !s->live_u || !s->live_py) {
 		stacks__free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -156,6 +160,8 @@ void stacks__free(struct stacks *s)
 			free((char *)e->key);
 		hmap__free(s->strings);
 	}
+	hmap__free(s->live_u);
+	hmap__free(s->live_py);
 	vec__free(&s->dw);
 	vec__free(&s->py);
 	free(s);
@@ -711,8 +717,9 @@ static int build(struct stacks *s, struct stack *st)
 		nips = us->n < STACK_MAX_DEPTH ? us->n : STACK_MAX_DEPTH;
 		memcpy(ips, us->ip, nips * sizeof(ips[0]));
 		st->truncated = us->truncated != 0;
-		/* Named: its entry can go (keyed by its frames, it comes back under that key). */
-		bpf_map_delete_elem(s->fd, &st->ustack);
+	} else if (st->flags & LAUNCH_F_USTACK) {
+		/* Swept before it was read: only another process's launch can have named it. */
+		s->counts.lost++;
 	}
 	free(us);
 	nips = plausible(s, st->pid, ips, nips);
@@ -723,11 +730,6 @@ static int build(struct stacks *s, struct stack *st)
 		for (uint32_t i = 0; i < np; i++)
 			py[i] = py_frame_name(s, st, p, &raw->f[i]);
 		st->python = np;
-		/*
-		 * Named: its entry can go, so that the map never fills. The key is a
-		 * hash of the frames, so the same stack comes back under the same key.
-		 */
-		bpf_map_delete_elem(s->py_fd, &st->pystack);
 	}
 	for (uint32_t i = 0; i < nips && !err; i++) {
 		size_t before = names.len;
@@ -843,10 +845,35 @@ void stacks__forget(struct stacks *s, pid_t pid)
 	vec__free(&gone);
 }
 
+/*
+ * BPF's maps keep one entry per unique stack, keyed by a hash of its frames.
+ * Once half a map is stacks the loader has named, those entries go: a stack
+ * that comes again is inserted again under the same key, which the loader
+ * knows by then. So the maps never fill with stacks already named.
+ */
+static void sweep(struct hmap *live, int fd, size_t cap)
+{
+	const struct hmap_entry *e;
+	size_t bkt;
+
+	if (hmap__size(live) < cap / 2)
+		return;
+	hmap__for_each_entry(live, e, bkt) {
+		uint64_t key = (uint64_t)e->key;
+
+		bpf_map_delete_elem(fd, &key);
+	}
+	hmap__clear(live);
+}
+
 void stacks__count(struct stacks *s, const struct launch_event *e)
 {
 	s->counts.lost += (e->flags & LAUNCH_F_ULOST) != 0;
 	s->counts.python_lost += (e->flags & LAUNCH_F_PYLOST) != 0;
+	if (e->flags & LAUNCH_F_USTACK && !hmap__set(s->live_u, (long)e->ustack, 1, NULL, NULL))
+		sweep(s->live_u, s->fd, STACK_MAP_ENTRIES);
+	if (e->flags & LAUNCH_F_PYSTACK && !hmap__set(s->live_py, (long)e->pystack, 1, NULL, NULL))
+		sweep(s->live_py, s->py_fd, PY_STACK_ENTRIES);
 }
 
 void stacks__counts(const struct stacks *s, struct stacks_counts *c)

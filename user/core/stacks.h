@@ -48,7 +48,10 @@ void stacks__free(struct stacks *s);
 
 /* The launch's stack, or NULL when it has none (no --stack, or both stacks lost). */
 const struct stack *stacks__get(struct stacks *s, const struct launch_event *e);
-/* Counts what BPF lost of a launch's stacks (once per launch, as it arrives). */
+/*
+ * Once per launch, after stacks__get named it: counts what BPF lost of its
+ * stacks, and empties BPF's maps of named stacks when they are half full.
+ */
 void stacks__count(struct stacks *s, const struct launch_event *e);
 /* pid mapped or unmapped libraries: their symbols are read again. */
 void stacks__refresh(struct stacks *s, pid_t pid);
