@@ -46,7 +46,7 @@ PY=$(command -v /usr/bin/python3 || command -v python3)
 python_case "$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])') ($PY)" "$PY"
 for v in 3.10 3.11 3.12 3.13; do
 	py=$(ls -d /root/.pyenv/versions/$v.*/bin/python$v 2>/dev/null | head -1)
-	if [ -n "$py" ]; then python_case "$v" "$py"; else echo "# CPython $v (pyenv) not installed here: its layout is checked by the unit and BPF tiers only"; fi
+	if [ -n "$py" ]; then python_case "$v" "$py"; else echo "# CPython $v (pyenv) not installed here: not tested end to end"; fi
 done
 
 # -p: a Python process that runs already, found at attach; its thread's state found in BPF.
