@@ -29,13 +29,13 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -MMD -MP \
 	      -I$(dir $(VMLINUX_H)) -Iinclude -Ibpf $(CLANG_BPF_SYS_INCLUDES)
 
-STATIC_LIBS := -l:libbpf.a -l:libelf.a -l:libjansson.a -l:libz.a -l:libzstd.a \
-	       -l:liblzma.a -l:libbz2.a -l:libstdc++.a -lpthread -lm
+STATIC_LIBS := -l:libbpf.a -l:libdw.a -l:libelf.a -l:libjansson.a -l:libz.a -l:libzstd.a \
+	       -l:liblzma.a -l:libbz2.a -l:libstdc++.a -lpthread -lm -ldl
 ifeq ($(STATIC),1)
 LDFLAGS += -static
 LDLIBS  := $(STATIC_LIBS)
 else
-LDLIBS  := -lbpf -lelf -ljansson -lz -lstdc++ -lpthread -lm
+LDLIBS  := -lbpf -ldw -lelf -ljansson -lz -lstdc++ -lpthread -lm
 endif
 
 ifeq ($(V),1)

@@ -14,7 +14,8 @@ Environment: BENCH_REPS scales the repetitions (default 5), BENCH_TMP is
 where traces go while a run lasts (default /dev/shm), BENCH_RSS_EVENTS is
 the larger event count of rss_growth (default 10000000), BENCH_ONLY picks
 measurements by name (probe_vs_empty_uprobe, steps, detach_ms,
-trace_write_events_per_s, first_step_complete, latency_vs_entry, ...), and
+trace_write_events_per_s, first_step_complete, latency_vs_entry,
+stack_vs_nostack, python_stack_vs_nostack, ...), and
 BENCH_CUPROBE names another cuprobe binary to measure (default ./cuprobe).
 """
 
@@ -516,6 +517,8 @@ FIGURES = [
     ("rss_growth", "%.2f", "<=", "1.2"),
     ("first_step_complete", "%.2f", "==", "1.0"),
     ("latency_vs_entry", "%.2f", "<", "2.0"),
+    ("stack_vs_nostack", "%.2f", "<=", "1.5"),
+    ("python_stack_vs_nostack", "%.2f", None, None),
 ]
 
 
@@ -562,6 +565,9 @@ def main():
     measure("rss_growth", rss_growth)
     measure("first_step_complete", first_step)
     measure("latency_vs_entry", latency_vs_entry)
+    import stack_figures  # noqa: E402 (it imports this module)
+    measure("stack_vs_nostack", stack_figures.stack_vs_nostack)
+    measure("python_stack_vs_nostack", stack_figures.python_stack_vs_nostack)
 
     missed = failed = 0
     lines = []

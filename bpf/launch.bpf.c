@@ -15,6 +15,7 @@
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
 #include "launch.bpf.h"
+#include "stack.bpf.h"
 
 /* A call waiting for its return (latency cookie), one per thread. */
 struct inflight {
@@ -264,7 +265,11 @@ static __always_inline void fill(struct pt_regs *ctx, struct launch_event *e, __
 	__builtin_memset(e->block, 0, sizeof(e->block));
 	e->step = step;
 	e->phase = phase;
+	e->ustack = 0;
+	e->pystack = 0;
 	fill_args(ctx, e);
+	if (stack_on)
+		stack_take(ctx, e);
 }
 
 /* A full stage to the ring, as one record; false when the ring has no room. */

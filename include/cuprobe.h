@@ -62,6 +62,10 @@ enum cuprobe_phase {
 
 /* Launch flags. */
 #define LAUNCH_F_HAS_DUR (1u << 0) /* dur_ns is an API duration (--latency) */
+#define LAUNCH_F_USTACK	 (1u << 1) /* --stack: ustack is the key of the user stack in ustacks */
+#define LAUNCH_F_PYSTACK (1u << 2) /* the thread runs Python: pystack names its frames */
+#define LAUNCH_F_PYLOST	 (1u << 3) /* it runs Python, but its frames were lost (map full) */
+#define LAUNCH_F_ULOST	 (1u << 4) /* --stack: the user stack was lost (map full) */
 
 struct launch_event {
 	__u32 type;	 /* REC_LAUNCH */
@@ -80,6 +84,9 @@ struct launch_event {
 	__u32 step;	 /* step of the process when the call began */
 	__u32 phase;	 /* enum cuprobe_phase of that step */
 	__u32 flags;	 /* LAUNCH_F_* */
+	/* --stack (appended): where the launch's stacks are, with LAUNCH_F_USTACK / _PYSTACK. */
+	__u64 ustack;	 /* key in the ustacks map (LAUNCH_F_USTACK) */
+	__u64 pystack;	 /* key in the py_stacks map (LAUNCH_F_PYSTACK) */
 };
 
 /*
@@ -261,7 +268,7 @@ struct launch_slot {
 #define COOKIE_SLOT_SHIFT 32
 #define COOKIE_SLOT_MASK 0xffffull
 
-_Static_assert(sizeof(struct launch_event) == 104, "launch_event layout");
+_Static_assert(sizeof(struct launch_event) == 120, "launch_event layout");
 _Static_assert(sizeof(struct libmap_event) == 32, "libmap_event layout");
 _Static_assert(sizeof(struct step_event) == 64, "step_event layout");
 _Static_assert(sizeof(struct schedule) == 24, "schedule layout");
@@ -286,5 +293,66 @@ struct runtime_ranges {
 	__u32 pad;
 	struct code_range r[MAX_RUNTIME_RANGES];
 };
+
+/*
+ * Stacks (--stack). The user stack is walked by frame pointers into the
+ * ustacks map, and a thread that runs CPython has its Python frames walked
+ * from its thread state into py_stacks: one entry per unique stack in each,
+ * keyed by a hash of its frames, so that the loader may delete an entry
+ * once it has named it.
+ */
+#define STACK_MAX_DEPTH 127	/* PERF_MAX_STACK_DEPTH: a stack this deep may be cut */
+#define STACK_MAP_ENTRIES 16384
+#define PY_MAX_FRAMES 64
+#define PY_MAX_THREADS 64	/* thread states looked at to find a thread's */
+#define PY_STACK_ENTRIES 4096
+#define PY_NONE 0xffffu	/* an offset a version does not have */
+
+/* A user stack: return addresses, the probed function's entry first. */
+struct ustack {
+	__u32 n;
+	__u32 truncated;	/* deeper than STACK_MAX_DEPTH */
+	__u64 ip[STACK_MAX_DEPTH];
+};
+
+/* One Python frame as BPF saw it: its code object and where it was. */
+struct py_frame {
+	__u64 code;	/* PyCodeObject * */
+	__u64 instr;	/* the instruction pointer (3.11+), or f_lasti (3.10) */
+};
+
+struct py_stack {
+	__u32 n;	/* frames, leaf first */
+	__u32 truncated; /* more frames than PY_MAX_FRAMES */
+	__u64 entry;	/* bit i: frame i is the first of its C evaluation call */
+	struct py_frame f[PY_MAX_FRAMES];
+};
+
+/*
+ * Where a process's interpreter keeps what BPF walks (per CPython version),
+ * in the BPF map py_procs. Offsets are bytes; PY_NONE: the version has none.
+ */
+struct py_offsets {
+	__u64 runtime;		/* address of _PyRuntime in the process */
+	__u32 version;		/* 0x030b for 3.11 */
+	__u16 runtime_interp_head;
+	__u16 interp_threads_head;
+	__u16 tstate_next;
+	__u16 tstate_native_tid; /* PY_NONE (3.10): match thread_id with the thread's TLS base */
+	__u16 tstate_thread_id;
+	__u16 tstate_frame;	/* the frame, or the _PyCFrame that holds it */
+	__u16 cframe_frame;	/* PY_NONE: tstate_frame points at the frame itself */
+	__u16 frame_code;
+	__u16 frame_back;
+	__u16 frame_instr;
+	__u16 frame_instr_size;	/* 4: an int (3.10's f_lasti); 8: a pointer */
+	__u16 frame_owner;	/* PY_NONE: no owner; FRAME_OWNED_BY_CSTACK (3) frames are shims */
+	__u16 frame_is_entry;	/* PY_NONE but in 3.11 */
+	__u16 pad[3];
+};
+
+_Static_assert(sizeof(struct py_offsets) == 48, "py_offsets layout");
+_Static_assert(sizeof(struct ustack) == 8 + 8 * STACK_MAX_DEPTH, "ustack layout");
+_Static_assert(sizeof(struct py_stack) == 16 + 16 * PY_MAX_FRAMES, "py_stack layout");
 
 #endif /* CUPROBE_H */

@@ -25,3 +25,6 @@ $(BT_DIR)/test_%: tests/bpf/test_%.c $(BT_DIR)/bpf_test.o $(LIB_OBJS)
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(BT_CPPFLAGS) $(CFLAGS) $< $(BT_DIR)/bpf_test.o $(LIB_OBJS) -lcmocka $(LDLIBS) -o $@
+
+# The stack test unwinds its own frames by their frame pointers.
+$(BT_DIR)/test_stack_bpf: CFLAGS += -fno-omit-frame-pointer

@@ -159,3 +159,22 @@ size_t bt__hold_stages(struct bt *t, __u32 busy)
 		__atomic_store_n(&bpfobj__stage(t->obj, i)->busy, busy, __ATOMIC_SEQ_CST);
 	return i;
 }
+
+struct bt *bt__new_stack(uint64_t ring_bytes)
+{
+	struct bpfobj_opts o = { .ringbuf_bytes = ring_bytes, .stack = true };
+	struct bt *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->obj = bpfobj__load(&o);
+	if (t->obj)
+		t->events = ring_buffer__new(bpfobj__events_fd(t->obj), on_record, t, NULL);
+	if (t->events)
+		t->ctrl = ring_buffer__new(bpfobj__ctrl_fd(t->obj), on_record, t, NULL);
+	if (!t->ctrl) {
+		bt__free(t);
+		return NULL;
+	}
+	return t;
+}

@@ -58,6 +58,8 @@ struct bt {
 
 /* Loads every program (latency and steps too) with an events ring of ring_bytes. */
 struct bt *bt__new(uint64_t ring_bytes);
+/* The launch programs with --stack's maps and code on. */
+struct bt *bt__new_stack(uint64_t ring_bytes);
 void bt__free(struct bt *t);
 
 /*

@@ -15,6 +15,18 @@ for wl in basic dlopen_main static names; do
 	expect "sanitized cuprobe on $wl: launches equal ground truth" \
 		$CHECK match --gt "$TMP/$wl.gt.json" "$(trace_in "$TMP/$wl/run_0")"
 done
+# --stack under ASan/UBSan: native stacks through libdwfl, and Python frames read from a
+# live interpreter (tests/e2e/test_stacks.sh checks what they say).
+for wl in "$W/stacks" "python3 $ROOT/tests/workloads/py_launch.py --linger 1"; do
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1 \
+		"$SAN" record -q --stack -o "$TMP/stack" -- $wl >"$TMP/stack.log" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] || grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$TMP/stack.log"; then
+		not_ok "sanitized cuprobe --stack on ${wl##*/}" "rc $rc: $(grep -m3 -E 'ERROR|runtime error' "$TMP/stack.log")"
+	else
+		ok "sanitized cuprobe --stack on ${wl##*/}"
+	fi
+done
 # The self-contained build (make STATIC=1) links and records the same.
 STATIC=$ROOT/.output/static/cuprobe
 if file "$STATIC" | grep -q "statically linked"; then

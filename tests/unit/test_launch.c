@@ -245,7 +245,7 @@ static void test_records_start_with_type(void **state)
 static void test_launch_event_layout(void **state)
 {
 	(void)state;
-	assert_int_equal(sizeof(struct launch_event), 104);
+	assert_int_equal(sizeof(struct launch_event), 120);
 	assert_field(launch_event, api, 4, 4);
 	assert_field(launch_event, tgid, 8, 4);
 	assert_field(launch_event, tid, 12, 4);

@@ -1587,7 +1587,7 @@ static void test_output_file_and_help(void **state)
 
 	r = run_report(fx->dir, (const char *[]){ "--help", NULL });
 	assert_int_equal(r.rc, 0);
-	assert_non_null(strstr(r.out, "Usage: cuprobe report [--format text|json|csv]"));
+	assert_non_null(strstr(r.out, "Usage: cuprobe report [--format text|json|csv|folded]"));
 	assert_non_null(strstr(r.out, "Examples:\n"));
 	assert_string_equal(r.err, "");
 	run_free(&r);
@@ -1678,7 +1678,7 @@ static void test_usage_and_write_errors(void **state)
 	join(trace, fx->dir, "t.pt.trace.json");
 
 	r = run_report(fx->dir, (const char *[]){ "--format", "xml", trace, NULL });
-	check_error(&r, 2, "unknown format 'xml'", "text, json or csv");
+	check_error(&r, 2, "unknown format 'xml'", "text, json, csv or folded");
 	run_free(&r);
 
 	r = run_report(fx->dir, (const char *[]){ "--format", "json", NULL });

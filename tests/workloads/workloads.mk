@@ -12,7 +12,8 @@ WL_STUBS := $(WL_DIR)/stubs
 WORKLOADS := $(WL_DIR)/demo $(WL_DIR)/basic $(WL_DIR)/basic_ptsz $(WL_DIR)/static \
 	     $(WL_DIR)/dlopen_main $(WL_DIR)/libkernlib.so $(WL_DIR)/driver \
 	     $(WL_DIR)/nested $(WL_DIR)/libfakert.so $(WL_STUBS)/libcuda.so.1 \
-	     $(WL_DIR)/dlloop $(WL_DIR)/libtiny.so $(WL_DIR)/names $(WL_DIR)/procaddr
+	     $(WL_DIR)/dlloop $(WL_DIR)/libtiny.so $(WL_DIR)/names $(WL_DIR)/procaddr \
+	     $(WL_DIR)/stacks $(WL_DIR)/stacks_stripped
 
 # Host code is built warning-free. Frame pointers make functions that need a
 # frame start with a push, which a uprobe emulates instead of single-stepping.
@@ -124,6 +125,17 @@ $(WL_DIR)/procaddr: tests/gpu/procaddr.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(WL_CFLAGS) -MMD -MP -MF $@.d $< -o $@ -ldl
+
+# --stack: named call chains, with debug info for their inlined frames; and
+# the same program stripped of every symbol, whose frames are addresses.
+$(WL_DIR)/stacks: $(WL_SRC)/stacks.cu
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(WL_NVFLAGS) -g -MMD -MP -MF $@.d -cudart shared $(WL_RPATH) $< -o $@
+
+$(WL_DIR)/stacks_stripped: $(WL_DIR)/stacks
+	$(call msg,STRIP,$@)
+	$(Q)strip --strip-all $< -o $@
 
 -include $(wildcard $(WL_DIR)/*.d)
 -include $(wildcard $(WL_FAKECUDA)/*.d)

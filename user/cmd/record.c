@@ -254,6 +254,7 @@ static int start(struct record *r, sigset_t *orig)
 		.modes = 1u << mode,
 		.steps = r->o.has_step,
 		.cupti_wait = r->o.cupti_wait,
+		.stack = r->o.stack,
 		.plan = {
 			.step = r->o.has_step ? &r->o.step : NULL,
 			.sched = r->o.sched,

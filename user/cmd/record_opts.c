@@ -33,6 +33,8 @@ void record_usage(FILE *f)
 	      "      --cupti             full GPU timings through the in-process agent\n"
 	      "      --cupti-wait SEC    how long a cycle waits for its GPU records (default 5)\n"
 	      "      --latency           API durations (adds return probes: ~1.6x the cost)\n"
+	      "      --stack             each launch's CPU stack (frame pointers; Python 3.10-3.13\n"
+	      "                          frames too), as python_function spans in the trace\n"
 	      "      --ringbuf-size SIZE ring buffer between BPF and cuprobe (default 16M)\n"
 	      "  -q, --quiet             no progress on stderr\n"
 	      "  -v, --verbose           more detail, libbpf's messages too\n"
@@ -195,6 +197,9 @@ static int parse_one(struct record_opts *o, int c, const char *arg)
 	case 'l':
 		o->latency = true;
 		return 0;
+	case 'k':
+		o->stack = true;
+		return 0;
 	case 'C':
 		o->children = true;
 		return 0;
@@ -238,6 +243,7 @@ int record_opts__parse(struct record_opts *o, int argc, char **argv)
 		{ "cupti-wait", required_argument, NULL, 'w' },
 		{ "latency", no_argument, NULL, 'l' },
 		{ "children", no_argument, NULL, 'C' },
+		{ "stack", no_argument, NULL, 'k' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },

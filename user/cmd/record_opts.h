@@ -28,6 +28,7 @@ struct record_opts {
 	bool cupti;
 	double cupti_wait;	/* --cupti-wait: seconds a cycle waits for its GPU records */
 	bool latency;
+	bool stack;		/* --stack: each launch's CPU stack, native and Python */
 	bool children;		/* --children: -p's descendants too (a command's always) */
 	bool quiet;
 	int verbose;

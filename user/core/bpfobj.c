@@ -23,6 +23,7 @@ struct bpfobj {
 	pthread_mutex_t slot_lock;
 	pid_t slot_pid[CUPROBE_MAX_PROCS];
 	size_t slot_next;	/* where the search for a free slot starts: slots are reused late */
+	bool stack;
 };
 
 static struct bpf_program *prog_of(const struct bpfobj *b, enum bpfobj_prog p)
@@ -84,6 +85,14 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 	/* A wakeup when a quarter of a small ring waits: it must come before the ring is full. */
 	if (skel->rodata->wakeup_bytes > o->ringbuf_bytes / 4)
 		skel->rodata->wakeup_bytes = o->ringbuf_bytes / 4;
+	/* Without --stack its maps cost one entry each, and the verifier prunes the code. */
+	b->stack = o->stack;
+	skel->rodata->stack_on = o->stack;
+	if (!o->stack) {
+		bpf_map__set_max_entries(skel->maps.ustacks, 1);
+		bpf_map__set_max_entries(skel->maps.py_stacks, 1);
+		bpf_map__set_max_entries(skel->maps.py_procs, 1);
+	}
 	b->multi = attach_has_uprobe_multi();
 	if (b->multi)
 		set_multi(skel);
@@ -93,8 +102,10 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 	bpf_program__set_autoload(skel->progs.agent_enable, o->cupti);
 	err = cuprobe_bpf__load(skel);
 	if (err) {
-		p_err("cannot load the BPF programs: %s; run with -v for the verifier's log",
-		      strerror(-err));
+		p_err("cannot load the BPF programs: %s; run with -v for the verifier's log%s",
+		      strerror(-err),
+		      o->stack ? " (--stack needs bpf_loop and task storage: Linux 5.17 or later; "
+				 "record without --stack on older kernels)" : "");
 		goto fail;
 	}
 	/* Array elements are 8-byte aligned, back to back. */
@@ -381,4 +392,32 @@ int bpfobj__each_launch(const void *data, size_t size, bpfobj_launch_fn fn, void
 	for (__u32 k = 0; k < lb->n; k++)
 		fn(ctx, &lb->ev[k]);
 	return (int)lb->n;
+}
+
+int bpfobj__stacks_fd(const struct bpfobj *b)
+{
+	return b->stack ? bpf_map__fd(b->skel->maps.ustacks) : -1;
+}
+
+int bpfobj__py_stacks_fd(const struct bpfobj *b)
+{
+	return b->stack ? bpf_map__fd(b->skel->maps.py_stacks) : -1;
+}
+
+int bpfobj__set_py_proc(struct bpfobj *b, pid_t pid, const struct py_offsets *o)
+{
+	__u32 key = pid;
+
+	if (!b->stack)
+		return -ENOTSUP;
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.py_procs), &key, o, BPF_ANY) ? -errno
+											   : 0;
+}
+
+void bpfobj__remove_py_proc(struct bpfobj *b, pid_t pid)
+{
+	__u32 key = pid;
+
+	if (b->stack)
+		bpf_map_delete_elem(bpf_map__fd(b->skel->maps.py_procs), &key);
 }

@@ -25,6 +25,7 @@ struct bpfobj_opts {
 	bool latency;		/* load the return program (some window measures latency) */
 	bool steps;		/* load the step program */
 	bool cupti;		/* load the agent's programs */
+	bool stack;		/* --stack: launches take their stacks (stack.bpf.h) */
 };
 
 /* Which program a uprobe runs. */
@@ -96,6 +97,11 @@ struct launch_stage *bpfobj__stage(struct bpfobj *b, size_t cpu);
  * REC_LAUNCH_BATCH): fn for each; how many, or -EINVAL when it holds none.
  */
 int bpfobj__each_launch(const void *data, size_t size, bpfobj_launch_fn fn, void *ctx);
+/* --stack's maps: ustacks, py_stacks, py_procs; -1 without --stack. */
+int bpfobj__stacks_fd(const struct bpfobj *b);
+int bpfobj__py_stacks_fd(const struct bpfobj *b);
+int bpfobj__set_py_proc(struct bpfobj *b, pid_t pid, const struct py_offsets *o);
+void bpfobj__remove_py_proc(struct bpfobj *b, pid_t pid);
 
 /* What one launch probe hit costs here (calibrate.c), with return probes when latency. */
 int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain, double *ns);

@@ -174,6 +174,8 @@ static struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
 	if (fd < 0)
 		return NULL;
 	oc->t = trace__openat(fd, &m);
+	if (oc->t && env->stacks)
+		trace__set_stacks(oc->t, env->stacks);
 	if (!oc->t)
 		p_err("cannot create a trace in %s: %s", dir, strerror(errno));
 	close(fd);

@@ -69,6 +69,7 @@ struct cycle_env {
 	int (*cycle_dir)(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len);
 	void (*step_done)(void *ctx, const struct target *t, const struct cycle_step_info *si);
 	void (*cycle_done)(void *ctx, const struct target *t, const struct cycle_info *ci);
+	struct stacks *stacks;		/* --stack: traces write launches' stacks; NULL without */
 };
 
 /* A process's counters at a moment: a step boundary, or the stop. */

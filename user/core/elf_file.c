@@ -347,3 +347,58 @@ int elf_func_offsets(const char *path, const char *const *names, size_t n, uint6
 	elf_file__close(w.ef);
 	return err ?: found;
 }
+
+/* A defined object (data) symbol by name, from .dynsym first, then .symtab. */
+int elf_file__object(struct elf_file *ef, const char *name, GElf_Sym *out)
+{
+	int types[] = { SHT_DYNSYM, SHT_SYMTAB };
+
+	for (size_t t = 0; t < 2; t++) {
+		Elf_Scn *scn = NULL;
+		GElf_Shdr sh;
+
+		while ((scn = elf_nextscn(ef->elf, scn))) {
+			Elf_Data *data;
+			size_t n;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (GElf_Word)types[t] ||
+			    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+				continue;
+			n = sh.sh_size / sh.sh_entsize;
+			for (size_t i = 0; i < n; i++) {
+				GElf_Sym sym;
+				const char *s;
+
+				if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+				    GELF_ST_TYPE(sym.st_info) != STT_OBJECT)
+					continue;
+				s = elf_strptr(ef->elf, sh.sh_link, sym.st_name);
+				if (s && !strcmp(s, name)) {
+					*out = sym;
+					return 0;
+				}
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(ef->elf, scn))) {
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_ALLOC) ||
+		    vaddr < sh.sh_addr || vaddr + len > sh.sh_addr + sh.sh_size)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf || vaddr - sh.sh_addr + len > data->d_size)
+			return -ENOENT;
+		memcpy(buf, (const char *)data->d_buf + (vaddr - sh.sh_addr), len);
+		return 0;
+	}
+	return -ENOENT;
+}

@@ -66,4 +66,9 @@ int elf_file__interp(struct elf_file *ef, char *buf, size_t len);
  */
 int elf_func_offsets(const char *path, const char *const *names, size_t n, uint64_t *offsets);
 
+/* A defined data symbol (STT_OBJECT) by name. 0 or -ENOENT. */
+int elf_file__object(struct elf_file *ef, const char *name, GElf_Sym *out);
+/* len bytes of initialized data at a virtual address (a PROGBITS section's). 0 or -ENOENT. */
+int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len);
+
 #endif /* ELF_FILE_H */

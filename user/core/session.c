@@ -21,6 +21,7 @@
 #include "schedule.h"
 #include "session_int.h"
 #include "step.h"
+#include "stacks.h"
 #include "symbols.h"
 
 /* A finished cycle waits this long for launches still in the ring buffer. */
@@ -153,6 +154,7 @@ static int load(struct session *s)
 		.latency = s->o.modes & 1u << MODE_LATENCY,
 		.steps = s->o.steps,
 		.cupti = s->o.modes & 1u << MODE_CUPTI,
+		.stack = s->o.stack,
 	};
 	int err;
 
@@ -224,6 +226,15 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	if (!s->syms || !s->names || !s->prober || !s->reaper) {
 		err = -ENOMEM;
 		goto fail;
+	}
+	if (s->o.stack) {
+		s->stacks = stacks__new(bpfobj__stacks_fd(s->bpf), bpfobj__py_stacks_fd(s->bpf),
+					s->syms);
+		if (!s->stacks) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		s->cenv.stacks = s->stacks;
 	}
 	calibrate(s);
 	err = setup_loop(s);
@@ -466,6 +477,17 @@ static void tell_counters(struct session *s)
 		p_warn("%lu agent chunks were lost (ring buffer full): their GPU records are "
 		       "missing; raise --ringbuf-size", (unsigned long)c.agent_drops);
 	tell_name_counters(s);
+	if (s->stacks) {
+		struct stacks_counts sc;
+
+		stacks__counts(s->stacks, &sc);
+		p_dbg("--stack: %lu unique stacks named, %lu Python processes",
+		      (unsigned long)sc.unique, (unsigned long)sc.python_procs);
+		if (sc.lost || sc.python_lost)
+			p_warn("--stack: %lu user stacks and %lu Python stacks were lost (their BPF "
+			       "maps had no room): those launches lack them, counted in each trace's "
+			       "stacks object", (unsigned long)sc.lost, (unsigned long)sc.python_lost);
+	}
 }
 
 int session__finish(struct session *s)
@@ -543,6 +565,7 @@ void session__free(struct session *s)
 	ring_buffer__free(s->ctrl);
 	ring_buffer__free(s->events);
 	bpfobj__free(s->bpf);
+	stacks__free(s->stacks);
 	symbols__free(s->syms);
 	handle_names__free(s->names);
 	if (s->epfd >= 0)

@@ -41,6 +41,7 @@ struct session_opts {
 	 * process that lacks it (inject.h); NULL: never.
 	 */
 	const char *agent;
+	bool stack;			/* --stack: each launch's CPU stack (stacks.h) */
 };
 
 /* What a front-end hears; every hook may be NULL. All run on the session's thread. */

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "procmaps.h"
 #include "session_int.h"
+#include "stacks.h"
 #include "symbols.h"
 
 /*
@@ -64,6 +65,11 @@ static int on_launch(struct session *s, const struct launch_event *e)
 	if (proc_cycles__ahead(t->cycles, e))
 		session_consume(s, s->ctrl);
 	unnamed = kernel_name(s, e, handle, sizeof(handle), &kernel);
+	/* Named now, while the process lives: a cupti cycle writes its launches later. */
+	if (s->stacks) {
+		stacks__get(s->stacks, e);
+		stacks__count(s->stacks, e);
+	}
 	return proc_cycles__launch(t->cycles, e, kernel, unnamed, ++s->correlation);
 }
 

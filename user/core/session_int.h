@@ -23,6 +23,7 @@ struct prober;
 struct ring_buffer;
 struct symbols;
 struct handle_names;
+struct stacks;
 
 /*
  * A library-map hold is answered within this long, probed or not: long
@@ -65,6 +66,7 @@ struct session {
 	int err;		/* cuprobe's own failure, -errno */
 	struct launch_queue queue; /* launches read, not yet placed (launch_queue.h) */
 	unsigned long placed_at_once; /* launches placed as read: the queue was full */
+	struct stacks *stacks;	/* --stack; NULL without */
 };
 
 /* A message to the prober about one target's probeset, and its answer. */

@@ -16,6 +16,8 @@
 #include "prober.h"
 #include "session_int.h"
 #include "step.h"
+#include "pyproc.h"
+#include "stacks.h"
 #include "symbols.h"
 
 /* On the prober thread: the probeset is the prober's, the job carries the rest. */
@@ -63,6 +65,34 @@ static void tell_scan(struct session *s, struct target *t, const struct probe_fa
 	s->steps_found += !t->facts.step_found && f->step_found;
 }
 
+/* --stack: a process that runs CPython has its Python frames walked too. */
+static void find_python(struct session *s, struct target *t)
+{
+	struct py_offsets o;
+	struct py_layout l;
+	char where[256] = "";
+	int ret;
+
+	if (!s->stacks || t->python)
+		return;
+	ret = pyproc__find(t->pid, &o, &l, where, sizeof(where));
+	if (ret == -ENOTSUP && !t->python_told) {
+		t->python_told = true;
+		p_warn("pid %d: %s is a Python cuprobe cannot walk (CPython 3.10 to 3.13 only): "
+		       "its launches get native stacks only", t->pid, where);
+	}
+	if (ret <= 0)
+		return;
+	if (bpfobj__set_py_proc(s->bpf, t->pid, &o)) {
+		p_warn("pid %d: cannot tell BPF about its Python: %s", t->pid, strerror(errno));
+		return;
+	}
+	stacks__set_python(s->stacks, t->pid, &l);
+	t->python = true;
+	p_info("pid %d: Python %u.%u in %s: launches get its Python frames", t->pid,
+	       o.version >> 8, o.version & 0xff, where);
+}
+
 /* On the session's thread: the answer. */
 static void job_done(void *arg)
 {
@@ -86,8 +116,10 @@ static void job_done(void *arg)
 					    "read its new libraries", strerror(-j->facts.err));
 	if (j->kind == JOB_SUGGEST)
 		snprintf(s->suggest, sizeof(s->suggest), "%.500s", j->arg);
-	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC)
+	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC) {
 		tell_scan(s, t, &j->facts);
+		find_python(s, t);
+	}
 	t->facts = j->facts;
 	if (j->kind == JOB_SCAN) {
 		t->scanning = false;
@@ -208,6 +240,8 @@ void session_rescan(struct session *s, struct target *t)
 	t->rescan = false;
 	target__refresh_identity(t);
 	symbols__refresh(s->syms, t->pid);
+	if (s->stacks)
+		stacks__refresh(s->stacks, t->pid);
 	if (session_submit(s, t, JOB_SCAN, t->hold_since ? t->hold_seq : 0, NULL)) {
 		session_answer_hold(s, t);
 		return;

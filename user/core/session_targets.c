@@ -22,6 +22,7 @@
 #include "prober.h"
 #include "schedule.h"
 #include "session_int.h"
+#include "stacks.h"
 #include "step.h"
 #include "symbols.h"
 
@@ -431,6 +432,9 @@ void session_remove(struct session *s, struct target *t)
 		break;
 	}
 	bpfobj__remove_proc(s->bpf, t->pid);
+	bpfobj__remove_py_proc(s->bpf, t->pid);
+	if (s->stacks)
+		stacks__forget(s->stacks, t->pid);
 	proc_cycles__free(t->cycles);
 	target__release(t);
 	free(t);

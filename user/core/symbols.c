@@ -669,3 +669,16 @@ void symbols__free(struct symbols *s)
 	sym_pool_free(s);
 	free(s);
 }
+
+const struct procmaps *symbols__maps(struct symbols *s, pid_t pid)
+{
+	struct sym_proc *p = sym_proc_find(s, pid);
+	struct procmaps maps;
+
+	if (!p) {
+		if (procmaps__read(pid, &maps))
+			memset(&maps, 0, sizeof(maps));
+		p = sym_proc_add(s, pid, &maps);
+	}
+	return p ? &p->maps : NULL;
+}

@@ -34,6 +34,13 @@ int symbols__refresh(struct symbols *s, pid_t pid);
  */
 int symbols__name(struct symbols *s, pid_t pid, uint64_t addr, const char **out);
 
+/*
+ * pid's maps as the cache last read them (read now if never): they outlive
+ * the process. NULL when out of memory.
+ */
+struct procmaps;
+const struct procmaps *symbols__maps(struct symbols *s, pid_t pid);
+
 /* Demangles a C++ symbol name into a malloc'd string, or strdup of name. */
 char *symbols__demangle(const char *name);
 

@@ -73,6 +73,8 @@ struct target {
 	bool told_lead;		/* said once */
 	bool leading;		/* probes in ahead of a cycle whose mode is not yet asked */
 	enum window_mode lead_mode; /* then: the mode that cycle is expected to have */
+	bool python;		/* --stack: BPF walks its CPython frames */
+	bool python_told;	/* said that its Python cannot be walked */
 };
 
 /*

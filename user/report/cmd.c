@@ -23,18 +23,21 @@
 #include <unistd.h>
 #include "report.h"
 #include "report/err.h"
+#include "report/folded.h"
 #include "report/output.h"
 #include "report/read.h"
 #include "report/walk.h"
 #include "util/safe_file.h"
 
-enum report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
+enum report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_FOLDED };
 
 struct report_opts {
 	enum report_format format;
 	const char *out_path; /* NULL: standard output */
 	char **paths;
 	int npaths;
+	bool weight_gpu;	/* --weight gpu: folded stacks weigh GPU ns, not launches */
+	const char *flamegraph;	/* --flamegraph FILE: an SVG of the folded stacks */
 };
 
 void report_err(const char *fmt, ...)
@@ -220,7 +223,8 @@ static void warn(const struct report *r)
 /* ---- options ---- */
 
 static const char usage_text[] =
-	"Usage: cuprobe report [--format text|json|csv] [-o FILE] PATH...\n"
+	"Usage: cuprobe report [--format text|json|csv|folded] [-o FILE] PATH...\n"
+	"       cuprobe report [--weight launches|gpu] --flamegraph FILE.svg PATH...\n"
 	"\n"
 	"Counts launches per kernel, per API and per thread over trace files.\n"
 	"PATH is a *.pt.trace.json file, or a folder searched at any depth for\n"
@@ -232,7 +236,13 @@ static const char usage_text[] =
 	"step's GPU busy time.\n"
 	"\n"
 	"Options:\n"
-	"      --format FORMAT  text (the default), json or csv\n"
+	"      --format FORMAT  text (the default), json, csv, or folded: the launch\n"
+	"                       stacks of traces recorded with --stack, one line per\n"
+	"                       unique stack (root;...;kernel COUNT), flamegraph.pl's\n"
+	"                       and speedscope's input\n"
+	"      --weight WHAT    folded stacks weigh launches (the default) or gpu: the\n"
+	"                       GPU ns of their work (traces recorded with --cupti)\n"
+	"      --flamegraph FILE  write a flame graph of the stacks to FILE (SVG)\n"
 	"  -o, --output FILE    write the report to FILE instead of standard output\n"
 	"  -h, --help           show this help\n"
 	"\n"
@@ -240,9 +250,11 @@ static const char usage_text[] =
 	"  cuprobe report cuprobe-runs                     every cycle of a recording\n"
 	"  cuprobe report cuprobe-runs/run_0               one cycle, all its processes\n"
 	"  cuprobe report --format json -o report.json cuprobe-runs\n"
-	"  cuprobe report --format csv cuprobe-runs > launches.csv\n";
+	"  cuprobe report --format csv cuprobe-runs > launches.csv\n"
+	"  cuprobe report --format folded cuprobe-runs > stacks.folded\n"
+	"  cuprobe report --weight gpu --flamegraph gpu.svg cuprobe-runs\n";
 
-enum { OPT_FORMAT = 256 };
+enum { OPT_FORMAT = 256, OPT_WEIGHT, OPT_FLAMEGRAPH };
 
 static int parse_format(const char *s, enum report_format *fmt)
 {
@@ -250,6 +262,7 @@ static int parse_format(const char *s, enum report_format *fmt)
 		[FORMAT_TEXT] = "text",
 		[FORMAT_JSON] = "json",
 		[FORMAT_CSV] = "csv",
+		[FORMAT_FOLDED] = "folded",
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -277,6 +290,8 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "weight", required_argument, NULL, OPT_WEIGHT },
+		{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
 		{},
 	};
 	int c;
@@ -289,9 +304,23 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		switch (c) {
 		case OPT_FORMAT:
 			if (parse_format(optarg, &o->format)) {
-				report_err("unknown format '%s': use text, json or csv", optarg);
+				report_err("unknown format '%s': use text, json, csv or folded", optarg);
 				return -EINVAL;
 			}
+			break;
+		case OPT_WEIGHT:
+			if (strcmp(optarg, "launches") && strcmp(optarg, "gpu")) {
+				report_err("unknown weight '%s': use launches or gpu", optarg);
+				return -EINVAL;
+			}
+			o->weight_gpu = !strcmp(optarg, "gpu");
+			break;
+		case OPT_FLAMEGRAPH:
+			if (!*optarg) {
+				report_err("empty flame graph file name: give --flamegraph a file name");
+				return -EINVAL;
+			}
+			o->flamegraph = optarg;
 			break;
 		case 'o':
 			if (!*optarg) {
@@ -317,6 +346,15 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 	}
 	o->paths = argv + optind;
 	o->npaths = argc - optind;
+	if (o->weight_gpu && o->format != FORMAT_FOLDED && !o->flamegraph) {
+		report_err("--weight applies to stacks: add --format folded or --flamegraph FILE");
+		return -EINVAL;
+	}
+	if (o->flamegraph && o->format != FORMAT_TEXT && o->format != FORMAT_FOLDED) {
+		report_err("--flamegraph writes an SVG; --format %s goes with another report: run "
+			   "them one at a time", o->format == FORMAT_JSON ? "json" : "csv");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -361,6 +399,115 @@ static int sort_sections(const struct report *r, struct section_rows secs[SEC__C
 	return 0;
 }
 
+/* ---- stacks: folded lines and flame graphs ---- */
+
+static int stacks_read(const struct report_opts *o, const struct vec *inputs, struct folded *f)
+{
+	struct folded_stats st;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < inputs->len; i++)
+		err = folded__read(f, *vec_at(inputs, char *, i));
+	if (err == -ENOMEM)
+		report_err("out of memory reading stacks: report on fewer traces at a time");
+	if (err)
+		return err;
+	folded__stats(f, &st);
+	if (!st.stack_traces) {
+		report_err("the traces carry no stacks: record with cuprobe record --stack");
+		return -EINVAL;
+	}
+	if (o->weight_gpu && !st.gpu_records) {
+		report_err("--weight gpu: the traces carry no GPU work: record with --cupti, or "
+			   "weigh launches");
+		return -EINVAL;
+	}
+	if (st.lost || st.python_lost)
+		report_err("warning: %" PRIu64 " user stacks and %" PRIu64 " Python stacks were lost "
+			   "while recording (their BPF maps were full or the stack unreadable): those "
+			   "launches are under [no stack] or lack their Python frames",
+			   st.lost, st.python_lost);
+	if (st.truncated)
+		report_err("warning: %" PRIu64 " launches had stacks deeper than cuprobe takes (127 "
+			   "native or 64 Python frames): their roots are cut",
+			   st.truncated);
+	if (st.unsymbolized)
+		report_err("warning: %" PRIu64 " frames are named only by an address (objects "
+			   "without symbols, stripped, or unreadable)",
+			   st.unsymbolized);
+	if (st.without_stack)
+		report_err("warning: %" PRIu64 " of %" PRIu64 " launches have no stack (lost while "
+			   "recording, or recorded without --stack): they are under [no stack]",
+			   st.without_stack, st.launches);
+	if (o->weight_gpu && st.without_gpu)
+		report_err("warning: %" PRIu64 " launches have no GPU work in the traces: they "
+			   "weigh nothing",
+			   st.without_gpu);
+	return 0;
+}
+
+/* The flame graph's file: written unnamed, named when whole (as -o FILE is). */
+static int write_flamegraph(const struct report_opts *o, const struct vec *inputs,
+			    const struct folded_line *lines, size_t n)
+{
+	struct report_opts svg = { .out_path = o->flamegraph };
+	struct output out;
+	int err = open_output(&svg, inputs, &out);
+
+	if (err)
+		return err;
+	err = flamegraph__write(out.f, lines, n, o->weight_gpu ? "GPU time by launch stack" :
+								  "Launches by stack",
+				o->weight_gpu ? "ns" : "launches");
+	if (!err && fclose(out.f))
+		err = -errno;
+	out.f = NULL;
+	if (!err)
+		err = safe_file__publish(out.sf);
+	if (err)
+		output_error(o->flamegraph, err);
+	close_output(&out);
+	return err;
+}
+
+static int stacks_main(const struct report_opts *o, const struct vec *inputs)
+{
+	struct folded *f = folded__new(o->weight_gpu);
+	const struct folded_line *lines;
+	struct output out = {};
+	size_t n;
+	int err;
+
+	if (!f) {
+		report_err("out of memory");
+		return -ENOMEM;
+	}
+	err = stacks_read(o, inputs, f);
+	lines = folded__lines(f, &n);
+	if (!err && o->flamegraph)
+		err = write_flamegraph(o, inputs, lines, n);
+	if (!err && o->format == FORMAT_FOLDED) {
+		err = open_output(o, inputs, &out);
+		if (!err) {
+			err = folded__write(out.f, lines, n);
+			if (!err && out.sf) {
+				if (fclose(out.f))
+					err = -errno;
+				out.f = NULL;
+				if (!err)
+					err = safe_file__publish(out.sf);
+			} else if (!err && (fflush(out.f) || ferror(out.f))) {
+				err = -EIO;
+			}
+			if (err)
+				report_err("cannot write the folded stacks: %s", strerror(-err));
+		}
+		close_output(&out);
+	}
+	folded__free(f);
+	return err;
+}
+
 int report_main(int argc, char **argv)
 {
 	struct section_rows secs[SEC__COUNT] = {};
@@ -375,6 +522,12 @@ int report_main(int argc, char **argv)
 		return err > 0 ? 0 : 2;
 	report__init(&r);
 	err = list_traces(&opts, &inputs);
+	if (!err && (opts.format == FORMAT_FOLDED || opts.flamegraph)) {
+		err = stacks_main(&opts, &inputs);
+		walk__free(&inputs);
+		report__free(&r);
+		return err ? 1 : 0;
+	}
 	if (!err)
 		err = open_output(&opts, &inputs, &out);
 	if (!err)

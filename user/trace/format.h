@@ -150,4 +150,25 @@ _Static_assert(sizeof(TRACE_LINE_EVENT_PREFIX) - 2 == TRACE_INDENT_EVENT,
 _Static_assert(sizeof(TRACE_LINE_EVENTS_CLOSE) - 2 == TRACE_INDENT_TOP,
 	       "traceEvents closes at the indent of the line it opened on");
 
+/* ---- --stack: stacks as torch.profiler's with_stack writes them ---- */
+/*
+ * Each frame of the launches' stacks is a python_function span on the
+ * launch's thread ("file.py(line): name" for Python frames, "function
+ * (file:line)" for native ones), from the first launch that had it to the
+ * end of the last consecutive one; "Python parent id" links a span to its
+ * caller's, and a launch to its innermost frame's.
+ */
+#define TRACE_CAT_PYTHON "python_function"
+#define TRACE_ARG_PY_ID "Python id"
+#define TRACE_ARG_PY_PARENT "Python parent id"
+#define TRACE_ARG_PY_THREAD "Python thread"
+/* The stacks object inside the cuprobe object. */
+#define TRACE_KEY_STACKS "stacks"
+#define TRACE_STACKS_TAKEN "taken"
+#define TRACE_STACKS_LOST "lost"
+#define TRACE_STACKS_TRUNCATED "truncated"
+#define TRACE_STACKS_UNSYMBOLIZED "unsymbolized_frames"
+#define TRACE_STACKS_PYTHON "python"
+#define TRACE_STACKS_PYTHON_LOST "python_lost"
+
 #endif /* TRACE_FORMAT_H */

@@ -15,6 +15,7 @@
 #include "agent.h"
 #include "clock.h"
 #include "launch.h"
+#include "stacks.h"
 #include "trace/format.h"
 #include "trace/writer.h"
 #include "util/json_writer.h"
@@ -39,6 +40,18 @@
 #define FIELD_LIT(w, c, key, lit)                                                              \
 	(NAME(w, c, key), json_cursor__raw(w, c, "\"" lit "\"", sizeof(lit) + 1))
 
+/* A frame open on a thread: from the first launch that had it to the end of the last. */
+struct span {
+	const char *name;
+	uint64_t id, start, end;
+};
+
+struct span_thread {
+	pid_t tid;
+	uint32_t n, cap;
+	struct span *open;	/* root first */
+};
+
 struct trace {
 	struct safe_file *sf;
 	FILE *f;
@@ -52,7 +65,17 @@ struct trace {
 	size_t nlanes;
 	bool has_gpu;
 	struct trace_gpu_summary gpu;
+	/* --stack: the frames open on each thread, as spans. */
+	struct stacks *stacks;
+	struct span_thread *span_threads;
+	size_t nspan_threads;
+	uint64_t span_ids;
+	uint64_t st_taken, st_lost, st_truncated, st_unsymbolized, st_python, st_python_lost;
 };
+
+static uint64_t stack_spans(struct trace *t, const struct launch_event *e);
+static void stack_spans_close(struct trace *t);
+static void write_stack_counts(struct trace *t, struct json_cursor *c);
 
 static void write_header(struct trace *t)
 {
@@ -247,6 +270,7 @@ void trace__launch(struct trace *t, const struct launch_event *e, const char *ke
 		   uint64_t correlation)
 {
 	const struct launch_api *api = &launch_apis[e->api];
+	uint64_t parent = t->stacks ? stack_spans(t, e) : 0;
 	struct json_writer *w = t->w;
 	struct json_cursor c = json_writer__cursor(w);
 
@@ -268,6 +292,8 @@ void trace__launch(struct trace *t, const struct launch_event *e, const char *ke
 	launch_what_args(w, &c, e, kernel);
 	field_hex(w, &c, JSON_LITERAL(TRACE_ARG_STREAM_HANDLE), e->stream);
 	FIELD_U64(w, &c, TRACE_ARG_STEP, e->step);
+	if (parent)
+		FIELD_U64(w, &c, TRACE_ARG_PY_PARENT, parent);
 	json_cursor__end_object(w, &c);
 	json_cursor__end_object(w, &c);
 	json_writer__cursor_close(w, c);
@@ -603,6 +629,7 @@ static void write_cuprobe(struct trace *t, const struct trace_summary *s)
 		FIELD_DOUBLE(w, &c, TRACE_KEY_PROBE_NS_PER_HIT, s->probe_ns, 1);
 	overhead_fields(w, &c, (int64_t)s->probe_hits, s->probe_ns, s->end_mono - start);
 	write_gpu_summary(t, &c);
+	write_stack_counts(t, &c);
 	json_cursor__end_object(w, &c);
 	json_writer__cursor_close(w, c);
 }
@@ -638,6 +665,7 @@ int trace__close(struct trace *t, const struct trace_summary *s)
 {
 	int err;
 
+	stack_spans_close(t);
 	write_trailer(t, s);
 	errno = 0;
 	err = finish_stream(t);
@@ -674,5 +702,123 @@ void trace__free(struct trace *t)
 	free(t->name);
 	free(t->host);
 	free(t->command);
+	for (size_t i = 0; i < t->nspan_threads; i++)
+		free(t->span_threads[i].open);
+	free(t->span_threads);
 	free(t);
+}
+
+/* ---- --stack ---- */
+
+void trace__set_stacks(struct trace *t, struct stacks *st)
+{
+	t->stacks = st;
+}
+
+static struct span_thread *span_thread(struct trace *t, pid_t tid)
+{
+	struct span_thread *v;
+
+	for (size_t i = 0; i < t->nspan_threads; i++)
+		if (t->span_threads[i].tid == tid)
+			return &t->span_threads[i];
+	v = realloc(t->span_threads, (t->nspan_threads + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	t->span_threads = v;
+	v = &v[t->nspan_threads++];
+	*v = (struct span_thread){ .tid = tid };
+	return v;
+}
+
+static void write_span(struct trace *t, pid_t tid, const struct span *sp, uint64_t parent)
+{
+	struct json_cursor c;
+
+	begin_complete(t, &c, TRACE_CAT_PYTHON, sp->name, t->m.pid, tid, sp->start,
+		       (int64_t)(sp->end - sp->start));
+	FIELD_U64(t->w, &c, TRACE_ARG_PY_ID, sp->id);
+	if (parent)
+		FIELD_U64(t->w, &c, TRACE_ARG_PY_PARENT, parent);
+	FIELD_U64(t->w, &c, TRACE_ARG_PY_THREAD, (uint64_t)tid);
+	end_complete(t, &c);
+}
+
+/* Writes the thread's open spans from depth keep on (their frames ended). */
+static void spans_end(struct trace *t, struct span_thread *th, uint32_t keep)
+{
+	while (th->n > keep) {
+		th->n--;
+		write_span(t, th->tid, &th->open[th->n], th->n ? th->open[th->n - 1].id : 0);
+	}
+}
+
+/* The launch's frames as spans; returns its innermost frame's span id (0: none). */
+static uint64_t stack_spans(struct trace *t, const struct launch_event *e)
+{
+	const struct stack *st;
+	struct span_thread *th;
+	uint64_t end = e->ts_ns + e->dur_ns;
+	uint32_t same = 0;
+
+	t->st_taken += (e->flags & (LAUNCH_F_USTACK | LAUNCH_F_ULOST)) != 0;
+	t->st_lost += (e->flags & LAUNCH_F_ULOST) != 0;
+	t->st_python += (e->flags & LAUNCH_F_PYSTACK) != 0;
+	t->st_python_lost += (e->flags & LAUNCH_F_PYLOST) != 0;
+	th = span_thread(t, (pid_t)e->tid);
+	st = stacks__get(t->stacks, e);
+	if (!th)
+		return 0;
+	if (!st) {
+		spans_end(t, th, 0);
+		return 0;
+	}
+	t->st_truncated += st->truncated;
+	t->st_unsymbolized += st->unsymbolized;
+	if (st->n > th->cap) {
+		struct span *v = realloc(th->open, st->n * sizeof(*v));
+
+		if (!v)
+			return 0;
+		th->open = v;
+		th->cap = st->n;
+	}
+	/* Frames are names kept by stacks.c: equal names are one pointer per stack, compare text. */
+	while (same < th->n && same < st->n && th->open[same].start <= e->ts_ns &&
+	       !strcmp(th->open[same].name, st->frames[same]))
+		same++;
+	spans_end(t, th, same);
+	for (uint32_t i = 0; i < same; i++)
+		if (th->open[i].end < end)
+			th->open[i].end = end;
+	for (uint32_t i = same; i < st->n; i++)
+		th->open[i] = (struct span){ .name = st->frames[i], .id = ++t->span_ids,
+					     .start = e->ts_ns, .end = end };
+	th->n = st->n;
+	return th->n ? th->open[th->n - 1].id : 0;
+}
+
+static void stack_spans_close(struct trace *t)
+{
+	for (size_t i = 0; i < t->nspan_threads; i++)
+		spans_end(t, &t->span_threads[i], 0);
+}
+
+static void write_stack_counts(struct trace *t, struct json_cursor *c)
+{
+	const struct count_field counts[] = {
+		{ JSON_LITERAL(TRACE_STACKS_TAKEN), t->st_taken },
+		{ JSON_LITERAL(TRACE_STACKS_LOST), t->st_lost },
+		{ JSON_LITERAL(TRACE_STACKS_TRUNCATED), t->st_truncated },
+		{ JSON_LITERAL(TRACE_STACKS_UNSYMBOLIZED), t->st_unsymbolized },
+		{ JSON_LITERAL(TRACE_STACKS_PYTHON), t->st_python },
+		{ JSON_LITERAL(TRACE_STACKS_PYTHON_LOST), t->st_python_lost },
+	};
+
+	if (!t->stacks)
+		return;
+	NAME(t->w, c, TRACE_KEY_STACKS);
+	json_cursor__start_object(t->w, c);
+	write_counts(t->w, c, counts, sizeof(counts) / sizeof(counts[0]));
+	json_cursor__end_object(t->w, c);
 }

@@ -81,6 +81,13 @@ void trace__set_gpu(struct trace *t, const struct trace_gpu_summary *g);
  * readable via trace__path. 0 or -errno; on failure nothing is left.
  */
 int trace__close(struct trace *t, const struct trace_summary *s);
+/*
+ * --stack: launches written after this carry their stacks (stacks.h), as
+ * python_function spans; the spans still open are written by trace__close.
+ */
+struct stacks;
+void trace__set_stacks(struct trace *t, struct stacks *st);
+
 /* Drops the file (nothing was recorded worth keeping): nothing is left. */
 void trace__discard(struct trace *t);
 const char *trace__path(const struct trace *t);

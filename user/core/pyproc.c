@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * CPython's layouts. The table's offsets were read with offsetof() from each
+ * version's own internal headers (Include/internal/pycore_*.h, built with
+ * Py_BUILD_CORE) on x86-64: 3.10.13, 3.11.7 (and Debian's 3.11.2, the same),
+ * 3.12.1, 3.13.0. They are stable within a minor version on the same
+ * architecture. 3.13 and later carry them in _Py_DebugOffsets (PEP 768's
+ * predecessor, Include/internal/pycore_runtime.h), which is read instead.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "elf_file.h"
+#include "procmaps.h"
+#include "pyproc.h"
+
+struct py_version {
+	struct py_offsets o;
+	struct py_layout l;
+};
+
+#define N PY_NONE
+static const struct py_version versions[] = {
+	{ .o = { .version = 0x030a, .runtime_interp_head = 32, .interp_threads_head = 8,
+		 .tstate_next = 8, .tstate_native_tid = N, .tstate_thread_id = 176,
+		 .tstate_frame = 24, .cframe_frame = N, .frame_code = 32, .frame_back = 24,
+		 .frame_instr = 96, .frame_instr_size = 4, .frame_owner = N, .frame_is_entry = N },
+	  .l = { .version = 0x030a, .code_filename = 104, .code_name = 112,
+		 .code_firstlineno = 40, .code_linetable = 120, .code_adaptive = N,
+		 .ascii_size = 48, .compact_size = 72 } },
+	{ .o = { .version = 0x030b, .runtime_interp_head = 40, .interp_threads_head = 16,
+		 .tstate_next = 8, .tstate_native_tid = 160, .tstate_thread_id = 152,
+		 .tstate_frame = 56, .cframe_frame = 8, .frame_code = 32, .frame_back = 48,
+		 .frame_instr = 56, .frame_instr_size = 8, .frame_owner = 69,
+		 .frame_is_entry = 68 },
+	  .l = { .version = 0x030b, .code_filename = 112, .code_name = 120,
+		 .code_firstlineno = 72, .code_linetable = 136, .code_adaptive = 184,
+		 .ascii_size = 48, .compact_size = 72 } },
+	{ .o = { .version = 0x030c, .runtime_interp_head = 40, .interp_threads_head = 72,
+		 .tstate_next = 8, .tstate_native_tid = 144, .tstate_thread_id = 136,
+		 .tstate_frame = 56, .cframe_frame = 0, .frame_code = 0, .frame_back = 8,
+		 .frame_instr = 56, .frame_instr_size = 8, .frame_owner = 70, .frame_is_entry = N },
+	  .l = { .version = 0x030c, .code_filename = 112, .code_name = 120,
+		 .code_firstlineno = 68, .code_linetable = 136, .code_adaptive = 192,
+		 .ascii_size = 40, .compact_size = 56 } },
+	{ .o = { .version = 0x030d, .runtime_interp_head = 632, .interp_threads_head = 7344,
+		 .tstate_next = 8, .tstate_native_tid = 160, .tstate_thread_id = 152,
+		 .tstate_frame = 72, .cframe_frame = N, .frame_code = 0, .frame_back = 8,
+		 .frame_instr = 56, .frame_instr_size = 8, .frame_owner = 70, .frame_is_entry = N },
+	  .l = { .version = 0x030d, .code_filename = 112, .code_name = 120,
+		 .code_firstlineno = 68, .code_linetable = 136, .code_adaptive = 200,
+		 .ascii_size = 40, .compact_size = 56 } },
+};
+#undef N
+
+/* The head of 3.13's _Py_DebugOffsets, as far as cuprobe reads it. */
+struct py_debug_offsets_313 {
+	char cookie[8];		/* "xdebugpy" */
+	uint64_t version;	/* PY_VERSION_HEX */
+	uint64_t free_threaded;
+	uint64_t rt_size, rt_finalizing, rt_interpreters_head;
+	uint64_t is_size, is_id, is_next, is_threads_head, is_gc, is_imports_modules, is_sysdict,
+		is_builtins, is_ceval_gil, is_gil_runtime_state, is_gil_enabled, is_gil_locked,
+		is_gil_holder;
+	uint64_t ts_size, ts_prev, ts_next, ts_interp, ts_current_frame, ts_thread_id,
+		ts_native_thread_id, ts_datastack_chunk, ts_status;
+	uint64_t fr_size, fr_previous, fr_executable, fr_instr_ptr, fr_localsplus, fr_owner;
+	uint64_t co_size, co_filename, co_name, co_qualname, co_linetable, co_firstlineno,
+		co_argcount, co_localsplusnames, co_localspluskinds, co_code_adaptive;
+};
+
+uint32_t pyproc_version_of(const char *path)
+{
+	const char *base = strrchr(path, '/'), *p;
+	unsigned int minor;
+	char rest;
+
+	base = base ? base + 1 : path;
+	p = !strncmp(base, "libpython3.", 11) ? base + 11 :
+	    !strncmp(base, "python3.", 8)     ? base + 8 :
+						NULL;
+	if (!p || sscanf(p, "%u%c", &minor, &rest) < 1 || minor > 99)
+		return 0;
+	return 0x0300 | minor;
+}
+
+static uint16_t off16(uint64_t v)
+{
+	return v < PY_NONE ? (uint16_t)v : PY_NONE;
+}
+
+/* 3.13+: the offsets from the interpreter itself. */
+static int from_debug_offsets(struct elf_file *ef, uint64_t vaddr, uint32_t version,
+			      struct py_offsets *o, struct py_layout *l)
+{
+	struct py_debug_offsets_313 d;
+	const struct py_version *v = &versions[3];
+
+	if (elf_file__read(ef, vaddr, &d, sizeof(d)) || memcmp(d.cookie, "xdebugpy", 8) ||
+	    (d.version >> 16) != version || d.free_threaded)
+		return -ENOTSUP;
+	*o = v->o;
+	*l = v->l;
+	o->version = l->version = version;
+	o->runtime_interp_head = off16(d.rt_interpreters_head);
+	o->interp_threads_head = off16(d.is_threads_head);
+	o->tstate_next = off16(d.ts_next);
+	o->tstate_native_tid = off16(d.ts_native_thread_id);
+	o->tstate_thread_id = off16(d.ts_thread_id);
+	o->tstate_frame = off16(d.ts_current_frame);
+	o->frame_code = off16(d.fr_executable);
+	o->frame_back = off16(d.fr_previous);
+	o->frame_instr = off16(d.fr_instr_ptr);
+	o->frame_owner = off16(d.fr_owner);
+	l->code_filename = off16(d.co_filename);
+	l->code_name = off16(d.co_name);
+	l->code_firstlineno = off16(d.co_firstlineno);
+	l->code_linetable = off16(d.co_linetable);
+	l->code_adaptive = off16(d.co_code_adaptive);
+	return 0;
+}
+
+/* Where vaddr of the file mapped by m's object lands in pid: via its file offset. */
+static int runtime_address(const struct procmaps *pm, const struct map_entry *m,
+			   struct elf_file *ef, uint64_t vaddr, uint64_t *addr)
+{
+	uint64_t off;
+
+	if (elf_file__offset(ef, vaddr, &off))
+		return -ENOENT;
+	for (size_t i = 0; i < pm->n; i++) {
+		const struct map_entry *e = &pm->v[i];
+
+		if (!e->path || e->inode != m->inode || e->dev != m->dev)
+			continue;
+		if (off >= e->offset && off < e->offset + (e->end - e->start)) {
+			*addr = e->start + (off - e->offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int look_at(pid_t pid, const struct procmaps *pm, const struct map_entry *m,
+		   uint32_t version, struct py_offsets *o, struct py_layout *l)
+{
+	char path[64];
+	struct elf_file *ef;
+	GElf_Sym sym;
+	int err = -ENOTSUP;
+
+	/* Through the process's own view of the file: right even in another mount namespace. */
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, (unsigned long)m->start,
+		 (unsigned long)m->end);
+	ef = elf_file__open(path);
+	if (!ef)
+		ef = elf_file__open(m->path);
+	if (!ef)
+		return -errno;
+	if (elf_file__object(ef, "_PyRuntime", &sym)) {
+		elf_file__close(ef);
+		return 0;
+	}
+	if (version >= 0x030d) {
+		err = from_debug_offsets(ef, sym.st_value, version, o, l);
+	} else {
+		for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+			if (versions[i].o.version != version)
+				continue;
+			*o = versions[i].o;
+			*l = versions[i].l;
+			err = 0;
+		}
+	}
+	if (!err)
+		{
+		uint64_t addr = 0;
+
+		err = runtime_address(pm, m, ef, sym.st_value, &addr);
+		o->runtime = addr;
+	}
+	elf_file__close(ef);
+	return err ? err : 1;
+}
+
+int pyproc__find(pid_t pid, struct py_offsets *o, struct py_layout *l, char *where, size_t len)
+{
+	struct procmaps pm;
+	int ret = 0;
+
+	if (procmaps__read(pid, &pm))
+		return -ESRCH;
+	for (size_t i = 0; i < pm.n && ret <= 0; i++) {
+		const struct map_entry *m = &pm.v[i];
+		uint32_t version;
+
+		if (!m->path || !m->exec || !(version = pyproc_version_of(m->path)))
+			continue;
+		snprintf(where, len, "%s", m->path);
+		if (version < 0x030a) {
+			ret = -ENOTSUP;
+			continue;
+		}
+		ret = look_at(pid, &pm, m, version, o, l);
+	}
+	procmaps__free(&pm);
+	return ret;
+}

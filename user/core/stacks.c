@@ -1,0 +1,882 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Naming launch stacks. Native frames through libdwfl (one Dwfl per
+ * process, reported from /proc/PID/maps; debug info where the objects or
+ * /usr/lib/debug have it), inlined frames from DWARF scopes; an address no
+ * module or symbol covers falls back to the ELF symbol cache (symbols.h),
+ * then to object+offset, and is counted. Python frames are read from the
+ * target's code objects (name, file, line table), once per code object.
+ * Merging follows py-spy: each native _PyEval_EvalFrameDefault frame stands
+ * for the Python frames of its evaluation; Python frames left over (the
+ * native walk stopped inside code built without frame pointers) go above
+ * the native ones.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <bpf/bpf.h>
+#include "elf_file.h"
+#include "procmaps.h"
+#include "pyproc.h"
+#include "stacks.h"
+#include "symbols.h"
+#include "util/hashmap.h"
+#include "util/vec.h"
+
+#define PY_STR_MAX 1024
+#define PY_LINETABLE_MAX (256 * 1024)
+
+struct dw_proc {
+	pid_t pid;
+	Dwfl *dwfl;	/* NULL: could not be reported (the process is gone) */
+};
+
+struct py_proc {
+	pid_t pid;
+	struct py_layout l;
+	uint64_t code_type;	/* the PyCode_Type seen to be "code", 0 until then */
+};
+
+/* A code object, read once. */
+struct py_code {
+	pid_t pid;
+	uint64_t addr;
+	char *name, *file;
+	int firstlineno;
+	uint8_t *lines;
+	size_t nlines;
+	bool bad;
+};
+
+struct stacks {
+	int fd, py_fd;
+	struct symbols *syms;
+	struct hmap *by_key;	/* struct stack * -> itself */
+	struct hmap *codes;	/* struct py_code * -> itself */
+	struct vec dw;		/* struct dw_proc */
+	struct vec py;		/* struct py_proc */
+	struct hmap *strings;	/* char * -> itself: every frame name once, owned */
+	/* Keys of BPF's map entries launches have named: deleted in a sweep when many. */
+	struct hmap *live_u, *live_py;
+	struct stacks_counts counts;
+};
+
+static size_t stack_hash(long key, void *ctx)
+{
+	const struct stack *k = (const void *)key;
+
+	(void)ctx;
+	return hash_combine(hash_combine(hash_u64((uint64_t)k->pid), hash_u64(k->ustack)),
+			    hash_combine((size_t)k->pystack, k->flags));
+}
+
+static bool stack_equal(long a, long b, void *ctx)
+{
+	const struct stack *x = (const void *)a, *y = (const void *)b;
+
+	(void)ctx;
+	return x->pid == y->pid && x->ustack == y->ustack && x->pystack == y->pystack &&
+	       x->flags == y->flags;
+}
+
+static size_t code_hash(long key, void *ctx)
+{
+	const struct py_code *k = (const void *)key;
+
+	(void)ctx;
+	return hash_combine(hash_u64((uint64_t)k->pid), hash_u64(k->addr));
+}
+
+static bool code_equal(long a, long b, void *ctx)
+{
+	const struct py_code *x = (const void *)a, *y = (const void *)b;
+
+	(void)ctx;
+	return x->pid == y->pid && x->addr == y->addr;
+}
+
+struct stacks *stacks__new(int fd, int py_fd, struct symbols *syms)
+{
+	struct stacks *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->fd = fd;
+	s->py_fd = py_fd;
+	s->syms = syms;
+	s->dw = VEC_INIT(struct dw_proc);
+	s->py = VEC_INIT(struct py_proc);
+	s->strings = hmap__new(hmap_str_hash, hmap_str_equal, NULL);
+	s->by_key = hmap__new(stack_hash, stack_equal, NULL);
+	s->codes = hmap__new(code_hash, code_equal, NULL);
+	s->live_u = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL);
+	s->live_py = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL);
+	if (!s->by_key || !s->codes || !s->strings || !s->live_u || !s->live_py) {
+		stacks__free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+void stacks__free(struct stacks *s)
+{
+	const struct hmap_entry *e;
+	size_t bkt;
+
+	if (!s)
+		return;
+	if (s->by_key) {
+		hmap__for_each_entry(s->by_key, e, bkt) {
+			struct stack *st = (void *)e->key;
+
+			free(st->frames);
+			free(st);
+		}
+		hmap__free(s->by_key);
+	}
+	if (s->codes) {
+		hmap__for_each_entry(s->codes, e, bkt) {
+			struct py_code *c = (void *)e->key;
+
+			free(c->name);
+			free(c->file);
+			free(c->lines);
+			free(c);
+		}
+		hmap__free(s->codes);
+	}
+	for (size_t i = 0; i < s->dw.len; i++)
+		if (vec_at(&s->dw, struct dw_proc, i)->dwfl)
+			dwfl_end(vec_at(&s->dw, struct dw_proc, i)->dwfl);
+	if (s->strings) {
+		hmap__for_each_entry(s->strings, e, bkt)
+			free((char *)e->key);
+		hmap__free(s->strings);
+	}
+	hmap__free(s->live_u);
+	hmap__free(s->live_py);
+	vec__free(&s->dw);
+	vec__free(&s->py);
+	free(s);
+}
+
+/* A frame's name, kept once until stacks__free. NULL when out of memory. */
+static const char *keep(struct stacks *s, const char *fmt, ...)
+{
+	char *str;
+	va_list ap;
+	long old;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&str, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	/* ';' separates frames in folded stacks. */
+	for (char *p = str; *p; p++)
+		if (*p == ';')
+			*p = ':';
+	if (hmap__find(s->strings, (long)str, &old)) {
+		free(str);
+		return (const char *)old;
+	}
+	if (hmap__add(s->strings, (long)str, (long)str)) {
+		free(str);
+		return NULL;
+	}
+	return str;
+}
+
+/* ---- native frames ---- */
+
+static const char *base_name(const char *path)
+{
+	const char *b = path ? strrchr(path, '/') : NULL;
+
+	return b ? b + 1 : path;
+}
+
+/*
+ * Modules are reported from the symbol cache's copy of the process's maps,
+ * not from /proc: launches are named after the ring is read, when a short
+ * process may be gone. Debug info is looked for the standard way (the file,
+ * .gnu_debuglink, /usr/lib/debug/.build-id).
+ */
+static const Dwfl_Callbacks file_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* Reports each mapped ELF file once, at the bias its offset-0 mapping gives. */
+static void report_maps(Dwfl *dwfl, const struct procmaps *pm)
+{
+	for (size_t i = 0; i < pm->n; i++) {
+		const struct map_entry *m = &pm->v[i];
+		struct elf_file *ef;
+		const struct elf_load *loads;
+		size_t n;
+		uint64_t first_vaddr;
+
+		if (!m->path || m->path[0] != '/' || !m->inode || m->offset != 0)
+			continue;
+		ef = elf_file__open(m->path);
+		if (!ef)
+			continue;
+		loads = elf_file__loads(ef, &n);
+		first_vaddr = n ? loads[0].vaddr - loads[0].offset : 0;
+		elf_file__close(ef);
+		dwfl_report_elf(dwfl, base_name(m->path), m->path, -1, m->start - first_vaddr,
+				false);
+	}
+}
+
+static struct dw_proc *dw_get(struct stacks *s, pid_t pid)
+{
+	const struct procmaps *pm;
+	struct dw_proc *d;
+
+	for (size_t i = 0; i < s->dw.len; i++)
+		if (vec_at(&s->dw, struct dw_proc, i)->pid == pid)
+			return vec_at(&s->dw, struct dw_proc, i);
+	d = vec__push(&s->dw);
+	if (!d)
+		return NULL;
+	d->pid = pid;
+	d->dwfl = dwfl_begin(&file_callbacks);
+	pm = symbols__maps(s->syms, pid);
+	if (d->dwfl) {
+		dwfl_report_begin(d->dwfl);
+		if (pm)
+			report_maps(d->dwfl, pm);
+		dwfl_report_end(d->dwfl, NULL, NULL);
+	}
+	return d;
+}
+
+void stacks__refresh(struct stacks *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->dw.len; i++) {
+		struct dw_proc *d = vec_at(&s->dw, struct dw_proc, i);
+
+		if (d->pid != pid)
+			continue;
+		if (d->dwfl)
+			dwfl_end(d->dwfl);
+		*d = *vec_at(&s->dw, struct dw_proc, s->dw.len - 1);
+		vec__truncate(&s->dw, s->dw.len - 1);
+		return;
+	}
+}
+
+/* One name: "fn (file:line)", with " [inlined]" for a frame inlined into its caller. */
+static int push_name(struct stacks *s, struct vec *out, const char *fn, const char *file,
+		     int line, bool inlined)
+{
+	const char **slot = vec__push(out);
+	char *dem = symbols__demangle(fn);
+	const char *name = dem ? dem : fn;
+
+	if (!slot) {
+		free(dem);
+		return -ENOMEM;
+	}
+	if (file && line > 0)
+		*slot = keep(s, "%s (%s:%d)%s", name, base_name(file), line,
+			     inlined ? " [inlined]" : "");
+	else
+		*slot = keep(s, "%s%s", name, inlined ? " [inlined]" : "");
+	free(dem);
+	return *slot ? 0 : -ENOMEM;
+}
+
+static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Files *files;
+	Dwarf_Word idx;
+	size_t n;
+
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &idx) ||
+	    dwarf_getsrcfiles(cu, &files, &n) || idx >= n)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+
+	return n ? n : dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+}
+
+/*
+ * The frames at one return address (ip - 1; the leaf's ip is the probed
+ * function's entry), innermost first: inlined functions, then the function
+ * that holds them. *eval: it is CPython's evaluation loop.
+ */
+static int native_frames(struct stacks *s, struct stack *st, pid_t pid, uint64_t ip, bool leaf,
+			 struct vec *out, bool *eval)
+{
+	uint64_t pc = leaf ? ip : ip - 1;
+	struct dw_proc *d = dw_get(s, pid);
+	Dwfl_Module *mod = d && d->dwfl ? dwfl_addrmodule(d->dwfl, pc) : NULL;
+	const char *fn = NULL, *file = NULL, *name;
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwfl_Line *line;
+	Dwarf_Addr bias;
+	GElf_Off off;
+	GElf_Sym sym;
+	int lineno = 0, n, err;
+
+	if (mod)
+		fn = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+	if (!fn) {
+		const char **slot = vec__push(out);
+		int rc = symbols__name(s->syms, pid, ip, &name);
+
+		if (!slot || rc < 0)
+			return -ENOMEM;
+		*slot = keep(s, "%s", name);
+		st->unsymbolized += rc != 0;
+		*eval = false;
+		return *slot ? 0 : -ENOMEM;
+	}
+	*eval = !strncmp(fn, "_PyEval_EvalFrameDefault", 24);
+	if ((line = dwfl_module_getsrc(mod, pc)))
+		file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL);
+	cu = dwfl_module_addrdie(mod, pc, &bias);
+	n = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
+	/*
+	 * dwarf_getscopes detours through an inlined function's abstract
+	 * definition; the chain of concrete scopes around the innermost one is
+	 * what names each inlined caller (as eu-addr2line -i does).
+	 */
+	if (n > 0 && dwarf_tag(&scopes[0]) == DW_TAG_inlined_subroutine) {
+		Dwarf_Die inner = scopes[0];
+
+		free(scopes);
+		scopes = NULL;
+		n = dwarf_getscopes_die(&inner, &scopes);
+	} else {
+		n = 0;
+	}
+	for (int i = 0; i < n; i++) {
+		Dwarf_Attribute a;
+		Dwarf_Word v;
+		const char *iname;
+
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+			break;
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		iname = die_name(&scopes[i]);
+		err = push_name(s, out, iname ? iname : "??", file, lineno, true);
+		if (err) {
+			free(scopes);
+			return err;
+		}
+		/* The next frame out is where this one was inlined. */
+		file = call_file(cu, &scopes[i]);
+		lineno = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &v) ? 0 :
+											   (int)v;
+	}
+	free(scopes);
+	return push_name(s, out, fn, file, lineno, false);
+}
+
+/* ---- Python frames ---- */
+
+static int peek(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -EFAULT;
+}
+
+static uint64_t peek_u64(pid_t pid, uint64_t addr)
+{
+	uint64_t v = 0;
+
+	peek(pid, addr, &v, sizeof(v));
+	return v;
+}
+
+static void put_utf8(char **p, uint32_t c)
+{
+	unsigned char *q = (unsigned char *)*p;
+
+	if (c < 0x80) {
+		*q++ = c;
+	} else if (c < 0x800) {
+		*q++ = 0xc0 | c >> 6;
+		*q++ = 0x80 | (c & 0x3f);
+	} else if (c < 0x10000) {
+		*q++ = 0xe0 | c >> 12;
+		*q++ = 0x80 | (c >> 6 & 0x3f);
+		*q++ = 0x80 | (c & 0x3f);
+	} else {
+		*q++ = 0xf0 | (c >> 18 & 0x07);
+		*q++ = 0x80 | (c >> 12 & 0x3f);
+		*q++ = 0x80 | (c >> 6 & 0x3f);
+		*q++ = 0x80 | (c & 0x3f);
+	}
+	*p = (char *)q;
+}
+
+/* A str object of the target as UTF-8 (compact strings only), malloc'd; NULL when unreadable. */
+static char *py_str(pid_t pid, const struct py_layout *l, uint64_t addr)
+{
+	uint8_t head[80], *raw = NULL;
+	uint64_t len;
+	uint32_t state, kind;
+	char *out = NULL, *p;
+
+	if (!addr || l->compact_size > sizeof(head) || peek(pid, addr, head, l->compact_size))
+		return NULL;
+	memcpy(&len, head + 16, 8);
+	memcpy(&state, head + 32, 4);
+	kind = state >> 2 & 7;
+	/* compact (bit 5); ascii (bit 6) puts the data right after PyASCIIObject. */
+	if (!(state & 1u << 5) || len > PY_STR_MAX || (kind != 1 && kind != 2 && kind != 4))
+		return NULL;
+	raw = malloc(len * kind + 1);
+	out = malloc(len * 4 + 1);
+	if (!raw || !out ||
+	    peek(pid, addr + (state & 1u << 6 ? l->ascii_size : l->compact_size), raw, len * kind))
+		goto fail;
+	p = out;
+	for (uint64_t i = 0; i < len; i++) {
+		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((uint16_t *)raw)[i] : ((uint32_t *)raw)[i];
+
+		put_utf8(&p, c);
+	}
+	*p = '\0';
+	free(raw);
+	return out;
+fail:
+	free(raw);
+	free(out);
+	return NULL;
+}
+
+static struct py_proc *py_proc_of(struct stacks *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->py.len; i++)
+		if (vec_at(&s->py, struct py_proc, i)->pid == pid)
+			return vec_at(&s->py, struct py_proc, i);
+	return NULL;
+}
+
+void stacks__set_python(struct stacks *s, pid_t pid, const struct py_layout *l)
+{
+	struct py_proc *p = py_proc_of(s, pid);
+
+	if (!p) {
+		p = vec__push(&s->py);
+		if (!p)
+			return;
+		s->counts.python_procs++;
+	}
+	*p = (struct py_proc){ .pid = pid, .l = *l };
+}
+
+/* Whether addr is a code object: its type's tp_name is "code" (checked once per process). */
+static bool py_is_code(struct py_proc *p, uint64_t addr)
+{
+	uint64_t type = peek_u64(p->pid, addr + 8);
+	char name[8] = "";
+
+	if (!type)
+		return false;
+	if (type == p->code_type)
+		return true;
+	if (p->code_type || peek(p->pid, peek_u64(p->pid, type + 24), name, 5) ||
+	    memcmp(name, "code", 5))
+		return false;
+	p->code_type = type;
+	return true;
+}
+
+static struct py_code *py_code_get(struct stacks *s, struct py_proc *p, uint64_t addr)
+{
+	struct py_code key = { .pid = p->pid, .addr = addr }, *c;
+	const struct py_layout *l = &p->l;
+	uint64_t table, n = 0;
+	int32_t first = 0;
+	long v;
+
+	if (hmap__find(s->codes, (long)&key, &v))
+		return (struct py_code *)v;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	*c = key;
+	if (!py_is_code(p, addr)) {
+		c->bad = true;
+	} else {
+		c->name = py_str(p->pid, l, peek_u64(p->pid, addr + l->code_name));
+		c->file = py_str(p->pid, l, peek_u64(p->pid, addr + l->code_filename));
+		peek(p->pid, addr + l->code_firstlineno, &first, sizeof(first));
+		c->firstlineno = first;
+		table = peek_u64(p->pid, addr + l->code_linetable);
+		/* A bytes object: ob_size at 16, its bytes at 32. */
+		if (table && !peek(p->pid, table + 16, &n, sizeof(n)) && n <= PY_LINETABLE_MAX &&
+		    (c->lines = malloc(n ? n : 1)) && !peek(p->pid, table + 32, c->lines, n))
+			c->nlines = n;
+		c->bad = !c->name || !c->file;
+	}
+	if (hmap__add(s->codes, (long)c, (long)c)) {
+		free(c->name);
+		free(c->file);
+		free(c->lines);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static uint64_t read_varint(const uint8_t *t, size_t len, size_t *i)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+
+	while (*i < len) {
+		uint8_t b = t[(*i)++];
+
+		v |= (uint64_t)(b & 63) << shift;
+		shift += 6;
+		if (!(b & 64) || shift > 60)
+			break;
+	}
+	return v;
+}
+
+static int64_t read_svarint(const uint8_t *t, size_t len, size_t *i)
+{
+	uint64_t v = read_varint(t, len, i);
+
+	return v & 1 ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
+}
+
+int py_line_of(uint32_t version, const uint8_t *t, size_t len, int firstlineno, uint64_t addr)
+{
+	int64_t line = firstlineno, result = -1;
+	uint64_t start = 0;
+	size_t i = 0;
+
+	if (version < 0x030b) {
+		/* 3.10 (PEP 626): (start delta, line delta) pairs; -128: no line. */
+		for (; i + 1 < len; i += 2) {
+			uint64_t end = start + t[i];
+			int8_t ld = (int8_t)t[i + 1];
+
+			if (ld != -128)
+				line += ld;
+			if (addr >= start && addr < end)
+				return ld == -128 ? -1 : (int)line;
+			start = end;
+		}
+		return -1;
+	}
+	/* 3.11+: the location table (Objects/locations.md), in code units of 2 bytes. */
+	while (i < len) {
+		uint8_t b = t[i++];
+		unsigned int code = b >> 3 & 15;
+		uint64_t end = start + 2 * ((b & 7) + 1);
+		int64_t here;
+
+		if (!(b & 128))
+			return -1;
+		if (code == 15) {
+			here = -1;
+		} else if (code == 14) {
+			line += read_svarint(t, len, &i);
+			read_varint(t, len, &i);
+			read_varint(t, len, &i);
+			read_varint(t, len, &i);
+			here = line;
+		} else if (code == 13) {
+			line += read_svarint(t, len, &i);
+			here = line;
+		} else if (code >= 10) {
+			line += code - 10;
+			i += 2;
+			here = line;
+		} else {
+			i += 1;
+			here = line;
+		}
+		if (addr >= start && addr < end) {
+			result = here;
+			break;
+		}
+		start = end;
+	}
+	return (int)result;
+}
+
+/* "file(line): name", as torch.profiler names Python frames. */
+static const char *py_frame_name(struct stacks *s, struct stack *st, struct py_proc *p,
+				 const struct py_frame *f)
+{
+	struct py_code *c = py_code_get(s, p, f->code);
+	uint64_t addr;
+	int line;
+
+	if (!c || c->bad) {
+		st->unsymbolized++;
+		return keep(s, "<python frame 0x%llx>", (unsigned long long)f->code);
+	}
+	if (p->l.version < 0x030b)
+		addr = (uint64_t)(int64_t)(int32_t)f->instr * 2;
+	else
+		addr = f->instr - (f->code + p->l.code_adaptive);
+	line = py_line_of(p->l.version, c->lines, c->nlines, c->firstlineno, addr);
+	if (line < 0)
+		line = c->firstlineno;
+	return keep(s, "%s(%d): %s", c->file, line, c->name);
+}
+
+/* ---- one stack ---- */
+
+size_t stack_merge(const struct merge_frame *native, size_t nn, const char *const *py,
+		   uint64_t entry, size_t np, const char **out)
+{
+	size_t n = 0, next = 0;
+
+	for (size_t i = 0; i < nn;) {
+		size_t end = i + 1;
+
+		while (end < nn && native[end].ip == native[i].ip)
+			end++;
+		if (native[i].eval && next < np) {
+			/* This evaluation's Python frames, up to the one that began it. */
+			while (next < np) {
+				size_t k = next++;
+
+				out[n++] = py[k];
+				if (k < 64 && entry & 1ull << k)
+					break;
+			}
+		} else {
+			while (i < end)
+				out[n++] = native[i++].name;
+		}
+		i = end;
+	}
+	/* What the native walk did not reach: above it all (the root side). */
+	while (next < np)
+		out[n++] = py[next++];
+	return n;
+}
+
+/*
+ * Frame-pointer unwinding through code built without frame pointers reads
+ * whatever the register held: the walk is cut at the first return address
+ * outside executable code (what follows it is noise, not frames).
+ */
+static uint32_t plausible(struct stacks *s, pid_t pid, const uint64_t *ips, uint32_t n)
+{
+	const struct procmaps *pm = symbols__maps(s->syms, pid);
+	const struct map_entry *m;
+
+	if (!pm || !pm->n)
+		return n;
+	for (uint32_t i = 0; i < n; i++) {
+		m = procmaps__find(pm, ips[i]);
+		if (!m || !m->exec)
+			return i;
+	}
+	return n;
+}
+
+static int build(struct stacks *s, struct stack *st)
+{
+	struct vec names = VEC_INIT(const char *), native = VEC_INIT(struct merge_frame);
+	struct py_stack *raw = NULL;
+	struct ustack *us = NULL;
+	const char *py[PY_MAX_FRAMES];
+	struct py_proc *p = NULL;
+	uint64_t ips[STACK_MAX_DEPTH] = {};
+	uint32_t nips = 0, np = 0;
+	int err = 0;
+
+	if (st->flags & LAUNCH_F_USTACK && s->fd >= 0 && (us = malloc(sizeof(*us))) &&
+	    !bpf_map_lookup_elem(s->fd, &st->ustack, us)) {
+		nips = us->n < STACK_MAX_DEPTH ? us->n : STACK_MAX_DEPTH;
+		memcpy(ips, us->ip, nips * sizeof(ips[0]));
+		st->truncated = us->truncated != 0;
+	} else if (st->flags & LAUNCH_F_USTACK) {
+		/* Swept before it was read: only another process's launch can have named it. */
+		s->counts.lost++;
+	}
+	free(us);
+	nips = plausible(s, st->pid, ips, nips);
+	if (st->flags & LAUNCH_F_PYSTACK && (p = py_proc_of(s, st->pid)) &&
+	    (raw = calloc(1, sizeof(*raw))) && !bpf_map_lookup_elem(s->py_fd, &st->pystack, raw)) {
+		np = raw->n < PY_MAX_FRAMES ? raw->n : PY_MAX_FRAMES;
+		st->truncated |= raw->truncated != 0;
+		for (uint32_t i = 0; i < np; i++)
+			py[i] = py_frame_name(s, st, p, &raw->f[i]);
+		st->python = np;
+	}
+	for (uint32_t i = 0; i < nips && !err; i++) {
+		size_t before = names.len;
+		bool eval = false;
+
+		err = native_frames(s, st, st->pid, ips[i], i == 0, &names, &eval);
+		for (size_t k = before; !err && k < names.len; k++) {
+			struct merge_frame *m = vec__push(&native);
+
+			if (!m) {
+				err = -ENOMEM;
+				break;
+			}
+			*m = (struct merge_frame){ .name = *vec_at(&names, const char *, k), .ip = i,
+						   .eval = eval };
+		}
+	}
+	st->frames = err ? NULL : calloc(native.len + np + 1, sizeof(*st->frames));
+	if (st->frames) {
+		const char **leaf_first = calloc(native.len + np + 1, sizeof(*leaf_first));
+
+		if (leaf_first) {
+			st->n = (uint32_t)stack_merge(native.data, native.len, py,
+						      raw ? raw->entry : 0, np, leaf_first);
+			for (uint32_t i = 0; i < st->n; i++)
+				st->frames[i] = leaf_first[st->n - 1 - i] ?: "?";
+			free(leaf_first);
+		} else {
+			err = -ENOMEM;
+		}
+	} else if (!err) {
+		err = -ENOMEM;
+	}
+	free(raw);
+	vec__free(&names);
+	vec__free(&native);
+	return err;
+}
+
+const struct stack *stacks__get(struct stacks *s, const struct launch_event *e)
+{
+	struct stack key = { .pid = (pid_t)e->tgid, .flags = e->flags & (LAUNCH_F_USTACK |
+									  LAUNCH_F_PYSTACK) };
+	struct stack *st;
+	long v;
+
+	/* A lost user stack keeps its Python frames, if any. */
+	if (!(e->flags & (LAUNCH_F_USTACK | LAUNCH_F_PYSTACK)))
+		return NULL;
+	key.ustack = e->flags & LAUNCH_F_USTACK ? e->ustack : 0;
+	key.pystack = e->flags & LAUNCH_F_PYSTACK ? e->pystack : 0;
+	if (hmap__find(s->by_key, (long)&key, &v))
+		return (const struct stack *)v;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	*st = key;
+	if (build(s, st) || hmap__add(s->by_key, (long)st, (long)st)) {
+		free(st->frames);
+		free(st);
+		return NULL;
+	}
+	s->counts.unique++;
+	return st;
+}
+
+void stacks__forget(struct stacks *s, pid_t pid)
+{
+	struct vec gone = VEC_INIT(struct stack *);
+	const struct hmap_entry *e;
+	size_t bkt;
+
+	stacks__refresh(s, pid);
+	for (size_t i = 0; i < s->py.len; i++) {
+		if (vec_at(&s->py, struct py_proc, i)->pid != pid)
+			continue;
+		*vec_at(&s->py, struct py_proc, i) = *vec_at(&s->py, struct py_proc, s->py.len - 1);
+		vec__truncate(&s->py, s->py.len - 1);
+		break;
+	}
+	hmap__for_each_entry(s->by_key, e, bkt) {
+		struct stack **slot;
+
+		if (((struct stack *)e->key)->pid != pid || !(slot = vec__push(&gone)))
+			continue;
+		*slot = (struct stack *)e->key;
+	}
+	for (size_t i = 0; i < gone.len; i++) {
+		struct stack *st = *vec_at(&gone, struct stack *, i);
+
+		hmap__delete(s->by_key, (long)st, NULL, NULL);
+		free(st->frames);
+		free(st);
+	}
+	vec__free(&gone);
+	gone = (struct vec)VEC_INIT(struct py_code *);
+	hmap__for_each_entry(s->codes, e, bkt) {
+		struct py_code **slot;
+
+		if (((struct py_code *)e->key)->pid != pid || !(slot = vec__push(&gone)))
+			continue;
+		*slot = (struct py_code *)e->key;
+	}
+	for (size_t i = 0; i < gone.len; i++) {
+		struct py_code *c = *vec_at(&gone, struct py_code *, i);
+
+		hmap__delete(s->codes, (long)c, NULL, NULL);
+		free(c->name);
+		free(c->file);
+		free(c->lines);
+		free(c);
+	}
+	vec__free(&gone);
+}
+
+/*
+ * BPF's maps keep one entry per unique stack, keyed by a hash of its frames.
+ * Once half a map is stacks the loader has named, those entries go: a stack
+ * that comes again is inserted again under the same key, which the loader
+ * knows by then. So the maps never fill with stacks already named.
+ */
+static void sweep(struct hmap *live, int fd, size_t cap)
+{
+	const struct hmap_entry *e;
+	size_t bkt;
+
+	if (hmap__size(live) < cap / 2)
+		return;
+	hmap__for_each_entry(live, e, bkt) {
+		uint64_t key = (uint64_t)e->key;
+
+		bpf_map_delete_elem(fd, &key);
+	}
+	hmap__clear(live);
+}
+
+void stacks__count(struct stacks *s, const struct launch_event *e)
+{
+	s->counts.lost += (e->flags & LAUNCH_F_ULOST) != 0;
+	s->counts.python_lost += (e->flags & LAUNCH_F_PYLOST) != 0;
+	if (e->flags & LAUNCH_F_USTACK && !hmap__set(s->live_u, (long)e->ustack, 1, NULL, NULL))
+		sweep(s->live_u, s->fd, STACK_MAP_ENTRIES);
+	if (e->flags & LAUNCH_F_PYSTACK && !hmap__set(s->live_py, (long)e->pystack, 1, NULL, NULL))
+		sweep(s->live_py, s->py_fd, PY_STACK_ENTRIES);
+}
+
+void stacks__counts(const struct stacks *s, struct stacks_counts *c)
+{
+	*c = s->counts;
+}
