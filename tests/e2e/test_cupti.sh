@@ -81,6 +81,21 @@ print(sum(1 for e in t['traceEvents'] if e.get('cat')=='kernel'))" "$f")
 	not_ok "join: a graph launch names its 2 kernels" "$kernels kernel events"
 valid_out=$($CHECK valid "$f") && ok "join: valid Kineto trace" || not_ok "join: valid Kineto trace" "$valid_out"
 
+# Cycles back to back (wait=0): the agent's window stays open across both, so
+# both cycles' GPU records come at its one flush; each cycle gets its own
+# (cycles are written oldest first: writing one lets go of older records).
+CUPTI_ENV=(CUPTI_SIM_LATE=1)
+cupti adjacent --step cuprobe_step --schedule wait=0,warmup=1,active=2,repeat=2 -- \
+	basic --steps --threads 2 --iters 8 --sleep-ms 20
+bad=""
+for k in 0 1; do
+	g=$(trace_in "$TMP/adjacent/run_$k")
+	[ -n "$g" ] && [ "$(gpu "$g" joined_launches)" = 36 ] &&
+		[ "$(gpu "$g" launches_without_api_record)" = 0 ] || bad="$bad run_$k"
+done
+[ -z "$bad" ] && ok "cycles back to back: each joined to its own GPU records (36 and 36)" ||
+	not_ok "cycles back to back: each joined to its own GPU records (36 and 36)" "not joined:$bad"
+
 # GPU records that come only when the window is flushed: the cycle waits for them.
 CUPTI_ENV=(CUPTI_SIM_LATE=1); cupti late "${STEPS[@]}" -- "${WL[@]}"
 f=$(trace_in "$TMP/late/run_0")

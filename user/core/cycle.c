@@ -461,7 +461,8 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 	pc->written += !err;
 	trace__free(oc->t);
 	vec__free(&oc->pending);
-	pc->oc[i] = pc->oc[--pc->noc];
+	/* The rest keep their order, oldest first (proc_cycles__flush relies on it). */
+	memmove(&pc->oc[i], &pc->oc[i + 1], (--pc->noc - i) * sizeof(pc->oc[0]));
 	return err;
 }
 
@@ -601,16 +602,22 @@ static bool ready(struct proc_cycles *pc, struct open_cycle *oc, uint64_t now, b
 	return *timed_out;
 }
 
+/*
+ * Cycles are written oldest first, and none before an older one: writing a
+ * cycle lets go of the GPU records that began before its end (gpu.c), which
+ * an older cycle still waiting for its own would lose.
+ */
 int proc_cycles__flush(struct proc_cycles *pc, uint64_t now)
 {
 	int ret = 0;
 
-	for (size_t i = pc->noc; i > 0; i--) {
-		struct open_cycle *oc = &pc->oc[i - 1];
+	while (pc->noc) {
+		struct open_cycle *oc = &pc->oc[0];
 		bool timed_out;
 
-		if (oc->end_mono && ready(pc, oc, now, &timed_out))
-			ret = write_cycle(pc, i - 1, oc->end_mono, false, timed_out) ?: ret;
+		if (!oc->end_mono || !ready(pc, oc, now, &timed_out))
+			break;
+		ret = write_cycle(pc, 0, oc->end_mono, false, timed_out) ?: ret;
 	}
 	return ret;
 }
@@ -623,7 +630,7 @@ int proc_cycles__stop(struct proc_cycles *pc, uint64_t now, const struct cycle_c
 	end_step(pc, pc->step_tid, now, c, true);
 	ret = proc_cycles__flush(pc, UINT64_MAX);
 	while (pc->noc)
-		ret = write_cycle(pc, pc->noc - 1, now, pc->steps, false) ?: ret;
+		ret = write_cycle(pc, 0, now, pc->steps, false) ?: ret;
 	return ret;
 }
 
