@@ -151,15 +151,21 @@ static __always_inline __u64 py_find_tstate(struct py_walk *w)
 static __always_inline __u64 field(const struct py_frame_buf *buf, bool have, __u64 frame,
 				   __u16 off, __u32 size)
 {
-	__u64 v = 0;
+	__u64 v = 0, o = off;
 
-	if (have && off <= PY_FRAME_READ - 8) {
+	/*
+	 * Hidden from the compiler: with -mcpu=v3 it would otherwise test a
+	 * 32-bit copy of the offset and index with another register, whose
+	 * bounds the verifier then does not know.
+	 */
+	asm volatile("" : "+r"(o));
+	if (have && o <= PY_FRAME_READ - 8) {
 		if (size == 8)
-			v = *(const __u64 *)(buf->b + off);
+			v = *(const __u64 *)(buf->b + o);
 		else if (size == 4)
-			v = *(const __u32 *)(buf->b + off);
+			v = *(const __u32 *)(buf->b + o);
 		else
-			v = buf->b[off];
+			v = buf->b[o];
 		return v;
 	}
 	if (size == 8)
