@@ -76,6 +76,36 @@ expect "-p: the process runs on after compare" kill -0 $wl
 kill $wl 2>/dev/null
 wait $wl 2>/dev/null
 
+# 2b. -p on a process started without the agent: the cupti mode brings it in
+# (ptrace + dlopen, as record --cupti -p does) and its windows get the
+# simulator's GPU records; --stack puts each launch's stack in the traces.
+env LD_PRELOAD="$SIM/libcupti.so.13" LD_LIBRARY_PATH="$SIM" "$W/basic" --steps --threads 1 \
+	--sleep-ms 15 --iters 400 --ready-file "$TMP/pi.ready" 2>/dev/null &
+wl=$!
+wait_for "$TMP/pi.ready"
+PI=$TMP/pinject
+"$CUPROBE" compare -o "$PI" -p $wl --step cuprobe_step --modes off,cupti --steps-per-mode 4 \
+	--rounds 2 --stack >"$PI.out" 2>"$PI.err"
+expect "-p, cupti, no agent at start: compare exits 0" test $? -eq 0
+expect "-p, cupti, no agent at start: the agent is brought in" \
+	grep -q "agent loaded into the running process" "$PI.err"
+expect "-p, cupti, no agent at start: exact launches, every kernel's GPU time" \
+	$CC_PY json "$PI/compare.json" modes=off,cupti rounds=2 steps=4 exact=1 cupti=1
+expect "--stack: every launch of the cupti windows has its stack" python3 - "$PI/compare.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ws = [w for w in d["windows"] if w["trace"]]
+assert len(ws) == 2, ws
+for w in ws:
+    t = json.load(open(w["trace"]))
+    st = t["cuprobe"]["stacks"]
+    n = sum(1 for e in t["traceEvents"] if e.get("cat") in ("cuda_runtime", "cuda_driver"))
+    assert st["taken"] == n and st["lost"] == 0, (st, n)
+PY
+expect "-p, cupti: the process runs on after compare" kill -0 $wl
+kill $wl 2>/dev/null
+wait $wl 2>/dev/null
+
 # 3. The target ends before every mode ran: said, and what ran is kept.
 E=$TMP/early
 "$CUPROBE" compare -o "$E" --step cuprobe_step --modes off,bpf,latency --steps-per-mode 3 \

@@ -183,6 +183,9 @@ static void setup_compare(struct compare_run *r)
 		}
 		cfg.modes[cfg.nmodes++] = r->o.modes[i];
 	}
+	/* -p: the agent is brought into processes that lack it, when found. */
+	if (r->o.r.npids && find_agent(r->agent, sizeof(r->agent)))
+		r->agent[0] = '\0';
 	compare__init(&r->c, &cfg);
 	if (no_agent)
 		compare__note(&r->c, "cupti: no usable CUPTI: libcuprobe-agent.so is not next to "
@@ -224,6 +227,7 @@ static int start(struct compare_run *r, sigset_t *orig)
 		.ringbuf_bytes = r->o.r.ringbuf_bytes,
 		.steps = r->o.r.has_step,
 		.cupti_wait = r->o.r.cupti_wait,
+		.stack = r->o.r.stack,
 		.plan = {
 			.step = r->o.r.has_step ? &r->o.r.step : NULL,
 			.slice_ns = r->o.r.has_step ? 0 : r->o.slice_ns,
@@ -243,6 +247,8 @@ static int start(struct compare_run *r, sigset_t *orig)
 
 	for (size_t i = 0; i < r->c.cfg.nmodes; i++)
 		so.modes |= 1u << r->c.cfg.modes[i];
+	if (!r->o.r.cmd && r->c.res[MODE_CUPTI].selected && r->agent[0])
+		so.agent = r->agent;
 	r->s = session__new(&so, &h);
 	if (!r->s)
 		return -errno;

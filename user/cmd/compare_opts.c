@@ -39,6 +39,8 @@ void compare_usage(FILE *f)
 	      "      --duration SEC       stop after SEC seconds, with what ran by then\n"
 	      "      --cupti-wait SEC     how long a cupti window waits for its GPU records\n"
 	      "      --ringbuf-size SIZE  ring buffer between BPF and cuprobe (default 16M)\n"
+	      "      --stack              each launch's CPU stack in the probed windows'\n"
+	      "                           traces, as record --stack\n"
 	      "  -q, --quiet              no progress on stderr\n"
 	      "  -v, --verbose            more detail\n"
 	      "  -h, --help               this text\n"
@@ -119,6 +121,9 @@ static int parse_own(struct compare_opts *o, int c, const char *arg)
 		o->slice_ns = (uint64_t)ms * 1000000;
 		o->has_slice = true;
 		return err;
+	case 'S':
+		o->r.stack = true;
+		return 0;
 	case 'O':
 		o->has_output = true;
 		return record_opts__parse_shared(&o->r, 'o', arg, "compare");
@@ -175,6 +180,7 @@ int compare_opts__parse(struct compare_opts *o, int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "cupti-wait", required_argument, NULL, 'w' },
 		{ "ringbuf-size", required_argument, NULL, 'r' },
+		{ "stack", no_argument, NULL, 'S' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },

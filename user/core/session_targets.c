@@ -158,10 +158,12 @@ static void attach_children(struct session *s, pid_t pid, const struct target_pl
  */
 static bool bring_agent(struct session *s, pid_t pid, const struct target_plan *p)
 {
+	/* The plan's mode, or a mode a window may take (compare, the daemon). */
+	bool cupti = p->mode == MODE_CUPTI || (s->o.modes & (1u << MODE_CUPTI));
 	char comm[64] = "", why[512];
 	int err;
 
-	if (p->mode != MODE_CUPTI || !s->o.agent || inject_has_agent(pid, s->o.agent) != 0)
+	if (!cupti || !s->o.agent || inject_has_agent(pid, s->o.agent) != 0)
 		return false;
 	target_comm(pid, comm, sizeof(comm));
 	err = inject_agent(pid, s->o.agent, INJECT_TIMEOUT_S, why, sizeof(why));
