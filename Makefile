@@ -35,7 +35,7 @@ ifeq ($(STATIC),1)
 LDFLAGS += -static
 LDLIBS  := $(STATIC_LIBS)
 else
-LDLIBS  := -lbpf -lelf -ljansson -lz -lstdc++ -lpthread -lm
+LDLIBS  := -lbpf -lelf -ljansson -lz -lstdc++ -lpthread -lm -lmicrohttpd
 endif
 
 ifeq ($(V),1)
@@ -57,6 +57,10 @@ SKELS     := $(OUTPUT)/cuprobe.skel.h
 USER_SRCS := $(sort $(shell find user -name '*.c' -not -path 'user/agent/*'))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 LIB_OBJS  := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
+# The daemon's HTTP server needs libmicrohttpd, which does not link statically
+# (gnutls): the static build leaves the daemon out and says so (user/cmd/main.c).
+DAEMON_OBJS := $(filter $(OUTPUT)/user/daemon/% $(OUTPUT)/user/cmd/daemon.o,$(USER_OBJS))
+STATIC_OBJS := $(filter-out $(DAEMON_OBJS),$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
@@ -78,7 +82,7 @@ all: cuprobe agent
 
 cuprobe: $(USER_OBJS) $(OUTPUT)/link-mode
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(LDFLAGS) $(USER_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $(if $(filter 1,$(STATIC)),$(STATIC_OBJS),$(USER_OBJS)) $(LDLIBS) -o $@
 
 # Relinks when STATIC= changes between builds.
 $(OUTPUT)/link-mode: FORCE | $(OUTPUT)
@@ -136,7 +140,7 @@ $(OUTPUT)/san/cuprobe: $(SAN_OBJS)
 $(OUTPUT)/static/cuprobe: $(USER_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) -static $(USER_OBJS) $(STATIC_LIBS) -o $@
+	$(Q)$(CC) -static $(STATIC_OBJS) $(STATIC_LIBS) -o $@
 
 $(OUTPUT)/tsan/cuprobe: $(TSAN_OBJS)
 	$(call msg,BINARY,$@)

@@ -20,6 +20,8 @@ enum cuprobe_rec {
 	REC_AGENT = 5,	 /* a chunk of the agent's records (struct agent_chunk_event, agent.h) */
 	REC_FORK = 6,	 /* a target or its descendant forked a process (struct fork_event) */
 	REC_EXEC = 7,	 /* a followed process ran a new program (struct libmap_event, held) */
+	REC_EXEC_SEEN = 8, /* with watch_exec: any other process ran a new program (struct
+			    * fork_event, parent 0); not held */
 };
 
 /*
@@ -133,6 +135,7 @@ struct cuprobe_counters {
 	__u64 lat_misses;  /* returns with no matching entry (calls begun before attach) */
 	__u64 agent_bad;   /* agent chunks with a bad length or unreadable */
 	__u64 agent_drops; /* agent chunks lost: the ring buffer was full */
+	__u64 lost_exec;   /* REC_EXEC_SEEN events lost: the ctrl ring was full */
 };
 
 /* torch.profiler.schedule's parameters (schedule.h evaluates them). */

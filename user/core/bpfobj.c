@@ -61,6 +61,7 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 	/* A wakeup when a quarter of a small ring waits: it must come before the ring is full. */
 	if (skel->rodata->wakeup_bytes > o->ringbuf_bytes / 4)
 		skel->rodata->wakeup_bytes = o->ringbuf_bytes / 4;
+	skel->rodata->watch_exec = o->watch_exec;
 	b->multi = attach_has_uprobe_multi();
 	if (b->multi)
 		set_multi(skel);

@@ -25,6 +25,7 @@ struct bpfobj_opts {
 	bool latency;		/* load the return program (some window measures latency) */
 	bool steps;		/* load the step program */
 	bool cupti;		/* load the agent's programs */
+	bool watch_exec;	/* tell every exec on the host (REC_EXEC_SEEN) */
 };
 
 /* Which program a uprobe runs. */

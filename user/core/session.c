@@ -145,6 +145,7 @@ static int load(struct session *s)
 		.latency = s->o.modes & 1u << MODE_LATENCY,
 		.steps = s->o.steps,
 		.cupti = s->o.modes & 1u << MODE_CUPTI,
+		.watch_exec = s->o.watch_exec,
 	};
 	int err;
 
@@ -498,4 +499,14 @@ void session__free(struct session *s)
 	if (s->epfd >= 0)
 		close(s->epfd);
 	free(s);
+}
+
+double session__probe_ns(const struct session *s)
+{
+	return s->cenv.probe_ns;
+}
+
+void session__counters(const struct session *s, struct cuprobe_counters *out)
+{
+	bpfobj__counters(s->bpf, out);
 }

@@ -36,6 +36,7 @@ struct session_opts {
 	bool steps;			/* some target may have a step probe */
 	double cupti_wait;		/* seconds a finished cycle waits for its GPU records */
 	struct target_plan plan;	/* for session__spawn and session__attach */
+	bool watch_exec;		/* the exec hook hears of every exec on the host */
 };
 
 /* What a front-end hears; every hook may be NULL. All run on the session's thread. */
@@ -54,6 +55,8 @@ struct session_hooks {
 	void (*cycle_done)(void *ctx, const struct target *t, const struct cycle_info *ci);
 	/* A target exited (its cycles are written). */
 	void (*exited)(void *ctx, const struct target *t);
+	/* With watch_exec: pid, which is no target, ran a new program. */
+	void (*exec)(void *ctx, pid_t pid);
 };
 
 /* Loads the probes, starts the guardian and the prober, calibrates. NULL and errno. */
@@ -83,6 +86,10 @@ int session__detach(struct session *s, pid_t pid);
  */
 int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
 		    enum window_mode mode);
+/* What one launch probe hit costs here, in ns, as measured at start; < 0: unknown. */
+double session__probe_ns(const struct session *s);
+/* Session-wide counters (launches lost outside any target, execs lost). */
+void session__counters(const struct session *s, struct cuprobe_counters *out);
 /* The target with that pid, or NULL. */
 const struct target *session__target(const struct session *s, pid_t pid);
 
