@@ -626,6 +626,28 @@ static int loop(struct daemon *d)
 	return err;
 }
 
+static void signal_mask(sigset_t *mask)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGHUP);
+	sigaddset(mask, SIGCHLD);
+}
+
+/*
+ * Before any thread exists (the HTTP server's, the prober's): threads inherit
+ * the mask, so that the signals reach only the signalfd.
+ */
+static int block_signals(void)
+{
+	sigset_t mask;
+
+	signal_mask(&mask);
+	signal(SIGPIPE, SIG_IGN);
+	return sigprocmask(SIG_BLOCK, &mask, NULL) ? -errno : 0;
+}
+
 static int setup(struct daemon *d)
 {
 	struct epoll_event sev = { .events = EPOLLIN, .data.u32 = 1 };
@@ -633,14 +655,7 @@ static int setup(struct daemon *d)
 	struct epoll_event hev = { .events = EPOLLIN, .data.u32 = 3 };
 	sigset_t mask;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL))
-		return -errno;
-	signal(SIGPIPE, SIG_IGN);
+	signal_mask(&mask);
 	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->sigfd < 0 || d->epfd < 0 ||
@@ -672,6 +687,8 @@ static int start(struct daemon *d)
 
 	gethostname(host, sizeof(host) - 1);
 	so.host = host;
+	if (block_signals())
+		return -errno;
 	d->store = store__new(d->conf.output, d->conf.retention, err, sizeof(err));
 	if (!d->store) {
 		p_err("%s", err);
