@@ -189,6 +189,14 @@ BINDIR  := $(DESTDIR)$(PREFIX)/bin
 AGENTDIR := $(DESTDIR)$(PREFIX)/lib/cuprobe
 MAN1DIR := $(DESTDIR)$(PREFIX)/share/man/man1
 MAN1    := $(wildcard man/*.1)
+# The daemon's files (deploy/): its systemd unit, its config (never over an
+# existing one) and the examples, with the paths of this PREFIX and SYSCONFDIR.
+SYSCONFDIR ?= /etc
+UNITDIR  := $(DESTDIR)$(PREFIX)/lib/systemd/system
+CONFDIR  := $(DESTDIR)$(SYSCONFDIR)/cuprobe
+EXAMPLEDIR := $(DESTDIR)$(PREFIX)/share/cuprobe/examples
+DEPLOY_SED := sed -e 's|/usr/local/bin/cuprobe|$(PREFIX)/bin/cuprobe|' \
+		  -e 's|/etc/cuprobe/|$(SYSCONFDIR)/cuprobe/|'
 
 install: cuprobe $(AGENT_LIB)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
@@ -196,6 +204,11 @@ install: cuprobe $(AGENT_LIB)
 	$(Q)install -m 0755 cuprobe $(BINDIR)/cuprobe
 	$(Q)install -m 0644 $(AGENT_LIB) $(AGENTDIR)/libcuprobe-agent.so
 	$(Q)install -m 0644 $(MAN1) $(MAN1DIR)/
+	$(Q)install -d $(UNITDIR) $(CONFDIR) $(EXAMPLEDIR)
+	$(Q)$(DEPLOY_SED) deploy/cuprobe-daemon.service > $(UNITDIR)/cuprobe-daemon.service
+	$(Q)chmod 0644 $(UNITDIR)/cuprobe-daemon.service
+	$(Q)[ -e $(CONFDIR)/daemon.conf ] || install -m 0644 deploy/daemon.conf $(CONFDIR)/daemon.conf
+	$(Q)install -m 0644 deploy/daemon.conf deploy/daemonset.yaml deploy/prometheus.yml $(EXAMPLEDIR)/
 
 clean:
 	$(call msg,CLEAN)

@@ -4,7 +4,7 @@
 set -eu
 pkgs="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libzstd-dev
 liblzma-dev libbz2-dev libjansson-dev libcmocka-dev systemtap-sdt-dev libclang-rt-14-dev make gcc g++
-pkg-config python3 util-linux procps file groff-base"
+pkg-config python3 util-linux procps file groff-base libmicrohttpd-dev prometheus curl"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
