@@ -10,6 +10,7 @@ Prometheus server's HTTP API, and what the daemon process holds (fds, BPF map en
   daemon_check.py ground OUT STEPS PER_STEP PIDS     every complete window of PIDS has
                                                     STEPS x PER_STEP launches
   daemon_check.py holds PID                         fds and BPF map entries of the daemon
+  daemon_check.py gpu OUT PID                       GPU kernels in PID's traces, and their modes
 """
 import glob
 import json
@@ -114,6 +115,18 @@ def ground(out, steps, per_step, pids):
     print("%d complete windows, each %d launches" % (seen, steps * per_step))
 
 
+def gpu(out, pid):
+    kernels, modes = 0, set()
+    for path in glob.glob(os.path.join(out, "run_*", "*.pt.trace.json")):
+        with open(path) as f:
+            t = json.load(f)
+        if str(t["cuprobe"]["pid"]) != pid:
+            continue
+        modes.add("cupti" if "gpu" in t["cuprobe"] else "bpf")
+        kernels += sum(1 for e in t["traceEvents"] if e.get("cat") == "kernel" and e.get("ph") == "X")
+    print(json.dumps({"kernels": kernels, "modes": sorted(modes)}))
+
+
 def holds(pid):
     fds = os.listdir("/proc/%s/fd" % pid)
     entries = {}
@@ -155,6 +168,8 @@ def main():
         compare(args[0], args[1], args[2].split(",") if len(args) > 2 else [])
     elif cmd == "ground":
         ground(args[0], int(args[1]), int(args[2]), args[3].split(","))
+    elif cmd == "gpu":
+        gpu(args[0], args[1])
     elif cmd == "holds":
         holds(args[0])
     else:

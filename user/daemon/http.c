@@ -35,14 +35,14 @@ static int marker;
 
 void http__answer(struct dreq *r, unsigned int status, const char *ctype, char *body, size_t len)
 {
-	uint64_t one = 1;
-
+	pthread_mutex_lock(&r->mu);
 	r->status = status;
 	r->ctype = ctype ? ctype : (status == 200 && r->kind == DREQ_METRICS ? PROM : TEXT);
 	r->body = body;
 	r->len = len;
-	if (write(r->done, &one, sizeof(one)) != sizeof(one))
-		abort(); /* an eventfd write cannot fail here; a lost answer would hang a thread */
+	r->answered = true;
+	pthread_cond_signal(&r->cv);
+	pthread_mutex_unlock(&r->mu);
 }
 
 void http__answer_text(struct dreq *r, unsigned int status, const char *fmt, ...)
@@ -94,7 +94,7 @@ static enum MHD_Result refuse(struct http *h, struct MHD_Connection *c, unsigned
 /* Queues r for the daemon and waits for its answer; false when the server is closing. */
 static bool ask(struct http *h, struct dreq *r)
 {
-	uint64_t one = 1, v;
+	uint64_t one = 1;
 	bool ok;
 
 	pthread_mutex_lock(&h->mu);
@@ -112,22 +112,24 @@ static bool ask(struct http *h, struct dreq *r)
 	pthread_mutex_unlock(&h->mu);
 	if (!ok)
 		return false;
-	while (read(r->done, &v, sizeof(v)) != sizeof(v))
-		if (errno != EINTR)
-			abort();
+	pthread_mutex_lock(&r->mu);
+	while (!r->answered)
+		pthread_cond_wait(&r->cv, &r->mu);
+	pthread_mutex_unlock(&r->mu);
 	return true;
 }
 
 static enum MHD_Result serve(struct http *h, struct MHD_Connection *c, struct dreq *r)
 {
-	r->done = eventfd(0, EFD_CLOEXEC);
-	if (r->done < 0)
-		return refuse(h, c, 503, "cuprobe daemon: out of file descriptors\n");
-	if (!ask(h, r)) {
-		close(r->done);
+	bool asked;
+
+	pthread_mutex_init(&r->mu, NULL);
+	pthread_cond_init(&r->cv, NULL);
+	asked = ask(h, r);
+	pthread_cond_destroy(&r->cv);
+	pthread_mutex_destroy(&r->mu);
+	if (!asked)
 		return refuse(h, c, 503, "cuprobe daemon: shutting down\n");
-	}
-	close(r->done);
 	if (r->status >= 400)
 		atomic_fetch_add(&h->refused, 1);
 	return reply(c, r->status, r->ctype, r->body, r->len);

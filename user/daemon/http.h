@@ -9,6 +9,8 @@
 #ifndef DAEMON_HTTP_H
 #define DAEMON_HTTP_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,7 +29,10 @@ struct dreq {
 	char *body;
 	size_t len;
 	const char *ctype;
-	int done;		/* an eventfd the connection's thread waits on */
+	/* The connection's thread waits on cv until answered; mu guards the answer. */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool answered;
 };
 
 struct http;
