@@ -260,6 +260,37 @@ import sys
 s = open('/proc/$D/stat').read().rsplit(')', 1)[1].split()[0]
 sys.exit(0 if s in 'RS' else 'state ' + s)"
 kill -KILL $D 2>/dev/null
+
+# The daemon built with ThreadSanitizer: the HTTP server's threads and the daemon's
+# share nothing but messages. Scrapes and a capture at once, then SIGTERM.
+TSAN=$ROOT/.output/tsan/cuprobe
+"${in_cg[@]}" "$W/basic" --steps --threads 1 --sleep-ms 50 --iters 100000 2>/dev/null &
+F=$!
+PORT=$(free_port)
+TSAN_OPTIONS=halt_on_error=0:exitcode=66 "$TSAN" daemon -c "$TMP/good.conf" -l "127.0.0.1:$PORT" \
+	-o "$TMP/tsan-out" >"$TMP/tsan.log" 2>&1 &
+DPID=$!
+if until_true 120 grep -q "listening on" "$TMP/tsan.log" &&
+	until_true 60 grep -q "sampling pid $F " "$TMP/tsan.log"; then
+	scrapes=()
+	for i in 1 2 3 4; do curl -s -o /dev/null "http://127.0.0.1:$PORT/metrics" & scrapes+=($!); done
+	"$CUPROBE" capture --daemon "127.0.0.1:$PORT" --pid $F --steps 2 >"$TMP/tsan-cap.json" 2>&1
+	cap=$?
+	wait "${scrapes[@]}"
+	kill -TERM $DPID
+	wait $DPID
+	rc=$?
+	DPID=
+	if [ $rc -ne 0 ] || [ $cap -ne 0 ] || grep -q "ThreadSanitizer" "$TMP/tsan.log"; then
+		not_ok "ThreadSanitizer: the daemon: scrapes, a capture, SIGTERM" \
+			"rc $rc, capture $cap: $(grep -m3 -A3 'WARNING: ThreadSanitizer' "$TMP/tsan.log")"
+	else
+		ok "ThreadSanitizer: the daemon: scrapes, a capture, SIGTERM: clean"
+	fi
+else
+	not_ok "ThreadSanitizer: the daemon" "$(grep -v libbpf "$TMP/tsan.log" | tail -3)"
+fi
+kill -KILL $F 2>/dev/null
 kill "$PROMPID" && wait "$PROMPID" 2>/dev/null
 PROMPID=
 done_testing

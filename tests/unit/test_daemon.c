@@ -17,6 +17,7 @@
 #include "dconf.h"
 #include "metrics.h"
 #include "procinfo.h"
+#include "store.h"
 
 static void test_settings(void **state)
 {
@@ -168,12 +169,78 @@ static void test_series(void **state)
 	metrics__free(m);
 }
 
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A window's trace read back: a line at a time in cuprobe's layout, whole otherwise; the same. */
+static void check_counts(const char *path)
+{
+	struct trace_counts tc;
+
+	assert_int_equal(trace_counts__read(path, &tc), 0);
+	assert_int_equal(tc.launches, 4);
+	assert_int_equal(tc.nk, 3);
+	assert_string_equal(tc.k[0].kernel, "void k<\"q\">(int) \xc3\xa9");
+	assert_string_equal(tc.k[0].api, "cudaLaunchKernel");
+	assert_int_equal(tc.k[0].n, 2);
+	assert_int_equal(tc.ngpu, 1);
+	assert_true(tc.gpu_kernel_s[0] > 1.4e-6 && tc.gpu_kernel_s[0] < 1.6e-6);
+	trace_counts__free(&tc);
+}
+
+static void test_trace_counts(void **state)
+{
+	char path[] = "/tmp/cuprobe-tc.XXXXXX";
+	static const char lines[] =
+		"{\n \"schemaVersion\": 1,\n \"traceEvents\": [\n"
+		"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+		"\"pid\": 1, \"tid\": 1, \"ts\": 0.000, \"dur\": 0.000, \"args\": {\"cbid\": 211, "
+		"\"kernel\": \"void k<\\\"q\\\">(int) \\u00e9\"}},\n"
+		"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+		"\"pid\": 1, \"tid\": 1, \"ts\": 1.000, \"dur\": 0.000, \"args\": {\"cbid\": 211, "
+		"\"kernel\": \"void k<\\\"q\\\">(int) \\u00e9\"}},\n"
+		"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaMemcpyAsync\", "
+		"\"pid\": 1, \"tid\": 1, \"ts\": 2.000, \"dur\": 0.000, \"args\": {\"bytes\": 4}},\n"
+		"  {\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuLaunchKernel\", "
+		"\"pid\": 1, \"tid\": 1, \"ts\": 3.000, \"dur\": 0.000, \"args\": {\"kernel\": \"d\"}},\n"
+		"  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"d\", \"pid\": 0, \"tid\": 7, "
+		"\"ts\": 4.000, \"dur\": 1.500, \"args\": {}},\n"
+		"  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"tid\": 0, \"args\": {}}\n"
+		" ],\n \"traceName\": \"x\"\n}\n";
+	char *compact;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, lines);
+	check_counts(path);
+	/* The same JSON on one line: not the layout, so read whole. */
+	compact = strdup(lines);
+	for (char *p = compact; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	write_file(path, compact);
+	free(compact);
+	check_counts(path);
+	write_file(path, "{\"traceEvents\": [");
+	assert_int_equal(trace_counts__read(path, &(struct trace_counts){}), -EINVAL);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_settings),   cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_config_file), cmocka_unit_test(test_container),
-		cmocka_unit_test(test_series),
+		cmocka_unit_test(test_series),	   cmocka_unit_test(test_trace_counts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

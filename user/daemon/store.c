@@ -4,6 +4,7 @@
 #include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,14 +239,140 @@ static int busiest_first(const void *a, const void *b)
 	return (x->n < y->n) - (x->n > y->n);
 }
 
+/* Appends the code point as UTF-8. */
+static char *put_utf8(char *o, unsigned int cp)
+{
+	if (cp < 0x80) {
+		*o++ = (char)cp;
+	} else if (cp < 0x800) {
+		*o++ = (char)(0xc0 | cp >> 6);
+		*o++ = (char)(0x80 | (cp & 0x3f));
+	} else {
+		*o++ = (char)(0xe0 | cp >> 12);
+		*o++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+		*o++ = (char)(0x80 | (cp & 0x3f));
+	}
+	return o;
+}
+
+/*
+ * The JSON string after key in line ("key": "..."), decoded into buf; NULL
+ * when the key is not there. A key cannot be matched inside a string value:
+ * a quote there is escaped.
+ */
+static const char *string_at(const char *line, const char *key, char *buf, size_t len)
+{
+	const char *p = strstr(line, key);
+	char *o = buf, *end = buf + len - 4;
+
+	if (!p)
+		return NULL;
+	for (p += strlen(key); *p && *p != '"' && o < end; p++) {
+		if (*p != '\\') {
+			*o++ = *p;
+			continue;
+		}
+		switch (*++p) {
+		case 'n': *o++ = '\n'; break;
+		case 't': *o++ = '\t'; break;
+		case 'r': *o++ = '\r'; break;
+		case 'b': *o++ = '\b'; break;
+		case 'f': *o++ = '\f'; break;
+		case 'u': {
+			unsigned int cp = 0;
+
+			if (sscanf(p + 1, "%4x", &cp) != 1)
+				return NULL;
+			o = put_utf8(o, cp);
+			p += 4;
+			break;
+		}
+		case '\0': return NULL;
+		default: *o++ = *p; break;
+		}
+	}
+	if (*p != '"')
+		return NULL;
+	*o = '\0';
+	return buf;
+}
+
+/*
+ * One event line of cuprobe's own layout (trace/format.h: an event a line),
+ * read without building it: a window of 10,000 launches is read back in a
+ * few milliseconds, not the tens that a JSON tree takes.
+ */
+static int count_line(struct trace_counts *tc, const char *line)
+{
+	static const char cat_key[] = "\"" TRACE_KEY_CAT "\": \"";
+	static const char name_key[] = "\"" TRACE_KEY_NAME "\": \"";
+	static const char kernel_key[] = "\"" TRACE_ARG_KERNEL "\": \"";
+	static const char dur_key[] = "\"" TRACE_KEY_DUR "\": ";
+	static char cat[64], name[256], kernel[8192];
+	const char *args, *dur;
+
+	if (strncmp(line, TRACE_LINE_EVENT_PREFIX "\"" TRACE_KEY_PH "\": \"" TRACE_PH_COMPLETE "\"",
+		    strlen(TRACE_LINE_EVENT_PREFIX "\"" TRACE_KEY_PH "\": \"" TRACE_PH_COMPLETE "\"")) ||
+	    !string_at(line, cat_key, cat, sizeof(cat)))
+		return 0;
+	if (!strcmp(cat, TRACE_CAT_RUNTIME) || !strcmp(cat, TRACE_CAT_DRIVER)) {
+		if (!string_at(line, name_key, name, sizeof(name)))
+			return -EINVAL;
+		args = strstr(line, "\"" TRACE_KEY_ARGS "\": {");
+		tc->launches++;
+		return add_kernel(tc, args ? string_at(args, kernel_key, kernel, sizeof(kernel)) : NULL,
+				  name);
+	}
+	if (!strcmp(cat, TRACE_CAT_KERNEL)) {
+		dur = strstr(line, dur_key);
+		return dur ? add_gpu(tc, strtod(dur + strlen(dur_key), NULL) / 1e6) : -EINVAL;
+	}
+	return 0;
+}
+
+/* 0, or -EINVAL when the file is not in cuprobe's line layout (then it is read whole). */
+static int read_lines(const char *path, struct trace_counts *tc)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	bool in_events = false, closed = false;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	while (!err && !closed && getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!in_events)
+			in_events = !strcmp(line, TRACE_LINE_EVENTS_OPEN);
+		else if (!strcmp(line, TRACE_LINE_EVENTS_CLOSE) ||
+			 !strcmp(line, TRACE_LINE_EVENTS_CLOSE_MORE))
+			closed = true;
+		else if (strncmp(line, TRACE_LINE_EVENT_PREFIX, strlen(TRACE_LINE_EVENT_PREFIX)))
+			err = -EINVAL;
+		else
+			err = count_line(tc, line);
+	}
+	free(line);
+	fclose(f);
+	return err ? err : closed ? 0 : -EINVAL;
+}
+
 int trace_counts__read(const char *path, struct trace_counts *tc)
 {
 	json_error_t jerr;
-	json_t *root = json_load_file(path, 0, &jerr), *evs, *ev;
+	json_t *root, *evs, *ev;
 	size_t i;
 	int err = 0;
 
 	memset(tc, 0, sizeof(*tc));
+	if (!read_lines(path, tc)) {
+		qsort(tc->k, tc->nk, sizeof(*tc->k), busiest_first);
+		return 0;
+	}
+	/* Not in cuprobe's layout: read as any JSON. */
+	trace_counts__free(tc);
+	root = json_load_file(path, 0, &jerr);
 	if (!root) {
 		p_warn("cannot read the window's trace %s: %s (line %d)", path, jerr.text, jerr.line);
 		return -EINVAL;
@@ -256,8 +383,6 @@ int trace_counts__read(const char *path, struct trace_counts *tc)
 		if (err)
 			break;
 	}
-	tc->probe_cost_ns = json_number_value(
-		json_object_get(json_object_get(root, TRACE_KEY_CUPROBE), "probe_cost_ns"));
 	json_decref(root);
 	qsort(tc->k, tc->nk, sizeof(*tc->k), busiest_first);
 	return err;

@@ -37,7 +37,6 @@ struct trace_counts {
 	uint64_t launches;
 	double *gpu_kernel_s;	/* each GPU kernel's duration */
 	size_t ngpu;
-	double probe_cost_ns;	/* the cuprobe object's probe_cost_ns */
 };
 
 /* 0, or -errno when the trace cannot be read (the message says which). */
