@@ -6,6 +6,9 @@
  * label bound that keeps counters monotonic, linger, and a pid reused.
  */
 #include <errno.h>
+#include <ftw.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -235,12 +238,91 @@ static void test_trace_counts(void **state)
 	unlink(path);
 }
 
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void remove_tree(const char *dir)
+{
+	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Makes DIR/run_<n> with one file of kb KiB, as a window would. */
+static void make_window(const char *dir, long n, int kb)
+{
+	char path[512], *buf = calloc(1024, 1);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/run_%ld", dir, n);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/run_%ld/t.pt.trace.json", dir, n);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < kb; i++) {
+		memset(buf, 'a' + i % 26, 1024);
+		fwrite(buf, 1, 1024, f);
+	}
+	fclose(f);
+	free(buf);
+}
+
+static bool exists(const char *dir, long n)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/run_%ld", dir, n);
+	return access(path, F_OK) == 0;
+}
+
+/* Numbering goes on from the folders there; the oldest go first, never the newest. */
+static void test_retention(void **state)
+{
+	char dir[] = "/tmp/cuprobe-store.XXXXXX", next[512], err[256];
+	struct store *st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	make_window(dir, 3, 100);
+	make_window(dir, 7, 100);
+	st = store__new(dir, 350 * 1024, err, sizeof(err));
+	assert_non_null(st);
+	assert_true(store__bytes(st) >= 200 * 1024);
+	assert_int_equal(store__next_dir(st, next, sizeof(next)), 0);
+	assert_non_null(strstr(next, "/run_8"));
+	make_window(dir, 8, 100);
+	store__written(st, next);
+	assert_true(exists(dir, 3) && exists(dir, 7) && exists(dir, 8));
+	assert_int_equal(store__next_dir(st, next, sizeof(next)), 0);
+	make_window(dir, 9, 100);
+	store__written(st, next);
+	/* 400 KiB over 350: run_3 goes. */
+	assert_false(exists(dir, 3));
+	assert_true(exists(dir, 7) && exists(dir, 8) && exists(dir, 9));
+	assert_int_equal(store__removed(st), 1);
+	/* One window larger than the limit: all older ones go, it stays. */
+	assert_int_equal(store__next_dir(st, next, sizeof(next)), 0);
+	make_window(dir, 10, 500);
+	store__written(st, next);
+	assert_false(exists(dir, 7) || exists(dir, 8) || exists(dir, 9));
+	assert_true(exists(dir, 10));
+	store__free(st);
+	/* Not a folder: refused, said. */
+	assert_null(store__new("/dev/null", 1 << 20, err, sizeof(err)));
+	assert_non_null(strstr(err, "not a folder"));
+	remove_tree(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_settings),   cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_config_file), cmocka_unit_test(test_container),
 		cmocka_unit_test(test_series),	   cmocka_unit_test(test_trace_counts),
+		cmocka_unit_test(test_retention),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
