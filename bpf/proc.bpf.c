@@ -21,6 +21,8 @@ struct {
 
 /* The daemon watches the host: every exec of a process it does not follow is told. */
 const volatile bool watch_exec = false;
+/* REC_EXEC_SEEN events lost: the ctrl ring was full. */
+__u64 lost_exec = 0;
 
 /* The child's entries, as its parent's at step 0 of the same plan. */
 static __always_inline void adopt(__u32 child, const struct proc_conf *pconf)
@@ -79,7 +81,7 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 		return 0;
 	e = bpf_ringbuf_reserve(&ctrl, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&counters.lost_exec, 1);
+		__sync_fetch_and_add(&lost_exec, 1);
 		return 0;
 	}
 	e->type = REC_EXEC_SEEN;

@@ -135,7 +135,6 @@ struct cuprobe_counters {
 	__u64 lat_misses;  /* returns with no matching entry (calls begun before attach) */
 	__u64 agent_bad;   /* agent chunks with a bad length or unreadable */
 	__u64 agent_drops; /* agent chunks lost: the ring buffer was full */
-	__u64 lost_exec;   /* REC_EXEC_SEEN events lost: the ctrl ring was full */
 };
 
 /* torch.profiler.schedule's parameters (schedule.h evaluates them). */

@@ -90,6 +90,11 @@ void bpfobj__free(struct bpfobj *b)
 	free(b);
 }
 
+uint64_t bpfobj__lost_exec(const struct bpfobj *b)
+{
+	return b->skel->bss->lost_exec;
+}
+
 int bpfobj__attach_proc(struct bpfobj *b)
 {
 	b->skel->links.proc_fork = bpf_program__attach(b->skel->progs.proc_fork);

@@ -69,6 +69,9 @@ int bpfobj__conf_fd(const struct bpfobj *b);
 /* Counters of processes without state of their own, and session-wide ones. */
 void bpfobj__counters(const struct bpfobj *b, struct cuprobe_counters *out);
 
+/* Exec events of the host-wide watch lost to a full ctrl ring. */
+uint64_t bpfobj__lost_exec(const struct bpfobj *b);
+
 /* What one launch probe hit costs here (calibrate.c), with return probes when latency. */
 int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain, double *ns);
 

@@ -510,3 +510,8 @@ void session__counters(const struct session *s, struct cuprobe_counters *out)
 {
 	bpfobj__counters(s->bpf, out);
 }
+
+uint64_t session__lost_exec(const struct session *s)
+{
+	return bpfobj__lost_exec(s->bpf);
+}

@@ -88,8 +88,10 @@ int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t acti
 		    enum window_mode mode);
 /* What one launch probe hit costs here, in ns, as measured at start; < 0: unknown. */
 double session__probe_ns(const struct session *s);
-/* Session-wide counters (launches lost outside any target, execs lost). */
+/* Session-wide counters (launches lost outside any target). */
 void session__counters(const struct session *s, struct cuprobe_counters *out);
+/* With watch_exec: exec events lost because the ctrl ring was full. */
+uint64_t session__lost_exec(const struct session *s);
 /* The target with that pid, or NULL. */
 const struct target *session__target(const struct session *s, pid_t pid);
 

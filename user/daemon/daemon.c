@@ -530,7 +530,7 @@ static void on_metrics(struct daemon *d, struct dreq *r)
 	size_t len = 0;
 
 	session__counters(d->s, &c);
-	h.dropped_exec = c.lost_exec;
+	h.dropped_exec = session__lost_exec(d->s);
 	h.dropped_other = c.drops;
 	if (metrics__render(d->m, &h, &body, &len)) {
 		http__answer_text(r, 500, "cuprobe daemon: out of memory\n");
