@@ -7,8 +7,9 @@ Prometheus server's HTTP API, and what the daemon process holds (fds, BPF map en
   daemon_check.py metrics URL                       the daemon's launches/windows per pid
   daemon_check.py prom PROMURL                      the same, from Prometheus's HTTP API
   daemon_check.py compare A.json B.json [PIDS]      equal per pid (for PIDS only, if given)
-  daemon_check.py ground OUT STEPS PER_STEP PIDS     every complete window of PIDS has
-                                                    STEPS x PER_STEP launches
+  daemon_check.py ground OUT STEPS PID:GT...         every complete window of each PID holds
+                                                    STEPS times the calls of one step of its
+                                                    ground truth GT (the workload's CUPROBE_GT)
   daemon_check.py holds PID                         fds and BPF map entries of the daemon
   daemon_check.py gpu OUT PID                       GPU kernels in PID's traces, and their modes
 """
@@ -98,21 +99,55 @@ def compare(a, b, pids):
         sys.exit("no launches at all for %s: %s" % (keys, x))
 
 
-def ground(out, steps, per_step, pids):
+def call_key(api, kernel, grid, block, shmem, nbytes):
+    return (api, kernel or "", tuple(grid or (0, 0, 0)), tuple(block or (0, 0, 0)), shmem or 0,
+            nbytes or 0)
+
+
+def gt_step(gt_path):
+    """The calls of one step of the workload (every step of these workloads is the same)."""
+    with open(gt_path) as f:
+        g = json.load(f)
+    steps = {}
+    for c in g["calls"]:
+        k = call_key(c["api"], c["kernel"], c["grid"], c["block"], c["shmem"], c["bytes"])
+        steps.setdefault(c["step"], {}).setdefault(k, 0)
+        steps[c["step"]][k] += c["count"]
+    first = steps[min(steps)]
+    if any(v != first for v in steps.values()):
+        sys.exit("%s: steps differ; this check needs identical steps" % gt_path)
+    return first
+
+
+def ground(out, steps, pairs):
     seen = 0
+    want = {}
+    for pair in pairs:
+        pid, gt_path = pair.split(":", 1)
+        want[pid] = {k: v * steps for k, v in gt_step(gt_path).items()}
     for path in glob.glob(os.path.join(out, "run_*", "*.pt.trace.json")):
         with open(path) as f:
-            c = json.load(f)["cuprobe"]
-        if str(c["pid"]) not in pids or c["partial"]:
+            t = json.load(f)
+        c = t["cuprobe"]
+        pid = str(c["pid"])
+        if pid not in want or c["partial"]:
             continue
+        got = {}
+        for e in t["traceEvents"]:
+            if e.get("ph") != "X" or e.get("cat") not in ("cuda_runtime", "cuda_driver"):
+                continue
+            a = e.get("args", {})
+            k = call_key(e["name"], a.get("kernel"), a.get("grid"), a.get("block"),
+                         a.get("shared memory"), a.get("bytes"))
+            got[k] = got.get(k, 0) + 1
         first, last = c["steps"]
-        if last - first + 1 != steps or c["launches"] + c["drops"] != steps * per_step:
-            sys.exit("%s: steps %s, %d launches + %d drops, want %d steps of %d" %
-                     (path, c["steps"], c["launches"], c["drops"], steps, per_step))
+        if last - first + 1 != steps or c["drops"] or got != want[pid]:
+            sys.exit("%s: steps %s, drops %d, calls differ from %d steps of the ground truth:"
+                     " got %s, want %s" % (path, c["steps"], c["drops"], steps, got, want[pid]))
         seen += 1
     if not seen:
-        sys.exit("no complete window of pids %s" % pids)
-    print("%d complete windows, each %d launches" % (seen, steps * per_step))
+        sys.exit("no complete window of pids %s" % sorted(want))
+    print("%d complete windows, each %d steps of the ground truth" % (seen, steps))
 
 
 def gpu(out, pid):
@@ -167,7 +202,7 @@ def main():
     elif cmd == "compare":
         compare(args[0], args[1], args[2].split(",") if len(args) > 2 else [])
     elif cmd == "ground":
-        ground(args[0], int(args[1]), int(args[2]), args[3].split(","))
+        ground(args[0], int(args[1]), args[2:])
     elif cmd == "gpu":
         gpu(args[0], args[1])
     elif cmd == "holds":
