@@ -70,7 +70,6 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 {
 	__u32 tgid = p->tgid;
 	struct proc_conf *conf = bpf_map_lookup_elem(&proc_conf, &tgid);
-
 	struct fork_event *e;
 
 	if (conf && (conf->flags & CONF_FOLLOW)) {

@@ -40,7 +40,7 @@ struct dconf {
 	double capture_timeout;		/* seconds an on-demand capture may take */
 	bool cupti;			/* windows use the agent where a process has it */
 	char cgroup[512];		/* only processes whose cgroup path begins so; "": all */
-	struct step_rule *rules;	/* owned; specs outlive the session (dconf__keep) */
+	struct step_rule *rules;	/* owned; targets' plans point at their specs */
 	size_t nrules;
 };
 
