@@ -435,8 +435,15 @@ static void hook_cycle(void *ctx, const struct target *t, const struct cycle_inf
 	enum window_result res = ci->err ? WIN_ERROR : ci->partial ? WIN_PARTIAL : WIN_OK;
 	static const char *const names[] = { "ok", "partial", "error" };
 
-	if (!p || ci->mode == MODE_OFF)
+	if (!p)
 		return;
+	if (ci->mode == MODE_OFF) {
+		/* The mode's programs are not loaded: the window attached nothing and wrote nothing. */
+		answer_capture(&p->capture, 500, "the window's mode could not be used (its BPF "
+			       "programs are not loaded): see the daemon's log", p->pid);
+		p->in_window = false;
+		return;
+	}
 	p->last_window_cost = (uint64_t)((double)ci->hits * probe_ns(d));
 	budget_add(p, p->last_window_cost);
 	if (ci->path)
