@@ -35,7 +35,7 @@ ifeq ($(STATIC),1)
 LDFLAGS += -static
 LDLIBS  := $(STATIC_LIBS)
 else
-LDLIBS  := -lbpf -ldw -lelf -ljansson -lz -lstdc++ -lpthread -lm
+LDLIBS  := -lbpf -ldw -lelf -ljansson -lz -lstdc++ -lpthread -lm -lmicrohttpd
 endif
 
 ifeq ($(V),1)
@@ -57,6 +57,10 @@ SKELS     := $(OUTPUT)/cuprobe.skel.h
 USER_SRCS := $(sort $(shell find user -name '*.c' -not -path 'user/agent/*'))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS))
 LIB_OBJS  := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
+# The daemon's HTTP server needs libmicrohttpd, which does not link statically
+# (gnutls): the static build leaves the daemon out and says so (user/cmd/main.c).
+DAEMON_OBJS := $(filter $(OUTPUT)/user/daemon/% $(OUTPUT)/user/cmd/daemon.o,$(USER_OBJS))
+STATIC_OBJS := $(filter-out $(DAEMON_OBJS),$(USER_OBJS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
@@ -78,7 +82,7 @@ all: cuprobe agent
 
 cuprobe: $(USER_OBJS) $(OUTPUT)/link-mode
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(LDFLAGS) $(USER_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(LDFLAGS) $(if $(filter 1,$(STATIC)),$(STATIC_OBJS),$(USER_OBJS)) $(LDLIBS) -o $@
 
 # Relinks when STATIC= changes between builds.
 $(OUTPUT)/link-mode: FORCE | $(OUTPUT)
@@ -139,7 +143,7 @@ $(OUTPUT)/san/cuprobe: $(SAN_OBJS)
 $(OUTPUT)/static/cuprobe: $(USER_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) -static $(USER_OBJS) $(STATIC_LIBS) -o $@
+	$(Q)$(CC) -static $(STATIC_OBJS) $(STATIC_LIBS) -o $@
 
 $(OUTPUT)/tsan/cuprobe: $(TSAN_OBJS)
 	$(call msg,BINARY,$@)
@@ -190,6 +194,14 @@ BINDIR  := $(DESTDIR)$(PREFIX)/bin
 AGENTDIR := $(DESTDIR)$(PREFIX)/lib/cuprobe
 MAN1DIR := $(DESTDIR)$(PREFIX)/share/man/man1
 MAN1    := $(wildcard man/*.1)
+# The daemon's files (deploy/): its systemd unit, its config (never over an
+# existing one) and the examples, with the paths of this PREFIX and SYSCONFDIR.
+SYSCONFDIR ?= /etc
+UNITDIR  := $(DESTDIR)$(PREFIX)/lib/systemd/system
+CONFDIR  := $(DESTDIR)$(SYSCONFDIR)/cuprobe
+EXAMPLEDIR := $(DESTDIR)$(PREFIX)/share/cuprobe/examples
+DEPLOY_SED := sed -e 's|/usr/local/bin/cuprobe|$(PREFIX)/bin/cuprobe|' \
+		  -e 's|/etc/cuprobe/|$(SYSCONFDIR)/cuprobe/|'
 
 install: cuprobe $(AGENT_LIB)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
@@ -197,6 +209,11 @@ install: cuprobe $(AGENT_LIB)
 	$(Q)install -m 0755 cuprobe $(BINDIR)/cuprobe
 	$(Q)install -m 0644 $(AGENT_LIB) $(AGENTDIR)/libcuprobe-agent.so
 	$(Q)install -m 0644 $(MAN1) $(MAN1DIR)/
+	$(Q)install -d $(UNITDIR) $(CONFDIR) $(EXAMPLEDIR)
+	$(Q)$(DEPLOY_SED) deploy/cuprobe-daemon.service > $(UNITDIR)/cuprobe-daemon.service
+	$(Q)chmod 0644 $(UNITDIR)/cuprobe-daemon.service
+	$(Q)[ -e $(CONFDIR)/daemon.conf ] || install -m 0644 deploy/daemon.conf $(CONFDIR)/daemon.conf
+	$(Q)install -m 0644 deploy/daemon.conf deploy/daemonset.yaml deploy/prometheus.yml $(EXAMPLEDIR)/
 
 clean:
 	$(call msg,CLEAN)

@@ -12,4 +12,9 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 make -s --no-print-directory bench-tools
-exec python3 bench/bench.py "$@"
+rc=0
+# BENCH_ONLY=daemon: the daemon's figures alone.
+[ "${BENCH_ONLY:-}" = daemon ] || python3 bench/bench.py "$@" || rc=1
+# The daemon's own figures (BENCH_ONLY=daemon runs only them).
+case ",${BENCH_ONLY:-daemon}," in *,daemon,*) python3 bench/daemon.py || rc=1 ;; esac
+exit $rc

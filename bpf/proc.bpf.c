@@ -19,6 +19,11 @@ struct {
 	__type(value, __u32);	/* the parent's tgid */
 } family SEC(".maps");
 
+/* The daemon watches the host: every exec of a process it does not follow is told. */
+const volatile bool watch_exec = false;
+/* REC_EXEC_SEEN events lost: the ctrl ring was full. */
+__u64 lost_exec = 0;
+
 /* The child's entries, as its parent's at step 0 of the same plan. */
 static __always_inline void adopt(__u32 child, const struct proc_conf *pconf)
 {
@@ -65,9 +70,25 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 {
 	__u32 tgid = p->tgid;
 	struct proc_conf *conf = bpf_map_lookup_elem(&proc_conf, &tgid);
+	struct fork_event *e;
 
-	if (conf && (conf->flags & CONF_FOLLOW))
+	if (conf && (conf->flags & CONF_FOLLOW)) {
 		hold_and_tell(tgid, REC_EXEC);
+		return 0;
+	}
+	if (!watch_exec)
+		return 0;
+	e = bpf_ringbuf_reserve(&ctrl, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&lost_exec, 1);
+		return 0;
+	}
+	e->type = REC_EXEC_SEEN;
+	e->tgid = tgid;
+	e->parent = 0;
+	e->pad = 0;
+	e->ts_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 

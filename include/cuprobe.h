@@ -22,6 +22,8 @@ enum cuprobe_rec {
 	REC_EXEC = 7,	 /* a followed process ran a new program (struct libmap_event, held) */
 	REC_NAME = 8,	 /* a call made a kernel handle or module (struct name_event, names.h) */
 	REC_LAUNCH_BATCH = 9, /* launch_events staged on one CPU (struct launch_batch) */
+	REC_EXEC_SEEN = 10, /* with watch_exec: any other process ran a new program (struct
+			    * fork_event, parent 0); not held */
 };
 
 /*

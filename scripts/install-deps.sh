@@ -5,7 +5,7 @@ set -eu
 pkgs="clang llvm libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev libzstd-dev
 liblzma-dev libbz2-dev libjansson-dev libcmocka-dev systemtap-sdt-dev libclang-rt-14-dev make gcc g++
 pkg-config python3 util-linux procps file groff-base
-chromium"
+chromium libmicrohttpd-dev prometheus curl"
 # The injection tests: a traced target (strace), a static one (libc6-dev's libc.a).
 pkgs="$pkgs strace libc6-dev"
 missing=""

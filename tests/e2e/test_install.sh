@@ -27,7 +27,15 @@ for m in "$ROOT"/man/*.1; do
 done
 [ $pages -ge 3 ] && [ -z "$missing" ] && ok "installed: $pages man pages in share/man/man1" ||
 	not_ok "installed: man pages in share/man/man1" "$pages in man/, missing or different:$missing"
-left=$(find "$DEST" -type f | grep -vE "^$I/(bin/cuprobe|lib/cuprobe/libcuprobe-agent.so|share/man/man1/[a-z-]+\.1)$")
+# The daemon's: its unit (with this PREFIX's path), its config, the examples.
+expect "installed: the daemon's unit runs this prefix's cuprobe" \
+	grep -q "^ExecStart=$PREFIX/bin/cuprobe daemon --config /etc/cuprobe/daemon.conf" \
+	"$I/lib/systemd/system/cuprobe-daemon.service"
+expect "installed: the daemon's config" cmp "$ROOT/deploy/daemon.conf" "$DEST/etc/cuprobe/daemon.conf"
+expect "installed: the daemon's examples" test -f "$I/share/cuprobe/examples/daemonset.yaml" -a \
+	-f "$I/share/cuprobe/examples/prometheus.yml"
+left=$(find "$DEST" -type f | grep -vE "^$I/(bin/cuprobe|lib/cuprobe/libcuprobe-agent.so|share/man/man1/[a-z-]+\.1)$" |
+	grep -vE "^($I/lib/systemd/system/cuprobe-daemon.service|$DEST/etc/cuprobe/daemon.conf|$I/share/cuprobe/examples/[a-z.]+)$")
 [ -z "$left" ] && ok "installed: nothing else" || not_ok "installed: nothing else" "$left"
 
 # The installed cuprobe finds the installed agent (../lib/cuprobe/ from its binary) ...
@@ -64,7 +72,7 @@ for m in "$I"/share/man/man1/*.1; do
 done
 
 # Every option of a command's --help is in its man page.
-for cmd in record report compare; do
+for cmd in record report compare daemon capture; do
 	page=$I/share/man/man1/cuprobe-$cmd.1
 	opts=$("$I/bin/cuprobe" $cmd --help | grep -oE '(^|[ ,\[])--?[a-z][a-z-]*' | tr -d ' ,[' | sort -u)
 	missing=""

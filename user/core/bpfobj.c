@@ -93,6 +93,7 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 		bpf_map__set_max_entries(skel->maps.py_stacks, 1);
 		bpf_map__set_max_entries(skel->maps.py_procs, 1);
 	}
+	skel->rodata->watch_exec = o->watch_exec;
 	b->multi = attach_has_uprobe_multi();
 	if (b->multi)
 		set_multi(skel);
@@ -135,6 +136,11 @@ void bpfobj__free(struct bpfobj *b)
 	cuprobe_bpf__destroy(b->skel);
 	pthread_mutex_destroy(&b->slot_lock);
 	free(b);
+}
+
+uint64_t bpfobj__lost_exec(const struct bpfobj *b)
+{
+	return b->skel->bss->lost_exec;
 }
 
 int bpfobj__attach_proc(struct bpfobj *b)

@@ -26,6 +26,7 @@ struct bpfobj_opts {
 	bool steps;		/* load the step program */
 	bool cupti;		/* load the agent's programs */
 	bool stack;		/* --stack: launches take their stacks (stack.bpf.h) */
+	bool watch_exec;	/* tell every exec on the host (REC_EXEC_SEEN) */
 };
 
 /* Which program a uprobe runs. */
@@ -102,6 +103,8 @@ int bpfobj__stacks_fd(const struct bpfobj *b);
 int bpfobj__py_stacks_fd(const struct bpfobj *b);
 int bpfobj__set_py_proc(struct bpfobj *b, pid_t pid, const struct py_offsets *o);
 void bpfobj__remove_py_proc(struct bpfobj *b, pid_t pid);
+/* Exec events of the host-wide watch lost to a full ctrl ring. */
+uint64_t bpfobj__lost_exec(const struct bpfobj *b);
 
 /* What one launch probe hit costs here (calibrate.c), with return probes when latency. */
 int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain, double *ns);

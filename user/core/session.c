@@ -155,6 +155,7 @@ static int load(struct session *s)
 		.steps = s->o.steps,
 		.cupti = s->o.modes & 1u << MODE_CUPTI,
 		.stack = s->o.stack,
+		.watch_exec = s->o.watch_exec,
 	};
 	int err;
 
@@ -571,4 +572,19 @@ void session__free(struct session *s)
 	if (s->epfd >= 0)
 		close(s->epfd);
 	free(s);
+}
+
+double session__probe_ns(const struct session *s)
+{
+	return s->cenv.probe_ns;
+}
+
+void session__counters(const struct session *s, struct cuprobe_counters *out)
+{
+	bpfobj__counters(s->bpf, out);
+}
+
+uint64_t session__lost_exec(const struct session *s)
+{
+	return bpfobj__lost_exec(s->bpf);
 }

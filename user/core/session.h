@@ -42,6 +42,7 @@ struct session_opts {
 	 */
 	const char *agent;
 	bool stack;			/* --stack: each launch's CPU stack (stacks.h) */
+	bool watch_exec;		/* the exec hook hears of every exec on the host */
 };
 
 /* What a front-end hears; every hook may be NULL. All run on the session's thread. */
@@ -60,6 +61,8 @@ struct session_hooks {
 	void (*cycle_done)(void *ctx, const struct target *t, const struct cycle_info *ci);
 	/* A target exited (its cycles are written). */
 	void (*exited)(void *ctx, const struct target *t);
+	/* With watch_exec: pid, which is no target, ran a new program. */
+	void (*exec)(void *ctx, pid_t pid);
 };
 
 /* Loads the probes, starts the guardian and the prober, calibrates. NULL and errno. */
@@ -89,6 +92,12 @@ int session__detach(struct session *s, pid_t pid);
  */
 int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
 		    enum window_mode mode);
+/* What one launch probe hit costs here, in ns, as measured at start; < 0: unknown. */
+double session__probe_ns(const struct session *s);
+/* Session-wide counters (launches lost outside any target). */
+void session__counters(const struct session *s, struct cuprobe_counters *out);
+/* With watch_exec: exec events lost because the ctrl ring was full. */
+uint64_t session__lost_exec(const struct session *s);
 /* The target with that pid, or NULL. */
 const struct target *session__target(const struct session *s, pid_t pid);
 

@@ -314,6 +314,13 @@ static void on_fork(struct session *s, const struct fork_event *e)
 		*c = (struct child){ .pid = e->tgid, .parent = e->parent };
 }
 
+/* The host-wide watch: a process that is no target ran a new program. */
+static void on_exec_seen(struct session *s, const struct fork_event *e)
+{
+	if (s->h.exec && !session_find(s, e->tgid))
+		s->h.exec(s->h.ctx, e->tgid);
+}
+
 /* Whether the process maps a CUDA runtime or driver; -ESRCH once it is gone. */
 static int maps_cuda(pid_t pid)
 {
@@ -369,5 +376,7 @@ int session_ctrl_event(void *ctx, void *data, size_t size)
 		on_thread(s, data);
 	else if (type == REC_FORK && size >= sizeof(struct fork_event))
 		on_fork(s, data);
+	else if (type == REC_EXEC_SEEN && size >= sizeof(struct fork_event))
+		on_exec_seen(s, data);
 	return --s->budget > 0 ? 0 : -EAGAIN;
 }

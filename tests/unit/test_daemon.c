@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The daemon's pure parts: its settings and config file (every error names
+ * the setting, the file and the line), step rules, container ids from cgroup
+ * paths, and its series: the text format's escaping, histograms, the kernel
+ * label bound that keeps counters monotonic, linger, and a pid reused.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "dconf.h"
+#include "metrics.h"
+#include "procinfo.h"
+#include "store.h"
+
+static void test_settings(void **state)
+{
+	struct dconf c;
+	char err[512];
+
+	(void)state;
+	dconf__defaults(&c);
+	assert_string_equal(c.listen, "127.0.0.1:9464");
+	assert_int_equal(dconf__set(&c, "interval", "2.5", err, sizeof(err)), 0);
+	assert_true(c.interval == 2.5);
+	assert_int_equal(dconf__set(&c, "probability", "1.5", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "probability: '1.5' is not a number from 0 to 1"));
+	assert_int_equal(dconf__set(&c, "window-steps", "2.5", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not a whole number"));
+	assert_int_equal(dconf__set(&c, "retention", "512M", err, sizeof(err)), 0);
+	assert_int_equal(c.retention, 512ull << 20);
+	assert_int_equal(dconf__set(&c, "retention", "10", err, sizeof(err)), -EINVAL);
+	assert_int_equal(dconf__set(&c, "listen", "9464", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "not ADDR:PORT"));
+	assert_int_equal(dconf__set(&c, "listen", "[::1]:9464", err, sizeof(err)), 0);
+	assert_int_equal(dconf__set(&c, "cupti", "maybe", err, sizeof(err)), -EINVAL);
+	assert_int_equal(dconf__set(&c, "cupti", "yes", err, sizeof(err)), 0);
+	assert_true(c.cupti);
+	assert_int_equal(dconf__set(&c, "cgroup", "kubepods", err, sizeof(err)), -EINVAL);
+	assert_int_equal(dconf__set(&c, "nonsense", "1", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "unknown setting 'nonsense'"));
+	dconf__free(&c);
+}
+
+static void test_rules(void **state)
+{
+	struct dconf c;
+	char err[512];
+
+	(void)state;
+	dconf__defaults(&c);
+	assert_int_equal(dconf__set(&c, "step", "python3=libtrain.so:train_step", err, sizeof(err)), 0);
+	assert_int_equal(dconf__set(&c, "step", "/opt/t/bin/train=train_step", err, sizeof(err)), 0);
+	assert_int_equal(dconf__set(&c, "step", "=x", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "is not COMM=SPEC"));
+	assert_int_equal(dconf__set(&c, "step", "python3=usdt:onlytwo", err, sizeof(err)), -EINVAL);
+	assert_int_equal(c.nrules, 2);
+	assert_ptr_equal(dconf__match(&c, "python3", "/usr/bin/python3.11"), &c.rules[0]);
+	assert_ptr_equal(dconf__match(&c, "train", "/opt/t/bin/train"), &c.rules[1]);
+	assert_null(dconf__match(&c, "train", "/usr/bin/train"));
+	dconf__free(&c);
+}
+
+static void test_config_file(void **state)
+{
+	char path[] = "/tmp/cuprobe-dconf.XXXXXX", err[512];
+	struct dconf c;
+	int fd;
+	FILE *f;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("# comment\n\ninterval = 7\n  budget=0.5  \nwarmup 3\n", f);
+	fclose(f);
+	dconf__defaults(&c);
+	assert_int_equal(dconf__load(&c, path, err, sizeof(err)), -EINVAL);
+	assert_true(c.interval == 7 && c.budget == 0.5);
+	assert_non_null(strstr(err, ":5: 'warmup 3' is not 'key = value'"));
+	unlink(path);
+	assert_int_equal(dconf__load(&c, path, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "cannot read config"));
+	dconf__free(&c);
+}
+
+static void test_container(void **state)
+{
+	char id[80];
+
+	(void)state;
+	procinfo__container("/system.slice/docker-0123456789abcdef0123456789abcdef0123456789abcdef"
+			    "0123456789abcdef.scope", id, sizeof(id));
+	assert_string_equal(id, "0123456789ab");
+	procinfo__container("/kubepods/burstable/pod1234/cri-containerd-"
+			    "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210",
+			    id, sizeof(id));
+	assert_string_equal(id, "fedcba987654");
+	procinfo__container("/user.slice/user-0.slice/session-1.scope", id, sizeof(id));
+	assert_string_equal(id, "");
+}
+
+static char *render(struct metrics *m)
+{
+	struct metrics_host h = { .targets = 1, .probe_seconds = 1e-6 };
+	char *text = NULL;
+	size_t len = 0;
+
+	assert_int_equal(metrics__render(m, &h, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	return text;
+}
+
+static void test_series(void **state)
+{
+	struct metrics *m = metrics__new(2);
+	struct plabels l = { .pid = 42, .comm = "py\"th\\on", .rank = 3, .cgroup = "/a",
+			     .container = "" };
+	struct pmetrics *pm;
+	char *text;
+
+	(void)state;
+	pm = metrics__proc(m, &l);
+	assert_non_null(pm);
+	assert_ptr_equal(metrics__proc(m, &l), pm);
+	/* Two kernels get slots; the third is "other", and stays there when it grows. */
+	assert_int_equal(pmetrics__launches(pm, "k1", "cudaLaunchKernel", 5), 0);
+	assert_int_equal(pmetrics__launches(pm, "k2", "cudaLaunchKernel", 3), 0);
+	assert_int_equal(pmetrics__launches(pm, "k3", "cudaLaunchKernel", 2), 0);
+	assert_int_equal(pmetrics__launches(pm, "k3", "cudaLaunchKernel", 9), 0);
+	assert_int_equal(pmetrics__launches(pm, NULL, "cudaMemcpyAsync", 4), 0);
+	assert_int_equal(pmetrics__launches(pm, "k1", "cuLaunchKernel", 1), 0);
+	assert_int_equal(pmetrics__launch_total(pm), 24);
+	pmetrics__step(pm, 0.02);
+	pmetrics__step(pm, 0.2);
+	pmetrics__window(pm, MODE_BPF, WIN_OK);
+	text = render(m);
+	assert_non_null(strstr(text, "cuprobe_launches_total{pid=\"42\",comm=\"py\\\"th\\\\on\","
+				     "rank=\"3\",cgroup=\"/a\",kernel=\"k1\",api=\"cudaLaunchKernel\"} 5\n"));
+	assert_non_null(strstr(text, "kernel=\"other\",api=\"cudaLaunchKernel\"} 11\n"));
+	assert_non_null(strstr(text, "kernel=\"\",api=\"cudaMemcpyAsync\"} 4\n"));
+	assert_non_null(strstr(text, "kernel=\"k1\",api=\"cuLaunchKernel\"} 1\n"));
+	assert_null(strstr(text, "kernel=\"k3\""));
+	assert_non_null(strstr(text, "cuprobe_step_seconds_bucket{pid=\"42\",comm=\"py\\\"th\\\\on\","
+				     "rank=\"3\",cgroup=\"/a\",le=\"0.025\"} 1\n"));
+	assert_non_null(strstr(text, "le=\"+Inf\"} 2\n"));
+	assert_non_null(strstr(text, "cuprobe_step_seconds_count{pid=\"42\""));
+	assert_non_null(strstr(text, "mode=\"bpf\",result=\"ok\"} 1\n"));
+	assert_non_null(strstr(text, "# TYPE cuprobe_step_seconds histogram\n"));
+	assert_non_null(strstr(text, "cuprobe_targets 1\n"));
+	free(text);
+	/* Gone: the series stay for the linger time, then go; a new process may take the pid. */
+	metrics__gone(m, pm, 1000);
+	metrics__expire(m, 1500, 1000);
+	assert_int_equal(metrics__count(m), 1);
+	metrics__expire(m, 2000, 1000);
+	assert_int_equal(metrics__count(m), 0);
+	pm = metrics__proc(m, &l);
+	metrics__gone(m, pm, 1000);
+	l.comm = "other";
+	assert_ptr_not_equal(metrics__proc(m, &l), NULL);
+	assert_int_equal(metrics__count(m), 1);
+	metrics__free(m);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A window's trace read back: a line at a time in cuprobe's layout, whole otherwise; the same. */
+static void check_counts(const char *path)
+{
+	struct trace_counts tc;
+
+	assert_int_equal(trace_counts__read(path, &tc), 0);
+	assert_int_equal(tc.launches, 4);
+	assert_int_equal(tc.nk, 3);
+	assert_string_equal(tc.k[0].kernel, "void k<\"q\">(int) \xc3\xa9");
+	assert_string_equal(tc.k[0].api, "cudaLaunchKernel");
+	assert_int_equal(tc.k[0].n, 2);
+	assert_int_equal(tc.ngpu, 1);
+	assert_true(tc.gpu_kernel_s[0] > 1.4e-6 && tc.gpu_kernel_s[0] < 1.6e-6);
+	trace_counts__free(&tc);
+}
+
+static void test_trace_counts(void **state)
+{
+	char path[] = "/tmp/cuprobe-tc.XXXXXX";
+	static const char lines[] =
+		"{\n \"schemaVersion\": 1,\n \"traceEvents\": [\n"
+		"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+		"\"pid\": 1, \"tid\": 1, \"ts\": 0.000, \"dur\": 0.000, \"args\": {\"cbid\": 211, "
+		"\"kernel\": \"void k<\\\"q\\\">(int) \\u00e9\"}},\n"
+		"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", "
+		"\"pid\": 1, \"tid\": 1, \"ts\": 1.000, \"dur\": 0.000, \"args\": {\"cbid\": 211, "
+		"\"kernel\": \"void k<\\\"q\\\">(int) \\u00e9\"}},\n"
+		"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaMemcpyAsync\", "
+		"\"pid\": 1, \"tid\": 1, \"ts\": 2.000, \"dur\": 0.000, \"args\": {\"bytes\": 4}},\n"
+		"  {\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuLaunchKernel\", "
+		"\"pid\": 1, \"tid\": 1, \"ts\": 3.000, \"dur\": 0.000, \"args\": {\"kernel\": \"d\"}},\n"
+		"  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"d\", \"pid\": 0, \"tid\": 7, "
+		"\"ts\": 4.000, \"dur\": 1.500, \"args\": {}},\n"
+		"  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"tid\": 0, \"args\": {}}\n"
+		" ],\n \"traceName\": \"x\"\n}\n";
+	char *compact;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, lines);
+	check_counts(path);
+	/* The same JSON on one line: not the layout, so read whole. */
+	compact = strdup(lines);
+	for (char *p = compact; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	write_file(path, compact);
+	free(compact);
+	check_counts(path);
+	write_file(path, "{\"traceEvents\": [");
+	assert_int_equal(trace_counts__read(path, &(struct trace_counts){}), -EINVAL);
+	unlink(path);
+}
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void remove_tree(const char *dir)
+{
+	nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Makes DIR/run_<n> with one file of kb KiB, as a window would. */
+static void make_window(const char *dir, long n, int kb)
+{
+	char path[512], *buf = calloc(1024, 1);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/run_%ld", dir, n);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/run_%ld/t.pt.trace.json", dir, n);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < kb; i++) {
+		memset(buf, 'a' + i % 26, 1024);
+		fwrite(buf, 1, 1024, f);
+	}
+	fclose(f);
+	free(buf);
+}
+
+static bool exists(const char *dir, long n)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/run_%ld", dir, n);
+	return access(path, F_OK) == 0;
+}
+
+/* Numbering goes on from the folders there; the oldest go first, never the newest. */
+static void test_retention(void **state)
+{
+	char dir[] = "/tmp/cuprobe-store.XXXXXX", next[512], err[256];
+	struct store *st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	make_window(dir, 3, 100);
+	make_window(dir, 7, 100);
+	st = store__new(dir, 350 * 1024, err, sizeof(err));
+	assert_non_null(st);
+	assert_true(store__bytes(st) >= 200 * 1024);
+	assert_int_equal(store__next_dir(st, next, sizeof(next)), 0);
+	assert_non_null(strstr(next, "/run_8"));
+	make_window(dir, 8, 100);
+	store__written(st, next);
+	assert_true(exists(dir, 3) && exists(dir, 7) && exists(dir, 8));
+	assert_int_equal(store__next_dir(st, next, sizeof(next)), 0);
+	make_window(dir, 9, 100);
+	store__written(st, next);
+	/* 400 KiB over 350: run_3 goes. */
+	assert_false(exists(dir, 3));
+	assert_true(exists(dir, 7) && exists(dir, 8) && exists(dir, 9));
+	assert_int_equal(store__removed(st), 1);
+	/* One window larger than the limit: all older ones go, it stays. */
+	assert_int_equal(store__next_dir(st, next, sizeof(next)), 0);
+	make_window(dir, 10, 500);
+	store__written(st, next);
+	assert_false(exists(dir, 7) || exists(dir, 8) || exists(dir, 9));
+	assert_true(exists(dir, 10));
+	store__free(st);
+	/* Not a folder: refused, said. */
+	assert_null(store__new("/dev/null", 1 << 20, err, sizeof(err)));
+	assert_non_null(strstr(err, "not a folder"));
+	remove_tree(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_settings),   cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_config_file), cmocka_unit_test(test_container),
+		cmocka_unit_test(test_series),	   cmocka_unit_test(test_trace_counts),
+		cmocka_unit_test(test_retention),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,772 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include "clock.h"
+#include "daemon.h"
+#include "dconf.h"
+#include "http.h"
+#include "log.h"
+#include "metrics.h"
+#include "procinfo.h"
+#include "session.h"
+#include "store.h"
+
+#define NS 1000000000ull
+/* How often the daemon looks at candidates, budgets and samples due. */
+#define TICK_NS (50 * 1000000ull)
+/*
+ * A process that ran a new program is looked at again this long after its
+ * exec: the dynamic linker maps libcudart within milliseconds, a framework
+ * that dlopens CUDA (PyTorch) does so when it first touches the GPU.
+ */
+static const double recheck_s[] = { 0.02, 0.2, 1, 5, 30, 120 };
+#define NRECHECK (sizeof(recheck_s) / sizeof(recheck_s[0]))
+#define MAX_CANDIDATES 8192
+/* The budget's sliding window, in this many buckets. */
+#define NBUCKETS 30
+
+struct cand {
+	pid_t pid;
+	uint64_t start_ticks;
+	uint64_t since, due;
+	unsigned int stage;
+};
+
+struct bucket {
+	uint64_t t, cpu, cost;
+};
+
+struct dproc {
+	pid_t pid;
+	struct procinfo pi;
+	const struct step_rule *rule;
+	struct pmetrics *pm;
+	uint64_t next_sample;
+	bool in_window;			/* a window was asked for and is not written yet */
+	enum window_mode wmode;
+	struct dreq *capture;		/* the window in progress answers it */
+	struct dreq *waiting;		/* a capture that waits for the running window */
+	uint64_t capture_deadline;
+	char dir[PATH_MAX];		/* the running window's folder */
+	struct bucket b[NBUCKETS];	/* b[(head + i) % NBUCKETS], oldest first */
+	unsigned int nb, head;
+	uint64_t last_window_cost;	/* ns, the latest window's probe cost */
+	bool backoff;
+};
+
+struct daemon {
+	struct dconf conf;
+	struct dconf *old;		/* earlier configs: targets' step specs point into them */
+	size_t nold;
+	const char *conf_path;
+	int (*reparse)(struct dconf *c, void *arg);
+	void *arg;
+	struct session *s;
+	struct http *http;
+	struct metrics *m;
+	struct store *store;
+	struct dproc **procs;
+	size_t nprocs, cap;
+	struct cand *cands;
+	size_t ncands;
+	int epfd, sigfd;
+	pid_t self;
+	uint64_t last_tick;
+	uint64_t reloads, reload_errors;
+	bool told_full;
+	bool stop;
+	unsigned int rng;
+};
+
+static double rnd(struct daemon *d)
+{
+	return (double)rand_r(&d->rng) / ((double)RAND_MAX + 1);
+}
+
+static struct dproc *find(struct daemon *d, pid_t pid)
+{
+	for (size_t i = 0; i < d->nprocs; i++)
+		if (d->procs[i]->pid == pid)
+			return d->procs[i];
+	return NULL;
+}
+
+static double probe_ns(struct daemon *d)
+{
+	double ns = session__probe_ns(d->s);
+
+	/* Unknown: a uprobe trap's usual cost, so that the budget still holds. */
+	return ns > 0 ? ns : 1000;
+}
+
+/* ---- the budget ---- */
+
+static void budget_add(struct dproc *p, uint64_t cost)
+{
+	if (p->nb)
+		p->b[(p->head + p->nb - 1) % NBUCKETS].cost += cost;
+}
+
+/* A new bucket when the last is full; the oldest goes when all are. */
+static void budget_tick(struct daemon *d, struct dproc *p, uint64_t now, uint64_t cpu)
+{
+	uint64_t len = (uint64_t)(d->conf.budget_window * NS) / NBUCKETS;
+	struct bucket *last = p->nb ? &p->b[(p->head + p->nb - 1) % NBUCKETS] : NULL;
+
+	if (last && now - last->t < len)
+		return;
+	if (p->nb == NBUCKETS) {
+		p->head = (p->head + 1) % NBUCKETS;
+		p->nb--;
+	}
+	p->b[(p->head + p->nb) % NBUCKETS] = (struct bucket){ .t = now, .cpu = cpu };
+	p->nb++;
+}
+
+/* Cost over the window and the CPU time the process used in it. */
+static void budget_sum(const struct dproc *p, uint64_t cpu, uint64_t *cost, uint64_t *used)
+{
+	*cost = 0;
+	for (unsigned int i = 0; i < p->nb; i++)
+		*cost += p->b[(p->head + i) % NBUCKETS].cost;
+	*used = p->nb && cpu > p->b[p->head].cpu ? cpu - p->b[p->head].cpu : 0;
+}
+
+static double ratio(uint64_t cost, uint64_t used)
+{
+	return used ? (double)cost / (double)used : cost ? 1.0 : 0.0;
+}
+
+/* ---- processes ---- */
+
+static void answer_capture(struct dreq **r, unsigned int status, const char *msg, pid_t pid)
+{
+	if (*r)
+		http__answer_text(*r, status, "capture of pid %d: %s\n", (int)pid, msg);
+	*r = NULL;
+}
+
+static void drop_proc(struct daemon *d, size_t i)
+{
+	struct dproc *p = d->procs[i];
+
+	answer_capture(&p->capture, 410, "the process exited", p->pid);
+	answer_capture(&p->waiting, 410, "the process exited", p->pid);
+	if (p->pm)
+		metrics__gone(d->m, p->pm, clock_mono_ns());
+	free(p);
+	d->procs[i] = d->procs[--d->nprocs];
+}
+
+static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi)
+{
+	const struct step_rule *rule = dconf__match(&d->conf, pi->comm, pi->exe);
+	struct target_plan plan = {
+		.step = rule ? &rule->spec : NULL,
+		.slice_ns = rule ? 0 : (uint64_t)(d->conf.slice * NS),
+		/* Nothing is recorded until the daemon asks for a window. */
+		.sched = { .skip_first = UINT32_MAX, .active = 1 },
+		.mode = MODE_BPF,
+	};
+	const struct target *t;
+	struct plabels l;
+	struct dproc *p;
+	int err;
+
+	if (d->nprocs >= d->conf.max_targets) {
+		if (!d->told_full)
+			p_warn("%u processes sampled already (--max-targets): pid %d (%s) and later "
+			       "ones are not", d->conf.max_targets, (int)pid, pi->comm);
+		d->told_full = true;
+		return -ENOSPC;
+	}
+	if (d->nprocs == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 16;
+		struct dproc **nv = realloc(d->procs, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		d->procs = nv;
+		d->cap = cap;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	err = session__attach_plan(d->s, pid, &plan);
+	t = err ? NULL : session__target(d->s, pid);
+	if (!t) {
+		p_dbg("pid %d (%s) not sampled: %s", (int)pid, pi->comm, strerror(err ? -err : ESRCH));
+		free(p);
+		return err ? err : -ESRCH;
+	}
+	p->pid = pid;
+	p->pi = *pi;
+	/* The budget's first bucket holds the CPU time the process used before it was found. */
+	p->b[0] = (struct bucket){ .t = clock_mono_ns(), .cpu = 0 };
+	p->nb = 1;
+	p->rule = rule;
+	l = (struct plabels){ .pid = pid, .comm = pi->comm, .rank = t->rank,
+			      .cgroup = pi->cgroup, .container = pi->container };
+	p->pm = metrics__proc(d->m, &l);
+	/* Spread over the interval, so that a fleet started together does not sample together. */
+	p->next_sample = clock_mono_ns() + (uint64_t)(d->conf.interval * rnd(d) * NS);
+	d->procs[d->nprocs++] = p;
+	p_info("sampling pid %d (%s%s%s) with %s%s", (int)pid, pi->comm, *pi->container ?
+	       ", container " : "", pi->container, rule ? "step probe " : "time slices",
+	       rule ? step_spec__str(&rule->spec) : "");
+	return 0;
+}
+
+static void consider(struct daemon *d, pid_t pid, bool from_exec)
+{
+	struct procinfo pi;
+	struct cand *c;
+
+	if (pid == d->self || find(d, pid) || procinfo__read(pid, &pi))
+		return;
+	if (d->conf.cgroup[0] && strncmp(pi.cgroup, d->conf.cgroup, strlen(d->conf.cgroup)))
+		return;
+	if (pi.cuda) {
+		add_proc(d, pid, &pi);
+		return;
+	}
+	if (!pi.exe[0] || d->ncands >= MAX_CANDIDATES)
+		return;
+	c = &d->cands[d->ncands++];
+	*c = (struct cand){ .pid = pid, .start_ticks = pi.start_ticks, .since = clock_mono_ns(),
+			    .stage = from_exec ? 1 : 2 };
+	c->due = c->since + (uint64_t)(recheck_s[c->stage - 1] * NS);
+}
+
+static void check_candidates(struct daemon *d, uint64_t now)
+{
+	for (size_t i = 0; i < d->ncands;) {
+		struct cand *c = &d->cands[i];
+		int cuda;
+
+		if (now < c->due) {
+			i++;
+			continue;
+		}
+		cuda = procinfo__start(c->pid) == c->start_ticks ? procinfo__cuda(c->pid) : -ESRCH;
+		if (cuda == 0 && c->stage < NRECHECK) {
+			c->due = c->since + (uint64_t)(recheck_s[c->stage++] * NS);
+			i++;
+			continue;
+		}
+		if (cuda > 0)
+			consider(d, c->pid, false);
+		/* consider() may have added one at the end: take the last now. */
+		d->cands[i] = d->cands[--d->ncands];
+	}
+}
+
+/* Every process already there: those with CUDA now, the rest looked at a while. */
+static void scan_proc(struct daemon *d)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (!*end && pid > 0)
+			consider(d, (pid_t)pid, false);
+	}
+	closedir(dir);
+}
+
+/* ---- windows ---- */
+
+static enum window_mode default_mode(const struct daemon *d, const struct dproc *p)
+{
+	return d->conf.cupti && p->pi.agent ? MODE_CUPTI : MODE_BPF;
+}
+
+static void sample(struct daemon *d, struct dproc *p, uint64_t now, uint64_t cpu)
+{
+	uint64_t cost, used;
+	enum window_mode mode = default_mode(d, p);
+	int err;
+
+	p->next_sample = now + (uint64_t)(d->conf.interval * (0.9 + 0.2 * rnd(d)) * NS);
+	if (rnd(d) >= d->conf.probability)
+		return;
+	budget_sum(p, cpu, &cost, &used);
+	if (ratio(cost + p->last_window_cost, used) * 100 > d->conf.budget) {
+		if (!p->backoff)
+			p_info("pid %d (%s): sampling held back: a window would bring the probes' "
+			       "cost to %.3f%% of its CPU time (--budget %g%%)", (int)p->pid,
+			       p->pi.comm, ratio(cost + p->last_window_cost, used) * 100,
+			       d->conf.budget);
+		p->backoff = true;
+		pmetrics__window(p->pm, mode, WIN_BUDGET);
+		return;
+	}
+	p->backoff = false;
+	err = session__window(d->s, p->pid, d->conf.warmup, d->conf.window_steps, mode);
+	if (err == -EBUSY) {
+		pmetrics__window(p->pm, mode, WIN_BUSY);
+		return;
+	}
+	if (err) {
+		p_dbg("pid %d: no window: %s", (int)p->pid, strerror(-err));
+		return;
+	}
+	p->in_window = true;
+	p->wmode = mode;
+}
+
+static void start_capture(struct daemon *d, struct dproc *p, struct dreq *r)
+{
+	enum window_mode mode = !r->mode[0] ? default_mode(d, p) :
+				!strcmp(r->mode, "cupti") ? MODE_CUPTI : MODE_BPF;
+	int err = session__window(d->s, p->pid, d->conf.warmup, r->steps, mode);
+
+	if (err) {
+		http__answer_text(r, 500, "capture of pid %d: cannot open a window: %s\n",
+				  (int)p->pid, strerror(-err));
+		return;
+	}
+	p->capture = r;
+	p->in_window = true;
+	p->wmode = mode;
+	p->capture_deadline = clock_mono_ns() + (uint64_t)(d->conf.capture_timeout * NS);
+}
+
+static void on_capture(struct daemon *d, struct dreq *r)
+{
+	struct dproc *p = find(d, r->pid);
+
+	if (!p) {
+		http__answer_text(r, 404, "capture: pid %d is not a CUDA process this daemon samples "
+				  "(cuprobe_targets and the pid labels of /metrics list them)\n",
+				  (int)r->pid);
+		return;
+	}
+	if (!strcmp(r->mode, "cupti") && !p->pi.agent) {
+		http__answer_text(r, 409, "capture: pid %d has no cuprobe agent loaded: start it with "
+				  "CUDA_INJECTION64_PATH=<prefix>/lib/cuprobe/libcuprobe-agent.so, "
+				  "or use mode=bpf\n", (int)r->pid);
+		return;
+	}
+	if (p->capture || p->waiting) {
+		http__answer_text(r, 409, "capture: pid %d has a capture in progress: try again when "
+				  "it is answered\n", (int)r->pid);
+		return;
+	}
+	if (p->in_window) {
+		/* After the sampled window that runs now. */
+		p->waiting = r;
+		p->capture_deadline = clock_mono_ns() + (uint64_t)(d->conf.capture_timeout * NS);
+		return;
+	}
+	start_capture(d, p, r);
+}
+
+static void answer_done(struct dproc *p, const struct cycle_info *ci, const char *result)
+{
+	char *body = NULL;
+	int n;
+
+	n = asprintf(&body,
+		     "{\"pid\": %d, \"comm\": \"%s\", \"dir\": \"%s\", \"trace\": \"%s\", "
+		     "\"mode\": \"%s\", \"result\": \"%s\", \"launches\": %llu, \"drops\": %llu, "
+		     "\"first_step\": %lld, \"last_step\": %lld}\n",
+		     (int)p->pid, p->pi.comm, p->dir, ci->path ? ci->path : "",
+		     ci->mode == MODE_CUPTI ? "cupti" : "bpf", result,
+		     (unsigned long long)ci->launches, (unsigned long long)ci->drops,
+		     (long long)ci->first_step, (long long)ci->last_step);
+	http__answer(p->capture, ci->path ? 200 : 500, "application/json", n < 0 ? NULL : body,
+		     n < 0 ? 0 : (size_t)n);
+	p->capture = NULL;
+}
+
+/* A sampled window's trace, counted into the process's series. */
+static void count_window(struct daemon *d, struct dproc *p, const struct cycle_info *ci,
+			 enum window_result res)
+{
+	struct trace_counts tc;
+
+	(void)d;
+	pmetrics__window(p->pm, ci->mode, res);
+	pmetrics__drops(p->pm, ci->drops);
+	if (!ci->path || trace_counts__read(ci->path, &tc))
+		return;
+	for (size_t i = 0; i < tc.nk; i++)
+		pmetrics__launches(p->pm, tc.k[i].kernel, tc.k[i].api, tc.k[i].n);
+	for (size_t i = 0; i < tc.ngpu; i++)
+		pmetrics__gpu_kernel(p->pm, tc.gpu_kernel_s[i]);
+	if (tc.launches != ci->launches)
+		p_warn("pid %d: the window's trace %s holds %llu launches, the window %llu",
+		       (int)p->pid, ci->path, (unsigned long long)tc.launches,
+		       (unsigned long long)ci->launches);
+	trace_counts__free(&tc);
+}
+
+static int hook_dir(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len)
+{
+	struct daemon *d = ctx;
+	struct dproc *p = find(d, t->pid);
+	int err;
+
+	(void)k;
+	err = store__next_dir(d->store, buf, len);
+	if (!err && p)
+		snprintf(p->dir, sizeof(p->dir), "%s", buf);
+	return err;
+}
+
+static void hook_cycle(void *ctx, const struct target *t, const struct cycle_info *ci)
+{
+	struct daemon *d = ctx;
+	struct dproc *p = find(d, t->pid);
+	enum window_result res = ci->err ? WIN_ERROR : ci->partial ? WIN_PARTIAL : WIN_OK;
+	static const char *const names[] = { "ok", "partial", "error" };
+
+	if (!p)
+		return;
+	if (ci->mode == MODE_OFF) {
+		/* The mode's programs are not loaded: the window attached nothing and wrote nothing. */
+		answer_capture(&p->capture, 500, "the window's mode could not be used (its BPF "
+			       "programs are not loaded): see the daemon's log", p->pid);
+		p->in_window = false;
+		return;
+	}
+	p->last_window_cost = (uint64_t)((double)ci->hits * probe_ns(d));
+	budget_add(p, p->last_window_cost);
+	if (ci->path)
+		store__written(d->store, p->dir);
+	if (p->capture)
+		answer_done(p, ci, names[res]);
+	else
+		count_window(d, p, ci, res);
+	p_dbg("pid %d: window %s, %llu launches, %s", (int)p->pid, names[res],
+	      (unsigned long long)ci->launches, ci->path ? ci->path : "no trace");
+	p->in_window = false;
+	if (p->waiting) {
+		struct dreq *r = p->waiting;
+
+		p->waiting = NULL;
+		start_capture(d, p, r);
+	}
+}
+
+static void hook_step(void *ctx, const struct target *t, const struct cycle_step_info *si)
+{
+	struct daemon *d = ctx;
+	struct dproc *p = find(d, t->pid);
+
+	if (!p)
+		return;
+	/* The step probe is always in: each hit is a trap the process pays for. */
+	if (p->rule) {
+		budget_add(p, (uint64_t)probe_ns(d));
+		if (!si->partial && si->end_mono > si->start_mono)
+			pmetrics__step(p->pm, (double)(si->end_mono - si->start_mono) / NS);
+	}
+}
+
+static void hook_exited(void *ctx, const struct target *t)
+{
+	struct daemon *d = ctx;
+
+	for (size_t i = 0; i < d->nprocs; i++)
+		if (d->procs[i]->pid == t->pid) {
+			p_dbg("pid %d (%s) exited", (int)t->pid, d->procs[i]->pi.comm);
+			drop_proc(d, i);
+			return;
+		}
+}
+
+static void hook_exec(void *ctx, pid_t pid)
+{
+	consider(ctx, pid, true);
+}
+
+/* ---- the loop ---- */
+
+static void tick(struct daemon *d, uint64_t now)
+{
+	check_candidates(d, now);
+	for (size_t i = 0; i < d->nprocs; i++) {
+		struct dproc *p = d->procs[i];
+		uint64_t cpu = 0, cost, used;
+
+		if (procinfo__cpu_ns(p->pid, &cpu))
+			continue;
+		budget_tick(d, p, now, cpu);
+		budget_sum(p, cpu, &cost, &used);
+		pmetrics__overhead(p->pm, ratio(cost, used), p->backoff);
+		if ((p->capture || p->waiting) && now > p->capture_deadline) {
+			answer_capture(p->capture ? &p->capture : &p->waiting, 504,
+				       "the steps did not come within --capture-timeout: does the "
+				       "process still step?", p->pid);
+		}
+		if (!p->in_window && !p->waiting && now >= p->next_sample)
+			sample(d, p, now, cpu);
+	}
+	metrics__expire(d->m, now, (uint64_t)(d->conf.linger * NS));
+}
+
+static void on_metrics(struct daemon *d, struct dreq *r)
+{
+	struct cuprobe_counters c;
+	struct metrics_host h = {
+		.targets = (unsigned int)d->nprocs,
+		.candidates = (unsigned int)d->ncands,
+		.probe_seconds = session__probe_ns(d->s) > 0 ? session__probe_ns(d->s) / 1e9 : -1,
+		.traces_bytes = store__bytes(d->store),
+		.traces_removed = store__removed(d->store),
+		.reloads = d->reloads,
+		.reload_errors = d->reload_errors,
+		.http_errors = http__refused(d->http),
+	};
+	char *body = NULL;
+	size_t len = 0;
+
+	session__counters(d->s, &c);
+	h.dropped_exec = session__lost_exec(d->s);
+	h.dropped_other = c.drops;
+	if (metrics__render(d->m, &h, &body, &len)) {
+		http__answer_text(r, 500, "cuprobe daemon: out of memory\n");
+		return;
+	}
+	http__answer(r, 200, NULL, body, len);
+}
+
+static void serve_http(struct daemon *d)
+{
+	struct dreq *r;
+
+	while ((r = http__next(d->http))) {
+		if (r->kind == DREQ_METRICS)
+			on_metrics(d, r);
+		else
+			on_capture(d, r);
+	}
+}
+
+/* SIGHUP: the file and the command line again; a config that fails changes nothing. */
+static void reload(struct daemon *d)
+{
+	struct dconf c, *old;
+	char err[512] = "";
+	int rc;
+
+	dconf__defaults(&c);
+	rc = d->conf_path ? dconf__load(&c, d->conf_path, err, sizeof(err)) : 0;
+	if (!rc && d->reparse)
+		rc = d->reparse(&c, d->arg);
+	if (rc) {
+		p_err("config not reloaded, the daemon keeps its settings: %s", err[0] ? err :
+		      "bad command line");
+		dconf__free(&c);
+		d->reload_errors++;
+		return;
+	}
+	if (strcmp(c.listen, d->conf.listen) || strcmp(c.output, d->conf.output))
+		p_warn("config reloaded: listen and output change only with a restart");
+	snprintf(c.listen, sizeof(c.listen), "%s", d->conf.listen);
+	snprintf(c.output, sizeof(c.output), "%s", d->conf.output);
+	/* Targets' plans point at the old rules: they are kept until the end. */
+	old = realloc(d->old, (d->nold + 1) * sizeof(*old));
+	if (!old) {
+		dconf__free(&c);
+		return;
+	}
+	d->old = old;
+	d->old[d->nold++] = d->conf;
+	d->conf = c;
+	metrics__set_top(d->m, c.top_kernels);
+	store__set_limit(d->store, c.retention);
+	d->reloads++;
+	p_info("config reloaded: %zu step rules; rules apply to processes found from now on",
+	       c.nrules);
+}
+
+static void on_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGHUP)
+			reload(d);
+		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
+			d->stop = true;
+	}
+}
+
+static int loop(struct daemon *d)
+{
+	struct epoll_event evs[8];
+	int err = 0;
+
+	while (!d->stop && !err) {
+		int n = epoll_wait(d->epfd, evs, 8, session__busy(d->s) ? 0 : (int)(TICK_NS / 1000000));
+		uint64_t now;
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (int k = 0; k < n; k++)
+			if (evs[k].data.u32 == 1)
+				on_signal(d);
+		err = session__dispatch(d->s);
+		serve_http(d);
+		now = clock_mono_ns();
+		if (now - d->last_tick >= TICK_NS) {
+			d->last_tick = now;
+			tick(d, now);
+		}
+	}
+	return err;
+}
+
+static void signal_mask(sigset_t *mask)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGHUP);
+	sigaddset(mask, SIGCHLD);
+}
+
+/*
+ * Before any thread exists (the HTTP server's, the prober's): threads inherit
+ * the mask, so that the signals reach only the signalfd.
+ */
+static int block_signals(void)
+{
+	sigset_t mask;
+
+	signal_mask(&mask);
+	signal(SIGPIPE, SIG_IGN);
+	return sigprocmask(SIG_BLOCK, &mask, NULL) ? -errno : 0;
+}
+
+static int setup(struct daemon *d)
+{
+	struct epoll_event sev = { .events = EPOLLIN, .data.u32 = 1 };
+	struct epoll_event eev = { .events = EPOLLIN, .data.u32 = 2 };
+	struct epoll_event hev = { .events = EPOLLIN, .data.u32 = 3 };
+	sigset_t mask;
+
+	signal_mask(&mask);
+	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->sigfd < 0 || d->epfd < 0 ||
+	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sigfd, &sev) ||
+	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, session__fd(d->s), &eev) ||
+	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, http__fd(d->http), &hev))
+		return -errno;
+	return 0;
+}
+
+static int start(struct daemon *d)
+{
+	struct session_opts so = {
+		.host = NULL,
+		.ringbuf_bytes = 4 << 20,
+		.modes = 1u << MODE_OFF | 1u << MODE_BPF | 1u << MODE_CUPTI,
+		.steps = true,
+		.cupti_wait = 2.0,
+		.watch_exec = true,
+		.plan = { .slice_ns = (uint64_t)(d->conf.slice * NS), .mode = MODE_BPF,
+			  .sched = { .skip_first = UINT32_MAX, .active = 1 } },
+	};
+	struct session_hooks h = {
+		.ctx = d, .cycle_dir = hook_dir, .cycle_done = hook_cycle, .step_done = hook_step,
+		.exited = hook_exited, .exec = hook_exec,
+	};
+	static char host[256];
+	char err[512] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	so.host = host;
+	if (block_signals())
+		return -errno;
+	d->store = store__new(d->conf.output, d->conf.retention, err, sizeof(err));
+	if (!d->store) {
+		p_err("%s", err);
+		return -errno;
+	}
+	d->http = http__start(d->conf.listen, err, sizeof(err));
+	if (!d->http) {
+		p_err("%s", err);
+		return -errno;
+	}
+	d->m = metrics__new(d->conf.top_kernels);
+	d->cands = calloc(MAX_CANDIDATES, sizeof(*d->cands));
+	if (!d->m || !d->cands)
+		return -ENOMEM;
+	d->s = session__new(&so, &h);
+	if (!d->s)
+		return -errno;
+	return setup(d);
+}
+
+static void finish(struct daemon *d)
+{
+	if (d->s) {
+		/* Windows in progress are written (partial) and their captures answered. */
+		session__finish(d->s);
+		for (size_t i = 0; i < d->nprocs; i++) {
+			answer_capture(&d->procs[i]->capture, 503, "the daemon is stopping",
+				       d->procs[i]->pid);
+			answer_capture(&d->procs[i]->waiting, 503, "the daemon is stopping",
+				       d->procs[i]->pid);
+		}
+	}
+	http__stop(d->http);
+	session__free(d->s);
+	while (d->nprocs)
+		drop_proc(d, d->nprocs - 1);
+	free(d->procs);
+	free(d->cands);
+	metrics__free(d->m);
+	store__free(d->store);
+	for (size_t i = 0; i < d->nold; i++)
+		dconf__free(&d->old[i]);
+	free(d->old);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->sigfd >= 0)
+		close(d->sigfd);
+}
+
+int daemon__run(const struct dconf *conf, const char *conf_path,
+		int (*reparse)(struct dconf *c, void *arg), void *arg)
+{
+	struct daemon d = {
+		.conf = *conf, .conf_path = conf_path, .reparse = reparse, .arg = arg,
+		.epfd = -1, .sigfd = -1, .self = getpid(),
+	};
+	int err;
+
+	d.rng = (unsigned int)clock_mono_ns() ^ (unsigned int)getpid();
+	err = start(&d);
+	if (!err) {
+		scan_proc(&d);
+		p_info("listening on http://%s/metrics; %zu CUDA processes found; traces in %s",
+		       d.conf.listen, d.nprocs, d.conf.output);
+		err = loop(&d);
+		if (err)
+			p_err("the daemon stops: %s", strerror(-err));
+	}
+	finish(&d);
+	dconf__free(&d.conf);
+	if (!err)
+		p_info("stopped");
+	return err ? 1 : 0;
+}

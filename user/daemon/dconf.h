@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The daemon's settings: defaults, then the config file, then the command
+ * line, each setting named the same way in both (the long option's name).
+ * A config that does not parse is refused whole: at start the daemon exits,
+ * on SIGHUP it keeps the settings it runs with. Step rules' specs are
+ * pointed at by targets' plans: a config is freed only when the daemon ends.
+ */
+#ifndef DAEMON_DCONF_H
+#define DAEMON_DCONF_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "step.h"
+
+/* A step rule: processes whose comm (or, with a '/', executable path) matches. */
+struct step_rule {
+	char match[PATH_MAX];
+	struct step_spec spec;
+};
+
+#define DCONF_MAX_RULES 64
+
+struct dconf {
+	char listen[128];		/* ADDR:PORT */
+	char output[PATH_MAX];
+	double interval;		/* seconds between samples of a process */
+	double probability;		/* that a process is sampled at its turn */
+	uint32_t window_steps;		/* active steps of a sampled window */
+	uint32_t warmup;		/* warmup steps before them */
+	double budget;			/* percent of a process's CPU time */
+	double budget_window;		/* seconds the budget is measured over */
+	double linger;			/* seconds a gone process's series stay */
+	double slice;			/* seconds of a time slice (no step rule) */
+	uint64_t retention;		/* bytes of traces kept under output */
+	uint32_t top_kernels;		/* kernel label values per process */
+	uint32_t max_targets;
+	double capture_timeout;		/* seconds an on-demand capture may take */
+	bool cupti;			/* windows use the agent where a process has it */
+	char cgroup[512];		/* only processes whose cgroup path begins so; "": all */
+	struct step_rule *rules;	/* owned; targets' plans point at their specs */
+	size_t nrules;
+};
+
+void dconf__defaults(struct dconf *c);
+/*
+ * Sets one setting by its long option name. 0, or -EINVAL with err saying
+ * what is wrong and what is accepted.
+ */
+int dconf__set(struct dconf *c, const char *key, const char *value, char *err, size_t len);
+/* Reads "key = value" lines (# comments). 0 or -errno, err naming the file and line. */
+int dconf__load(struct dconf *c, const char *path, char *err, size_t len);
+/* The rule for a process, or NULL (time slices). */
+const struct step_rule *dconf__match(const struct dconf *c, const char *comm, const char *exe);
+void dconf__free(struct dconf *c);
+
+#endif /* DAEMON_DCONF_H */

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "metrics.h"
+
+/* Step times: from a millisecond to a minute. */
+static const double step_bounds[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+				      0.5, 1, 2.5, 5, 10, 30, 60 };
+/* GPU kernels: from a microsecond to ten seconds. */
+static const double gpu_bounds[] = { 1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4,
+				     5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 0.1, 1, 10 };
+#define NBOUNDS_MAX 16
+
+struct histo {
+	uint64_t bucket[NBOUNDS_MAX + 1];	/* not cumulative; the last is +Inf */
+	uint64_t count;
+	double sum;
+};
+
+/* A (kernel, api) series; kernel "other" takes what the top slots do not. */
+struct kseries {
+	char *kernel;
+	char *api;
+	uint64_t n;
+};
+
+struct pmetrics {
+	pid_t pid;
+	char comm[64];
+	int rank;
+	char *cgroup, *container;
+	bool gone;
+	uint64_t gone_at;
+	struct kseries *ks;
+	size_t nks;
+	size_t named;			/* distinct kernel names with slots of their own */
+	uint32_t top;			/* how many may have one */
+	struct histo step, gpu;
+	uint64_t windows[MODE__COUNT][WIN_RESULT__COUNT];
+	uint64_t drops;
+	double overhead;
+	bool backoff;
+	uint64_t launches;
+};
+
+struct metrics {
+	struct pmetrics **v;
+	size_t n, cap;
+	uint32_t top;
+};
+
+static const char *const mode_names[MODE__COUNT] = { "off", "bpf", "cupti", "latency" };
+static const char *const result_names[WIN_RESULT__COUNT] = { "ok", "partial", "error",
+							     "skipped_budget", "skipped_busy" };
+
+struct metrics *metrics__new(uint32_t top_kernels)
+{
+	struct metrics *m = calloc(1, sizeof(*m));
+
+	if (m)
+		m->top = top_kernels;
+	return m;
+}
+
+static void pm_free(struct pmetrics *pm)
+{
+	for (size_t i = 0; i < pm->nks; i++) {
+		free(pm->ks[i].kernel);
+		free(pm->ks[i].api);
+	}
+	free(pm->ks);
+	free(pm->cgroup);
+	free(pm->container);
+	free(pm);
+}
+
+void metrics__free(struct metrics *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		pm_free(m->v[i]);
+	free(m->v);
+	free(m);
+}
+
+void metrics__set_top(struct metrics *m, uint32_t top_kernels)
+{
+	m->top = top_kernels;
+}
+
+static void remove_at(struct metrics *m, size_t i)
+{
+	pm_free(m->v[i]);
+	m->v[i] = m->v[--m->n];
+}
+
+struct pmetrics *metrics__proc(struct metrics *m, const struct plabels *l)
+{
+	struct pmetrics *pm;
+
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->v[i]->pid != l->pid)
+			continue;
+		if (!m->v[i]->gone)
+			return m->v[i];
+		/* The pid was reused: the old process's series go now. */
+		remove_at(m, i);
+		break;
+	}
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 16;
+		struct pmetrics **nv = realloc(m->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		m->v = nv;
+		m->cap = cap;
+	}
+	pm = calloc(1, sizeof(*pm));
+	if (!pm)
+		return NULL;
+	pm->pid = l->pid;
+	pm->top = m->top;
+	snprintf(pm->comm, sizeof(pm->comm), "%s", l->comm);
+	pm->rank = l->rank;
+	pm->cgroup = strdup(l->cgroup ? l->cgroup : "");
+	pm->container = strdup(l->container ? l->container : "");
+	if (!pm->cgroup || !pm->container) {
+		pm_free(pm);
+		return NULL;
+	}
+	m->v[m->n++] = pm;
+	return pm;
+}
+
+void metrics__gone(struct metrics *m, struct pmetrics *pm, uint64_t now)
+{
+	(void)m;
+	pm->gone = true;
+	pm->gone_at = now;
+	pm->overhead = 0;
+	pm->backoff = false;
+}
+
+void metrics__expire(struct metrics *m, uint64_t now, uint64_t linger_ns)
+{
+	for (size_t i = 0; i < m->n;) {
+		if (m->v[i]->gone && now - m->v[i]->gone_at >= linger_ns)
+			remove_at(m, i);
+		else
+			i++;
+	}
+}
+
+size_t metrics__count(const struct metrics *m)
+{
+	return m->n;
+}
+
+static struct kseries *find_ks(struct pmetrics *pm, const char *kernel, const char *api)
+{
+	for (size_t i = 0; i < pm->nks; i++)
+		if (!strcmp(pm->ks[i].kernel, kernel) && !strcmp(pm->ks[i].api, api))
+			return &pm->ks[i];
+	return NULL;
+}
+
+static bool has_kernel(const struct pmetrics *pm, const char *kernel)
+{
+	for (size_t i = 0; i < pm->nks; i++)
+		if (!strcmp(pm->ks[i].kernel, kernel))
+			return true;
+	return false;
+}
+
+/*
+ * A kernel keeps the slot it got first, so that counters only grow: the
+ * first top-K distinct names a process launches get series of their own
+ * (the daemon hands each window's kernels over busiest first), the rest
+ * count as kernel="other".
+ */
+int pmetrics__launches(struct pmetrics *pm, const char *kernel, const char *api, uint64_t n)
+{
+	struct kseries *k, *nks;
+	const char *name = kernel ? kernel : "";
+
+	if (kernel && !has_kernel(pm, kernel)) {
+		if (pm->named >= pm->top)
+			name = "other";
+		else
+			pm->named++;
+	}
+	pm->launches += n;
+	k = find_ks(pm, name, api);
+	if (k) {
+		k->n += n;
+		return 0;
+	}
+	nks = realloc(pm->ks, (pm->nks + 1) * sizeof(*nks));
+	if (!nks)
+		return -ENOMEM;
+	pm->ks = nks;
+	k = &pm->ks[pm->nks];
+	k->kernel = strdup(name);
+	k->api = strdup(api);
+	if (!k->kernel || !k->api) {
+		free(k->kernel);
+		free(k->api);
+		return -ENOMEM;
+	}
+	k->n = n;
+	pm->nks++;
+	return 0;
+}
+
+static void histo_add(struct histo *h, const double *bounds, size_t nb, double v)
+{
+	size_t i = 0;
+
+	while (i < nb && v > bounds[i])
+		i++;
+	h->bucket[i]++;
+	h->count++;
+	h->sum += v;
+}
+
+void pmetrics__step(struct pmetrics *pm, double seconds)
+{
+	histo_add(&pm->step, step_bounds, sizeof(step_bounds) / sizeof(step_bounds[0]), seconds);
+}
+
+void pmetrics__gpu_kernel(struct pmetrics *pm, double seconds)
+{
+	histo_add(&pm->gpu, gpu_bounds, sizeof(gpu_bounds) / sizeof(gpu_bounds[0]), seconds);
+}
+
+void pmetrics__window(struct pmetrics *pm, enum window_mode mode, enum window_result r)
+{
+	pm->windows[mode][r]++;
+}
+
+void pmetrics__drops(struct pmetrics *pm, uint64_t n)
+{
+	pm->drops += n;
+}
+
+void pmetrics__overhead(struct pmetrics *pm, double ratio, bool backoff)
+{
+	pm->overhead = ratio;
+	pm->backoff = backoff;
+}
+
+uint64_t pmetrics__launch_total(const struct pmetrics *pm)
+{
+	return pm->launches;
+}
+
+/* A label value, escaped as the text format wants. */
+static void put_value(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fprintf(f, "\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/* pid, comm, and rank, cgroup and container where known. */
+static void put_labels(FILE *f, const struct pmetrics *pm)
+{
+	fprintf(f, "pid=\"%d\",comm=", (int)pm->pid);
+	put_value(f, pm->comm);
+	if (pm->rank >= 0)
+		fprintf(f, ",rank=\"%d\"", pm->rank);
+	if (*pm->cgroup) {
+		fputs(",cgroup=", f);
+		put_value(f, pm->cgroup);
+	}
+	if (*pm->container) {
+		fputs(",container=", f);
+		put_value(f, pm->container);
+	}
+}
+
+static void head(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void put_histo(FILE *f, const char *name, const struct pmetrics *pm, const struct histo *h,
+		      const double *bounds, size_t nb)
+{
+	uint64_t cum = 0;
+
+	for (size_t i = 0; i <= nb; i++) {
+		cum += h->bucket[i];
+		fprintf(f, "%s_bucket{", name);
+		put_labels(f, pm);
+		if (i < nb)
+			fprintf(f, ",le=\"%g\"} %llu\n", bounds[i], (unsigned long long)cum);
+		else
+			fprintf(f, ",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+	}
+	fprintf(f, "%s_sum{", name);
+	put_labels(f, pm);
+	fprintf(f, "} %.9g\n%s_count{", h->sum, name);
+	put_labels(f, pm);
+	fprintf(f, "} %llu\n", (unsigned long long)h->count);
+}
+
+static void render_launches(FILE *f, const struct metrics *m)
+{
+	head(f, "cuprobe_launches_total", "counter",
+	     "Launches recorded in sampled windows, by kernel (top-K per process, the rest "
+	     "\"other\") and API.");
+	for (size_t i = 0; i < m->n; i++) {
+		const struct pmetrics *pm = m->v[i];
+
+		for (size_t k = 0; k < pm->nks; k++) {
+			fputs("cuprobe_launches_total{", f);
+			put_labels(f, pm);
+			fputs(",kernel=", f);
+			put_value(f, pm->ks[k].kernel);
+			fputs(",api=", f);
+			put_value(f, pm->ks[k].api);
+			fprintf(f, "} %llu\n", (unsigned long long)pm->ks[k].n);
+		}
+	}
+}
+
+static void render_histos(FILE *f, const struct metrics *m)
+{
+	size_t nstep = sizeof(step_bounds) / sizeof(step_bounds[0]);
+	size_t ngpu = sizeof(gpu_bounds) / sizeof(gpu_bounds[0]);
+
+	head(f, "cuprobe_step_seconds", "histogram",
+	     "Wall time of each step the step probe saw (processes with a step rule).");
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i]->step.count)
+			put_histo(f, "cuprobe_step_seconds", m->v[i], &m->v[i]->step, step_bounds,
+				  nstep);
+	head(f, "cuprobe_gpu_kernel_seconds", "histogram",
+	     "GPU time of each kernel of cupti windows.");
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i]->gpu.count)
+			put_histo(f, "cuprobe_gpu_kernel_seconds", m->v[i], &m->v[i]->gpu, gpu_bounds,
+				  ngpu);
+}
+
+static void render_windows(FILE *f, const struct metrics *m)
+{
+	head(f, "cuprobe_windows_total", "counter",
+	     "Sampled windows by mode and result (ok, partial, error, skipped_budget, "
+	     "skipped_busy).");
+	for (size_t i = 0; i < m->n; i++)
+		for (int md = 0; md < MODE__COUNT; md++)
+			for (int r = 0; r < WIN_RESULT__COUNT; r++) {
+				if (!m->v[i]->windows[md][r])
+					continue;
+				fputs("cuprobe_windows_total{", f);
+				put_labels(f, m->v[i]);
+				fprintf(f, ",mode=\"%s\",result=\"%s\"} %llu\n", mode_names[md],
+					result_names[r],
+					(unsigned long long)m->v[i]->windows[md][r]);
+			}
+}
+
+static void render_proc_gauges(FILE *f, const struct metrics *m, const struct metrics_host *h)
+{
+	head(f, "cuprobe_dropped_events_total", "counter",
+	     "Events lost: launches of sampled windows (kind=\"launch\"), exec events "
+	     "(kind=\"exec\"), launches outside any target (kind=\"other\").");
+	for (size_t i = 0; i < m->n; i++) {
+		fputs("cuprobe_dropped_events_total{", f);
+		put_labels(f, m->v[i]);
+		fprintf(f, ",kind=\"launch\"} %llu\n", (unsigned long long)m->v[i]->drops);
+	}
+	fprintf(f, "cuprobe_dropped_events_total{kind=\"exec\"} %llu\n",
+		(unsigned long long)h->dropped_exec);
+	fprintf(f, "cuprobe_dropped_events_total{kind=\"other\"} %llu\n",
+		(unsigned long long)h->dropped_other);
+	head(f, "cuprobe_overhead_ratio", "gauge",
+	     "Estimated probe cost over the process's CPU time, over the budget window.");
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->v[i]->gone)
+			continue;
+		fputs("cuprobe_overhead_ratio{", f);
+		put_labels(f, m->v[i]);
+		fprintf(f, "} %.9g\n", m->v[i]->overhead);
+	}
+	head(f, "cuprobe_budget_backoff", "gauge",
+	     "1 while sampling of the process is held back to keep within --budget.");
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->v[i]->gone)
+			continue;
+		fputs("cuprobe_budget_backoff{", f);
+		put_labels(f, m->v[i]);
+		fprintf(f, "} %d\n", m->v[i]->backoff);
+	}
+}
+
+static void render_host(FILE *f, const struct metrics_host *h)
+{
+	head(f, "cuprobe_targets", "gauge", "CUDA processes the daemon samples.");
+	fprintf(f, "cuprobe_targets %u\n", h->targets);
+	head(f, "cuprobe_candidates", "gauge",
+	     "Processes that ran a new program, still being checked for CUDA.");
+	fprintf(f, "cuprobe_candidates %u\n", h->candidates);
+	head(f, "cuprobe_probe_hit_seconds", "gauge",
+	     "What one launch probe hit costs here, measured at start (-1: unknown).");
+	fprintf(f, "cuprobe_probe_hit_seconds %.9g\n", h->probe_seconds);
+	head(f, "cuprobe_traces_bytes", "gauge", "Bytes of traces kept under the output folder.");
+	fprintf(f, "cuprobe_traces_bytes %llu\n", (unsigned long long)h->traces_bytes);
+	head(f, "cuprobe_traces_removed_total", "counter",
+	     "Window folders removed to keep within --retention.");
+	fprintf(f, "cuprobe_traces_removed_total %llu\n", (unsigned long long)h->traces_removed);
+	head(f, "cuprobe_config_reloads_total", "counter", "Config reloads (SIGHUP), by result.");
+	fprintf(f, "cuprobe_config_reloads_total{result=\"ok\"} %llu\n",
+		(unsigned long long)h->reloads);
+	fprintf(f, "cuprobe_config_reloads_total{result=\"error\"} %llu\n",
+		(unsigned long long)h->reload_errors);
+	head(f, "cuprobe_http_errors_total", "counter", "HTTP requests refused (4xx or 5xx).");
+	fprintf(f, "cuprobe_http_errors_total %llu\n", (unsigned long long)h->http_errors);
+}
+
+int metrics__render(const struct metrics *m, const struct metrics_host *h, char **out,
+		    size_t *len)
+{
+	FILE *f = open_memstream(out, len);
+
+	if (!f)
+		return -ENOMEM;
+	render_launches(f, m);
+	render_histos(f, m);
+	render_windows(f, m);
+	render_proc_gauges(f, m, h);
+	render_host(f, h);
+	return fclose(f) ? -ENOMEM : 0;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The daemon's Prometheus series, per process, owned by the daemon's thread;
+ * the HTTP thread gets a rendered copy (metrics__render) through a message.
+ * Cardinality is bounded: kernel label values per process (the rest are
+ * kernel="other"), processes (max-targets), and a gone process's series
+ * stay only for the linger time.
+ */
+#ifndef DAEMON_METRICS_H
+#define DAEMON_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cycle.h"
+
+struct metrics;
+struct pmetrics;
+
+/* What a process is labelled with. */
+struct plabels {
+	pid_t pid;
+	const char *comm;
+	int rank;		/* -1: unknown */
+	const char *cgroup;	/* "" when unknown */
+	const char *container;	/* "" when none */
+};
+
+/* Window results, the result label. */
+enum window_result { WIN_OK, WIN_PARTIAL, WIN_ERROR, WIN_BUDGET, WIN_BUSY, WIN_RESULT__COUNT };
+
+/* Host-wide facts, given when rendering. */
+struct metrics_host {
+	unsigned int targets;		/* processes being sampled */
+	unsigned int candidates;	/* execs waiting to be checked for CUDA */
+	double probe_seconds;		/* one launch probe hit, measured; < 0 unknown */
+	uint64_t dropped_exec;		/* exec events lost (ring full) */
+	uint64_t dropped_other;		/* launches lost outside any target */
+	uint64_t traces_bytes;		/* under the output folder */
+	uint64_t traces_removed;	/* cycles removed by retention */
+	uint64_t reloads, reload_errors;
+	uint64_t http_errors;		/* requests answered 4xx/5xx */
+};
+
+struct metrics *metrics__new(uint32_t top_kernels);
+void metrics__free(struct metrics *m);
+void metrics__set_top(struct metrics *m, uint32_t top_kernels);
+
+/* The series of a live process (made when new; a lingering one of the same pid goes). */
+struct pmetrics *metrics__proc(struct metrics *m, const struct plabels *l);
+/* The process exited at now: its series go linger_ns later (metrics__expire). */
+void metrics__gone(struct metrics *m, struct pmetrics *pm, uint64_t now);
+void metrics__expire(struct metrics *m, uint64_t now, uint64_t linger_ns);
+size_t metrics__count(const struct metrics *m);
+
+/* n launches of kernel (NULL: not a kernel launch) through api. 0 or -ENOMEM. */
+int pmetrics__launches(struct pmetrics *pm, const char *kernel, const char *api, uint64_t n);
+void pmetrics__step(struct pmetrics *pm, double seconds);
+void pmetrics__gpu_kernel(struct pmetrics *pm, double seconds);
+void pmetrics__window(struct pmetrics *pm, enum window_mode mode, enum window_result r);
+void pmetrics__drops(struct pmetrics *pm, uint64_t n);
+void pmetrics__overhead(struct pmetrics *pm, double ratio, bool backoff);
+/* Windows sampled and launches counted, for the tests' and the log's sake. */
+uint64_t pmetrics__launch_total(const struct pmetrics *pm);
+
+/* The text exposition format (version 0.0.4). 0 or -ENOMEM; *out is malloc'ed. */
+int metrics__render(const struct metrics *m, const struct metrics_host *h, char **out,
+		    size_t *len);
+
+#endif /* DAEMON_METRICS_H */

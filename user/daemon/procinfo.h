@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What the daemon learns of a process from /proc: whether it maps a CUDA
+ * runtime or driver (and cuprobe's agent), its names, its cgroup and the
+ * container that cgroup names, and the CPU time it has used.
+ */
+#ifndef DAEMON_PROCINFO_H
+#define DAEMON_PROCINFO_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct procinfo {
+	char comm[64];
+	char exe[PATH_MAX];	/* "" when unreadable */
+	char cgroup[512];	/* the cgroup v2 path, "" when unknown */
+	char container[80];	/* a container id found in the cgroup path, "" when none */
+	bool cuda;		/* maps libcudart or libcuda */
+	bool agent;		/* maps libcuprobe-agent.so */
+	uint64_t start_ticks;	/* /proc/PID/stat starttime: tells a reused pid */
+};
+
+/* 0, or -ESRCH when the process is gone (or a kernel thread). */
+int procinfo__read(pid_t pid, struct procinfo *pi);
+/* Only whether it maps CUDA: 1, 0, or -ESRCH. */
+int procinfo__cuda(pid_t pid);
+/* The container id in a cgroup path (docker, containerd, cri-o, podman), or "". */
+void procinfo__container(const char *cgroup, char *buf, size_t len);
+/* CPU time the process has used, in ns. 0 or -ESRCH. */
+int procinfo__cpu_ns(pid_t pid, uint64_t *ns);
+/* The process's start time in clock ticks after boot, 0 when gone. */
+uint64_t procinfo__start(pid_t pid);
+
+#endif /* DAEMON_PROCINFO_H */
