@@ -301,6 +301,31 @@ else
 	not_ok "ThreadSanitizer: the daemon" "$(grep -v libbpf "$TMP/tsan.log" | tail -3)"
 fi
 kill -KILL $F 2>/dev/null
+
+# --stack true: a capture's trace gives every launch its stack, as record --stack does.
+"${in_cg[@]}" "$W/basic" --steps --threads 1 --sleep-ms 50 --iters 100000 2>/dev/null &
+S=$!
+PORT=$(free_port)
+"$CUPROBE" daemon -c "$TMP/good.conf" --stack true -l "127.0.0.1:$PORT" -o "$TMP/stack-out" \
+	>"$TMP/stack.log" 2>&1 &
+DPID=$!
+if until_true 120 grep -q "listening on" "$TMP/stack.log" &&
+	until_true 60 grep -q "sampling pid $S " "$TMP/stack.log" &&
+	"$CUPROBE" capture --daemon "127.0.0.1:$PORT" --pid $S --steps 2 >"$TMP/stack-cap.json" \
+		2>"$TMP/stack-cap.err"; then
+	expect "--stack true: each launch of a capture has its stack" python3 -c "
+import json, sys
+a = json.load(open('$TMP/stack-cap.json'))
+c = json.load(open(a['trace']))['cuprobe']
+st = c['stacks']
+sys.exit(0 if c['launches'] == 18 and st['taken'] == 18 and st['lost'] == 0 else 'cuprobe %s' % c)"
+else
+	not_ok "--stack true: a capture" "$(tail -3 "$TMP/stack.log") $(cat "$TMP/stack-cap.err" 2>/dev/null)"
+fi
+kill -TERM $DPID 2>/dev/null
+wait $DPID 2>/dev/null
+DPID=
+kill -KILL $S 2>/dev/null
 kill "$PROMPID" && wait "$PROMPID" 2>/dev/null
 PROMPID=
 done_testing

@@ -45,6 +45,9 @@ static void test_settings(void **state)
 	assert_int_equal(dconf__set(&c, "cupti", "maybe", err, sizeof(err)), -EINVAL);
 	assert_int_equal(dconf__set(&c, "cupti", "yes", err, sizeof(err)), 0);
 	assert_true(c.cupti);
+	assert_int_equal(dconf__set(&c, "stack", "sometimes", err, sizeof(err)), -EINVAL);
+	assert_int_equal(dconf__set(&c, "stack", "true", err, sizeof(err)), 0);
+	assert_true(c.stack);
 	assert_int_equal(dconf__set(&c, "cgroup", "kubepods", err, sizeof(err)), -EINVAL);
 	assert_int_equal(dconf__set(&c, "nonsense", "1", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "unknown setting 'nonsense'"));

@@ -32,6 +32,8 @@ static const char usage_text[] =
 	"                           executable path COMM); repeatable. Others: time slices\n"
 	"      --slice SEC          a time slice where no rule matches (default 0.1)\n"
 	"      --cupti BOOL         cupti windows where the process has the agent (default false)\n"
+	"      --stack BOOL         each launch's CPU stack in the traces, as record --stack\n"
+	"                           (default false; read at start only)\n"
 	"      --cgroup PATH        only processes whose cgroup path begins with PATH\n"
 	"      --linger SEC         a gone process's series stay this long (default 300)\n"
 	"      --retention BYTES    traces kept under -o, oldest removed first (default 1G)\n"
@@ -47,7 +49,7 @@ static const char usage_text[] =
 	"  curl -s localhost:9464/metrics; curl -X POST 'localhost:9464/capture?pid=42&steps=3'\n";
 
 enum { OPT_WARMUP = 256, OPT_BUDGET_WINDOW, OPT_SLICE, OPT_CUPTI, OPT_LINGER, OPT_RETENTION,
-       OPT_TOP, OPT_MAX_TARGETS, OPT_CAPTURE_TIMEOUT, OPT_CGROUP };
+       OPT_TOP, OPT_MAX_TARGETS, OPT_CAPTURE_TIMEOUT, OPT_CGROUP, OPT_STACK };
 
 static const struct option longopts[] = {
 	{ "config", required_argument, NULL, 'c' },
@@ -62,6 +64,7 @@ static const struct option longopts[] = {
 	{ "step", required_argument, NULL, 's' },
 	{ "slice", required_argument, NULL, OPT_SLICE },
 	{ "cupti", required_argument, NULL, OPT_CUPTI },
+	{ "stack", required_argument, NULL, OPT_STACK },
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "linger", required_argument, NULL, OPT_LINGER },
 	{ "retention", required_argument, NULL, OPT_RETENTION },

@@ -578,6 +578,9 @@ static void reload(struct daemon *d)
 	}
 	if (strcmp(c.listen, d->conf.listen) || strcmp(c.output, d->conf.output))
 		p_warn("config reloaded: listen and output change only with a restart");
+	if (c.stack != d->conf.stack)
+		p_warn("config reloaded: stack changes only with a restart");
+	c.stack = d->conf.stack;
 	snprintf(c.listen, sizeof(c.listen), "%s", d->conf.listen);
 	snprintf(c.output, sizeof(c.output), "%s", d->conf.output);
 	/* Targets' plans point at the old rules: they are kept until the end. */
@@ -682,6 +685,7 @@ static int start(struct daemon *d)
 		.steps = true,
 		.cupti_wait = 2.0,
 		.watch_exec = true,
+		.stack = d->conf.stack,
 		.plan = { .slice_ns = (uint64_t)(d->conf.slice * NS), .mode = MODE_BPF,
 			  .sched = { .skip_first = UINT32_MAX, .active = 1 } },
 	};

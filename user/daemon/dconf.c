@@ -192,6 +192,12 @@ int dconf__set(struct dconf *c, const char *key, const char *v, char *err, size_
 		snprintf(err, len, "cupti: '%s' is not true or false", v);
 		return -EINVAL;
 	}
+	if (!strcmp(key, "stack")) {
+		if (!parse_bool(v, &c->stack))
+			return 0;
+		snprintf(err, len, "stack: '%s' is not true or false", v);
+		return -EINVAL;
+	}
 	if (!strcmp(key, "cgroup")) {
 		if (*v != '/' || strlen(v) >= sizeof(c->cgroup)) {
 			snprintf(err, len, "cgroup: '%s' is not a cgroup path (e.g. /kubepods.slice)", v);

@@ -39,6 +39,7 @@ struct dconf {
 	uint32_t max_targets;
 	double capture_timeout;		/* seconds an on-demand capture may take */
 	bool cupti;			/* windows use the agent where a process has it */
+	bool stack;			/* launches carry their stacks (read at start only) */
 	char cgroup[512];		/* only processes whose cgroup path begins so; "": all */
 	struct step_rule *rules;	/* owned; targets' plans point at their specs */
 	size_t nrules;
