@@ -651,6 +651,7 @@ void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st)
 	st->step = pc->step;
 	st->phase = pc->phase;
 	st->cycle = pc->cycle < 0 ? 0 : (uint32_t)pc->cycle;
+	st->next_cycle = (uint32_t)(pc->cycle + 1);
 	st->mode = pc->mode;
 	st->launches = pc->launches;
 	st->written = pc->written;

@@ -84,6 +84,7 @@ struct cycle_status {
 	uint64_t step;
 	uint32_t phase;
 	uint32_t cycle;
+	uint32_t next_cycle;	/* the cycle the next warmup begins */
 	enum window_mode mode;	/* the cycle's */
 	uint64_t launches;	/* in this process, all cycles */
 	uint64_t written;	/* cycles written */

@@ -53,7 +53,10 @@ struct session_hooks {
 		     bool changed);
 	/* A step ended (step times per mode). */
 	void (*step_done)(void *ctx, const struct target *t, const struct cycle_step_info *si);
-	/* The mode of t's cycle k, asked as it begins; NULL: the plan's. */
+	/*
+	 * The mode of t's cycle k, asked as it begins, and also ahead of it (the
+	 * early attach): the same k must get the same answer. NULL: the plan's.
+	 */
 	enum window_mode (*cycle_mode)(void *ctx, const struct target *t, uint32_t k);
 	/* The folder of t's cycle k (made if missing). Required. 0 or -errno. */
 	int (*cycle_dir)(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len);

@@ -234,12 +234,14 @@ void session_step(struct session *s, struct target *t, const struct step_event *
 		t->step_ns = e->ts_ns - t->step_ts;
 	t->step_ts = e->ts_ns;
 	/*
-	 * Ahead of warmup, the next cycle's mode is not asked yet: a window asked
-	 * for, or the plan's (a front-end that picks modes per cycle is asked at
-	 * warmup, and the probes change then if it picks another).
+	 * Ahead of warmup, the probes of the next cycle's mode: a window asked
+	 * for, the front-end's answer for that cycle (asked again as it begins),
+	 * or the plan's.
 	 */
 	t->leading = !phase_probes(after.phase);
-	t->lead_mode = t->asked ? t->asked_mode : s->h.cycle_mode ? t->mode : t->plan.mode;
+	t->lead_mode = t->asked ? t->asked_mode :
+		       s->h.cycle_mode ? s->h.cycle_mode(s->h.ctx, t, after.next_cycle) :
+		       t->plan.mode;
 	if (!(s->o.modes & 1u << t->lead_mode))
 		t->lead_mode = MODE_OFF;
 	session_want_probes(s, t, phase_probes(after.phase) ||
