@@ -66,14 +66,13 @@ static int on_record(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-struct bt *bt__new(uint64_t ring_bytes)
+static struct bt *new_with(const struct bpfobj_opts *o)
 {
-	struct bpfobj_opts o = { .ringbuf_bytes = ring_bytes, .latency = true, .steps = true };
 	struct bt *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
-	t->obj = bpfobj__load(&o);
+	t->obj = bpfobj__load(o);
 	if (t->obj)
 		t->events = ring_buffer__new(bpfobj__events_fd(t->obj), on_record, t, NULL);
 	if (t->events)
@@ -83,6 +82,13 @@ struct bt *bt__new(uint64_t ring_bytes)
 		return NULL;
 	}
 	return t;
+}
+
+struct bt *bt__new(uint64_t ring_bytes)
+{
+	struct bpfobj_opts o = { .ringbuf_bytes = ring_bytes, .latency = true, .steps = true };
+
+	return new_with(&o);
 }
 
 void bt__free(struct bt *t)
@@ -163,18 +169,6 @@ size_t bt__hold_stages(struct bt *t, __u32 busy)
 struct bt *bt__new_stack(uint64_t ring_bytes)
 {
 	struct bpfobj_opts o = { .ringbuf_bytes = ring_bytes, .stack = true };
-	struct bt *t = calloc(1, sizeof(*t));
 
-	if (!t)
-		return NULL;
-	t->obj = bpfobj__load(&o);
-	if (t->obj)
-		t->events = ring_buffer__new(bpfobj__events_fd(t->obj), on_record, t, NULL);
-	if (t->events)
-		t->ctrl = ring_buffer__new(bpfobj__ctrl_fd(t->obj), on_record, t, NULL);
-	if (!t->ctrl) {
-		bt__free(t);
-		return NULL;
-	}
-	return t;
+	return new_with(&o);
 }

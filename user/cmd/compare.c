@@ -30,7 +30,6 @@
 #include "session.h"
 #include "target.h"
 
-#define POLL_MS 100
 #define DEFAULT_PARENT "cuprobe-compare"
 
 struct compare_run {
@@ -41,8 +40,8 @@ struct compare_run {
 	char out_path[PATH_MAX];
 	char host[256];
 	char agent[PATH_MAX];
-	int epfd, sigfd;
-	bool stop, done, timed_out, failed;
+	struct cmd_loop loop;
+	bool done, failed;
 };
 
 static enum window_mode hook_mode(void *ctx, const struct target *t, uint32_t k)
@@ -85,7 +84,7 @@ static void hook_cycle(void *ctx, const struct target *t, const struct cycle_inf
 	p_info("pid %d: window %u of %zu (%s) done%s", t->pid, ci->k + 1, r->c.norder,
 	       compare_mode_name(ci->mode), ci->partial ? ", cut short" : "");
 	if (compare__complete(&r->c))
-		r->done = r->stop = true;
+		r->done = r->loop.stop = true;
 }
 
 /* The first free cuprobe-compare/<n>. */
@@ -196,30 +195,6 @@ static void setup_compare(struct compare_run *r)
 		compare__note(&r->c, "no off mode: no baseline, so no ratio to it is given");
 }
 
-static int setup_signals(struct compare_run *r, sigset_t *orig)
-{
-	struct epoll_event sev = { .events = EPOLLIN, .data.u32 = 1 };
-	struct epoll_event eev = { .events = EPOLLIN, .data.u32 = 2 };
-	sigset_t mask;
-
-	/* As record: kill -INT stops compare even when started with SIGINT ignored. */
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &mask, orig))
-		return -errno;
-	r->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	r->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (r->sigfd < 0 || r->epfd < 0 || epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->sigfd, &sev) ||
-	    epoll_ctl(r->epfd, EPOLL_CTL_ADD, session__fd(r->s), &eev))
-		return -errno;
-	return 0;
-}
-
 static int start(struct compare_run *r, sigset_t *orig)
 {
 	struct session_opts so = {
@@ -252,7 +227,7 @@ static int start(struct compare_run *r, sigset_t *orig)
 	r->s = session__new(&so, &h);
 	if (!r->s)
 		return -errno;
-	err = setup_signals(r, orig);
+	err = cmd_loop__init(&r->loop, r->s, orig);
 	if (err)
 		return err;
 	if (r->o.r.cmd)
@@ -262,30 +237,6 @@ static int start(struct compare_run *r, sigset_t *orig)
 		if ((err = session__attach(r->s, r->o.r.pids[i])))
 			return err;
 	return 0;
-}
-
-static int run_loop(struct compare_run *r)
-{
-	uint64_t deadline = r->o.r.duration > 0 ?
-				    clock_mono_ns() + (uint64_t)(r->o.r.duration * 1e9) : 0;
-	struct epoll_event evs[4];
-	struct signalfd_siginfo si;
-	int err = 0;
-
-	while (!err && !r->stop && session__alive(r->s)) {
-		int n = epoll_wait(r->epfd, evs, 4, session__busy(r->s) ? 0 : POLL_MS);
-
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		for (int k = 0; k < n; k++)
-			while (evs[k].data.u32 == 1 && read(r->sigfd, &si, sizeof(si)) == sizeof(si))
-				if (si.ssi_signo != SIGCHLD)
-					r->stop = true;
-		err = session__dispatch(r->s);
-		if (deadline && clock_mono_ns() >= deadline)
-			r->stop = r->timed_out = true;
-	}
-	return err;
 }
 
 static int write_file(struct compare_run *r, const char *name,
@@ -334,9 +285,9 @@ static void note_end(struct compare_run *r)
 	r->c.ended_early = true;
 	if (r->failed)
 		return;
-	if (r->timed_out)
+	if (r->loop.timed_out)
 		compare__note(&r->c, "--duration ended the run before every window ran");
-	else if (r->stop)
+	else if (r->loop.stop)
 		compare__note(&r->c, "a signal ended the run before every window ran");
 	else if (r->o.r.cmd && session__command_status(r->s, &st))
 		compare__note(&r->c, "the command %s %d before every window ran",
@@ -374,7 +325,7 @@ static int finish(struct compare_run *r)
 
 int compare_main(int argc, char **argv)
 {
-	struct compare_run r = { .epfd = -1, .sigfd = -1 };
+	struct compare_run r = { .loop = { .epfd = -1, .sigfd = -1 } };
 	bool analysable = false;
 	sigset_t orig;
 	int err;
@@ -397,7 +348,7 @@ int compare_main(int argc, char **argv)
 		err = start(&r, &orig);
 	}
 	if (!err)
-		err = run_loop(&r);
+		err = cmd_loop__run(&r.loop, r.o.r.duration);
 	r.failed = err != 0;
 	if (err && analysable)
 		compare__note(&r.c, "the run stopped on an error (%s): see the messages above",
@@ -416,10 +367,7 @@ int compare_main(int argc, char **argv)
 	}
 	if (analysable)
 		compare__free(&r.c);
-	if (r.epfd >= 0)
-		close(r.epfd);
-	if (r.sigfd >= 0)
-		close(r.sigfd);
+	cmd_loop__close(&r.loop);
 	compare_opts__free(&r.o);
 	return err ? 1 : 0;
 }

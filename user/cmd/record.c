@@ -33,9 +33,8 @@ struct record {
 	struct out_dir out;	/* -o, and which of its folders this run made */
 	char host[256];
 	char agent[PATH_MAX];	/* --cupti -- COMMAND: the agent the command loads */
-	int epfd, sigfd;
+	struct cmd_loop loop;
 	bool status_tty;	/* the status line is redrawn in place */
-	bool stop, timed_out;
 };
 
 static void print_status(void *ctx, const struct target *t, const struct cycle_status *st,
@@ -141,14 +140,11 @@ static int preflight(struct record *r)
 	return err;
 }
 
-/*
- * A shell starts background jobs with SIGINT ignored, and an ignored signal
- * never reaches a signalfd: `kill -INT` must still stop cuprobe, as it stops
- * perf record. SIGHUP keeps what it inherited (nohup).
- */
-static int setup_signals(struct record *r, sigset_t *orig)
+/* SIGINT back to its default first: see record.h. */
+static int block_signals(sigset_t *orig)
 {
 	sigset_t mask;
+	int fd;
 
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
@@ -159,50 +155,56 @@ static int setup_signals(struct record *r, sigset_t *orig)
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, orig))
 		return -errno;
-	r->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	return r->sigfd < 0 ? -errno : 0;
+	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	return fd < 0 ? -errno : fd;
 }
 
-static int setup_loop(struct record *r)
+int cmd_loop__init(struct cmd_loop *l, struct session *s, sigset_t *orig)
 {
 	struct epoll_event sev = { .events = EPOLLIN, .data.u32 = 1 };
 	struct epoll_event eev = { .events = EPOLLIN, .data.u32 = 2 };
 
-	r->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (r->epfd < 0 || epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->sigfd, &sev) ||
-	    epoll_ctl(r->epfd, EPOLL_CTL_ADD, session__fd(r->s), &eev))
+	l->s = s;
+	l->sigfd = block_signals(orig);
+	if (l->sigfd < 0)
+		return l->sigfd;
+	l->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (l->epfd < 0 || epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->sigfd, &sev) ||
+	    epoll_ctl(l->epfd, EPOLL_CTL_ADD, session__fd(s), &eev))
 		return -errno;
 	return 0;
 }
 
-static void on_signal(struct record *r)
+int cmd_loop__run(struct cmd_loop *l, double duration)
 {
-	struct signalfd_siginfo si;
-
-	while (read(r->sigfd, &si, sizeof(si)) == sizeof(si))
-		if (si.ssi_signo != SIGCHLD) /* the pidfd tells */
-			r->stop = true;
-}
-
-static int run_loop(struct record *r)
-{
-	uint64_t deadline = r->o.duration > 0 ? clock_mono_ns() + (uint64_t)(r->o.duration * 1e9) : 0;
+	uint64_t deadline = duration > 0 ? clock_mono_ns() + (uint64_t)(duration * 1e9) : 0;
 	struct epoll_event evs[4];
+	struct signalfd_siginfo si;
 	int err = 0;
 
-	while (!err && !r->stop && session__alive(r->s)) {
-		int n = epoll_wait(r->epfd, evs, 4, session__busy(r->s) ? 0 : POLL_MS);
+	while (!err && !l->stop && session__alive(l->s)) {
+		int n = epoll_wait(l->epfd, evs, 4, session__busy(l->s) ? 0 : POLL_MS);
 
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		for (int k = 0; k < n; k++)
-			if (evs[k].data.u32 == 1)
-				on_signal(r);
-		err = session__dispatch(r->s);
+			while (evs[k].data.u32 == 1 && read(l->sigfd, &si, sizeof(si)) == sizeof(si))
+				if (si.ssi_signo != SIGCHLD) /* the pidfd tells */
+					l->stop = true;
+		err = session__dispatch(l->s);
 		if (deadline && clock_mono_ns() >= deadline)
-			r->stop = r->timed_out = true;
+			l->stop = l->timed_out = true;
 	}
 	return err;
+}
+
+void cmd_loop__close(struct cmd_loop *l)
+{
+	if (l->epfd >= 0)
+		close(l->epfd);
+	if (l->sigfd >= 0)
+		close(l->sigfd);
+	l->epfd = l->sigfd = -1;
 }
 
 static int start_targets(struct record *r, const sigset_t *orig)
@@ -228,7 +230,7 @@ static int exit_code(struct record *r, int err)
 	if (err)
 		return 1;
 	/* A command that --duration ended did what was asked of it. */
-	if (r->timed_out)
+	if (r->loop.timed_out)
 		return 0;
 	if (r->o.cmd && r->s && session__command_status(r->s, &st))
 		return (st & 0xff00) ? (st >> 8) & 0xff : (st ? 128 + st : 0);
@@ -274,9 +276,7 @@ static int start(struct record *r, sigset_t *orig)
 	r->s = session__new(&so, &h);
 	if (!r->s)
 		return -errno;
-	err = setup_signals(r, orig);
-	if (!err)
-		err = setup_loop(r);
+	err = cmd_loop__init(&r->loop, r->s, orig);
 	if (!err)
 		err = start_targets(r, orig);
 	return err;
@@ -284,7 +284,7 @@ static int start(struct record *r, sigset_t *orig)
 
 int record_main(int argc, char **argv)
 {
-	struct record r = { .epfd = -1, .sigfd = -1 };
+	struct record r = { .loop = { .epfd = -1, .sigfd = -1 } };
 	sigset_t orig;
 	int err;
 
@@ -301,7 +301,7 @@ int record_main(int argc, char **argv)
 	if (!err)
 		err = start(&r, &orig);
 	if (!err) {
-		err = run_loop(&r);
+		err = cmd_loop__run(&r.loop, r.o.duration);
 		/* Like perf record: a command still running gets SIGTERM, then SIGKILL. */
 		session__end_command(r.s, 3000);
 		err = session__finish(r.s) ?: err;
@@ -311,10 +311,7 @@ int record_main(int argc, char **argv)
 	/* A run that recorded nothing leaves no folder it made behind. */
 	if (err)
 		out_dir__undo(&r.out);
-	if (r.epfd >= 0)
-		close(r.epfd);
-	if (r.sigfd >= 0)
-		close(r.sigfd);
+	cmd_loop__close(&r.loop);
 	record_opts__free(&r.o);
 	return err;
 }
