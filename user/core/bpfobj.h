@@ -74,6 +74,21 @@ int bpfobj__set_runtime_ranges(struct bpfobj *b, pid_t pid, const struct runtime
 /* The rings: events (launches, agent chunks) and ctrl (steps, library maps, threads). */
 int bpfobj__events_fd(const struct bpfobj *b);
 int bpfobj__ctrl_fd(const struct bpfobj *b);
+/*
+ * The events ring grows (session_ring.c): events_fd is the ring BPF now
+ * writes to, of events_bytes. events_swap creates a ring of bytes (a power
+ * of two) and puts it in BPF's slot: the one before is then "retiring",
+ * still to be read to its end, and closed by events_retire. -EBUSY while
+ * one is retiring; -errno when the kernel refuses the ring (memory).
+ */
+uint64_t bpfobj__events_bytes(const struct bpfobj *b);
+int bpfobj__events_swap(struct bpfobj *b, uint64_t bytes);
+int bpfobj__events_retiring_fd(const struct bpfobj *b);
+void bpfobj__events_retire(struct bpfobj *b);
+/* The highest fill, in bytes, BPF saw in the events ring since the last call. */
+uint64_t bpfobj__events_high(struct bpfobj *b);
+/* What a BPF ring (its fd) holds unread, in bytes. 0 or -errno. */
+int bpfobj__ring_unread(int fd, uint64_t *bytes);
 /* The maps the guardian needs (proc_state, proc_conf): it keeps them past the loader. */
 int bpfobj__state_fd(const struct bpfobj *b);
 int bpfobj__conf_fd(const struct bpfobj *b);
