@@ -104,19 +104,25 @@ static void read_all(struct swap_run *r, struct ring_buffer *rb)
 	bpfobj__drain_stages(r->t->obj, on_launch, r);
 }
 
+static struct swap_run *the_run;
+
+static int add_ring(void *ctx, int fd)
+{
+	return ring_buffer__add(ctx, fd, on_record, the_run);
+}
+
 /* A bigger ring swapped in; the old one read to its end, then let go. */
 static struct ring_buffer *swap_ring(struct swap_run *r, struct ring_buffer *rb, uint64_t bytes)
 {
 	struct ring_buffer *fresh;
 	uint64_t unread = 1;
-	int fd = bpfobj__events_swap(r->t->obj, bytes);
+	int fd = bpfobj__events_swap(r->t->obj, bytes, add_ring, rb);
 
 	assert_true(fd >= 0);
 	assert_int_equal(bpfobj__events_fd(r->t->obj), fd);
 	assert_int_equal(bpfobj__events_bytes(r->t->obj), bytes);
 	/* Another swap waits for the old ring to go. */
-	assert_int_equal(bpfobj__events_swap(r->t->obj, bytes * 2), -EBUSY);
-	assert_int_equal(ring_buffer__add(rb, fd, on_record, r), 0);
+	assert_int_equal(bpfobj__events_swap(r->t->obj, bytes * 2, add_ring, rb), -EBUSY);
 	/* The writers go on meanwhile; a program that found the old ring may still write to it. */
 	for (uint64_t until = clock_mono_ns() + 20 * 1000000ull; clock_mono_ns() < until || unread;) {
 		read_all(r, rb);
@@ -144,6 +150,7 @@ static void test_swap_loses_nothing(void **state)
 
 	(void)state;
 	assert_non_null(r);
+	the_run = r;
 	r->t = bt__new(64 << 10);
 	assert_non_null(r->t);
 	assert_int_equal(bpfobj__events_bytes(r->t->obj), 64 << 10);
@@ -214,7 +221,7 @@ static void test_swap_refused_keeps_ring(void **state)
 	assert_non_null(r->t);
 	fd = bpfobj__events_fd(r->t->obj);
 	/* Not a power of two: BPF rings must be. */
-	assert_true(bpfobj__events_swap(r->t->obj, 3 * 4096) < 0);
+	assert_true(bpfobj__events_swap(r->t->obj, 3 * 4096, NULL, NULL) < 0);
 	assert_int_equal(bpfobj__events_fd(r->t->obj), fd);
 	assert_int_equal(bpfobj__events_bytes(r->t->obj), 64 << 10);
 	assert_int_equal(bpfobj__events_retiring_fd(r->t->obj), -1);

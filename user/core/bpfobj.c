@@ -317,7 +317,8 @@ uint64_t bpfobj__events_high(struct bpfobj *b)
 	return __atomic_exchange_n(&b->skel->bss->events_high, 0, __ATOMIC_RELAXED);
 }
 
-int bpfobj__events_swap(struct bpfobj *b, uint64_t bytes)
+int bpfobj__events_swap(struct bpfobj *b, uint64_t bytes, int (*ready)(void *ctx, int fd),
+			void *ctx)
 {
 	int fd, err;
 
@@ -326,6 +327,17 @@ int bpfobj__events_swap(struct bpfobj *b, uint64_t bytes)
 	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0, (__u32)bytes, NULL);
 	if (fd < 0)
 		return -errno;
+	/* Read before written: the reader takes the ring first. */
+	err = ready ? ready(ctx, fd) : 0;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	/*
+	 * A map-in-map update returns once every BPF program that may have
+	 * looked up the old ring has finished (the kernel waits an RCU grace
+	 * period): from then on, nothing more is written to it.
+	 */
 	err = bpf_map__update_elem(b->skel->maps.events_rings, &(__u32){ 0 }, sizeof(__u32), &fd,
 				   sizeof(fd), BPF_ANY);
 	if (err) {

@@ -77,12 +77,15 @@ int bpfobj__ctrl_fd(const struct bpfobj *b);
 /*
  * The events ring grows (session_ring.c): events_fd is the ring BPF now
  * writes to, of events_bytes. events_swap creates a ring of bytes (a power
- * of two) and puts it in BPF's slot: the one before is then "retiring",
- * still to be read to its end, and closed by events_retire. -EBUSY while
- * one is retiring; -errno when the kernel refuses the ring (memory).
+ * of two), hands it to ready (the reader takes it: non-zero refuses it), and
+ * puts it in BPF's slot; when it returns, no BPF program writes to the one
+ * before any more. That one is then "retiring", to be read to its end and
+ * closed by events_retire. Returns the new ring's fd; -EBUSY while one is
+ * retiring; -errno when the kernel refuses the ring (memory), or ready's.
  */
 uint64_t bpfobj__events_bytes(const struct bpfobj *b);
-int bpfobj__events_swap(struct bpfobj *b, uint64_t bytes);
+int bpfobj__events_swap(struct bpfobj *b, uint64_t bytes, int (*ready)(void *ctx, int fd),
+			void *ctx);
 int bpfobj__events_retiring_fd(const struct bpfobj *b);
 void bpfobj__events_retire(struct bpfobj *b);
 /* The highest fill, in bytes, BPF saw in the events ring since the last call. */

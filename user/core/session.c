@@ -272,6 +272,7 @@ static int consume_turn(struct session *s, size_t place)
 	s->backlog = false;
 	if (session_consume(s, s->ctrl))
 		session_consume(s, s->events);
+	session_ring_turn(s);
 	/*
 	 * What the CPUs' stages hold short of a batch: a few launches each. A
 	 * stage a probe holds (preempted mid-write) is left for the next turn;
@@ -478,6 +479,7 @@ static void tell_counters(struct session *s)
 		p_warn("%lu agent chunks were lost (ring buffer full): their GPU records are "
 		       "missing; raise --ringbuf-size", (unsigned long)c.agent_drops);
 	tell_name_counters(s);
+	session_ring_report(s);
 	if (s->stacks) {
 		struct stacks_counts sc;
 

@@ -136,7 +136,10 @@ int session_data_event(void *ctx, void *data, size_t size)
 	int err = 0;
 
 	if (type == REC_LAUNCH || type == REC_LAUNCH_BATCH) {
-		bpfobj__each_launch(data, size, session_launch, s);
+		int n = bpfobj__each_launch(data, size, session_launch, s);
+
+		if (n > 0)
+			s->ring.launches_read += (unsigned long)n;
 		err = s->err;
 	} else if (type == REC_AGENT && size >= offsetof(struct agent_chunk_event, data))
 		on_agent(s, data, size);

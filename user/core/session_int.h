@@ -34,6 +34,17 @@ struct stacks;
 /* How often each target's BPF counters are looked at for lost ctrl events. */
 #define POLL_STATE_NS (200 * 1000 * 1000ull)
 
+/* The events ring's growth (session_ring.c). */
+struct session_ring {
+	uint64_t cap;		/* the largest it may grow to; 0 until the first turn */
+	bool stuck;		/* a bigger ring was refused: said once, not tried again */
+	unsigned int grows;
+	unsigned long launches_read;	/* from the events ring */
+	uint64_t rate_ts;	/* the rate's window began, with rate_n launches read */
+	unsigned long rate_n;
+	double rate;		/* launches read per second in the latest window */
+};
+
 struct session {
 	struct session_opts o;
 	struct target_plan one_cycle;	/* the schedule of a target without steps or slices */
@@ -67,6 +78,7 @@ struct session {
 	struct launch_queue queue; /* launches read, not yet placed (launch_queue.h) */
 	unsigned long placed_at_once; /* launches placed as read: the queue was full */
 	struct stacks *stacks;	/* --stack; NULL without */
+	struct session_ring ring;
 };
 
 /* A message to the prober about one target's probeset, and its answer. */
@@ -127,5 +139,9 @@ void session_place_launch(void *ctx, const struct launch_event *e);
 /* Places queued launches, at most max; whether the queue is now empty. */
 bool session_place(struct session *s, size_t max);
 void session_check_warmup(struct target *t, uint64_t step, uint64_t ts);
+/* session_ring.c: the events ring grows with the rate, looked at every turn. */
+void session_ring_turn(struct session *s);
+/* Its final size, said at the end when it grew. */
+void session_ring_report(struct session *s);
 
 #endif /* SESSION_INT_H */
