@@ -27,6 +27,8 @@ struct bpfobj {
 	/* The events ring now in events_rings, and one swapped out, still read (-1: none). */
 	int events_fd, retiring_fd;
 	uint64_t events_bytes;
+	int next_fd;		/* made, not yet in the slot (-1: none) */
+	uint64_t next_bytes;
 };
 
 static struct bpf_program *prog_of(const struct bpfobj *b, enum bpfobj_prog p)
@@ -70,7 +72,7 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 
 	if (!b)
 		return NULL;
-	b->events_fd = b->retiring_fd = -1;
+	b->events_fd = b->retiring_fd = b->next_fd = -1;
 	pthread_mutex_init(&b->slot_lock, NULL);
 	skel = b->skel = cuprobe_bpf__open();
 	if (!skel) {
@@ -147,6 +149,8 @@ void bpfobj__free(struct bpfobj *b)
 	if (b->stages)
 		munmap(b->stages, b->stages_len);
 	bpfobj__events_retire(b);
+	if (b->next_fd >= 0)
+		close(b->next_fd);
 	if (b->skel && b->events_fd >= 0 && b->events_fd != bpf_map__fd(b->skel->maps.events))
 		close(b->events_fd);
 	cuprobe_bpf__destroy(b->skel);
@@ -317,39 +321,65 @@ uint64_t bpfobj__events_high(struct bpfobj *b)
 	return __atomic_exchange_n(&b->skel->bss->events_high, 0, __ATOMIC_RELAXED);
 }
 
-int bpfobj__events_swap(struct bpfobj *b, uint64_t bytes, int (*ready)(void *ctx, int fd),
-			void *ctx)
+int bpfobj__events_new(struct bpfobj *b, uint64_t bytes)
 {
-	int fd, err;
+	int fd;
 
-	if (b->retiring_fd >= 0)
+	if (b->retiring_fd >= 0 || b->next_fd >= 0)
 		return -EBUSY;
 	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0, (__u32)bytes, NULL);
 	if (fd < 0)
 		return -errno;
-	/* Read before written: the reader takes the ring first. */
-	err = ready ? ready(ctx, fd) : 0;
-	if (err) {
-		close(fd);
-		return err;
-	}
+	b->next_fd = fd;
+	b->next_bytes = bytes;
+	return fd;
+}
+
+int bpfobj__events_put(const struct bpfobj *b)
+{
 	/*
 	 * A map-in-map update returns once every BPF program that may have
 	 * looked up the old ring has finished (the kernel waits an RCU grace
 	 * period): from then on, nothing more is written to it.
 	 */
-	err = bpf_map__update_elem(b->skel->maps.events_rings, &(__u32){ 0 }, sizeof(__u32), &fd,
-				   sizeof(fd), BPF_ANY);
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.events_rings), &(__u32){ 0 },
+				   &b->next_fd, BPF_ANY) ? -errno : 0;
+}
+
+void bpfobj__events_commit(struct bpfobj *b, int err)
+{
+	if (b->next_fd < 0)
+		return;
+	if (err) {
+		/* Never written: it goes as a retiring ring does (the reader may hold it). */
+		b->retiring_fd = b->next_fd;
+	} else {
+		/* The high mark was the old ring's. */
+		__atomic_store_n(&b->skel->bss->events_high, 0, __ATOMIC_RELAXED);
+		b->retiring_fd = b->events_fd;
+		b->events_fd = b->next_fd;
+		b->events_bytes = b->next_bytes;
+	}
+	b->next_fd = -1;
+}
+
+int bpfobj__events_swap(struct bpfobj *b, uint64_t bytes, int (*ready)(void *ctx, int fd),
+			void *ctx)
+{
+	int fd = bpfobj__events_new(b, bytes), err;
+
+	if (fd < 0)
+		return fd;
+	/* Read before written: the reader takes the ring first. */
+	err = ready ? ready(ctx, fd) : 0;
 	if (err) {
 		close(fd);
+		b->next_fd = -1;
 		return err;
 	}
-	/* The high mark was the old ring's. */
-	__atomic_store_n(&b->skel->bss->events_high, 0, __ATOMIC_RELAXED);
-	b->retiring_fd = b->events_fd;
-	b->events_fd = fd;
-	b->events_bytes = bytes;
-	return fd;
+	err = bpfobj__events_put(b);
+	bpfobj__events_commit(b, err);
+	return err ?: fd;
 }
 
 int bpfobj__events_retiring_fd(const struct bpfobj *b)

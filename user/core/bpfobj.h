@@ -86,6 +86,17 @@ int bpfobj__ctrl_fd(const struct bpfobj *b);
 uint64_t bpfobj__events_bytes(const struct bpfobj *b);
 int bpfobj__events_swap(struct bpfobj *b, uint64_t bytes, int (*ready)(void *ctx, int fd),
 			void *ctx);
+/*
+ * The same in three steps, so that the wait in the middle need not stop the
+ * reader: events_new makes the ring (its fd; -EBUSY while one is made or
+ * retiring); events_put puts it in BPF's slot and waits for the programs
+ * that may hold the old one (any thread; 0 or -errno); events_commit(err)
+ * takes put's answer: the new ring is then the events ring and the old one
+ * retiring, or, when put failed, the new one retiring, never written.
+ */
+int bpfobj__events_new(struct bpfobj *b, uint64_t bytes);
+int bpfobj__events_put(const struct bpfobj *b);
+void bpfobj__events_commit(struct bpfobj *b, int err);
 int bpfobj__events_retiring_fd(const struct bpfobj *b);
 void bpfobj__events_retire(struct bpfobj *b);
 /* The highest fill, in bytes, BPF saw in the events ring since the last call. */

@@ -565,6 +565,7 @@ void session__free(struct session *s)
 	vec__free(&s->targets);
 	vec__free(&s->children);
 	lq__free(&s->queue);
+	session_ring_stop(s);
 	ring_buffer__free(s->ctrl);
 	ring_buffer__free(s->events);
 	bpfobj__free(s->bpf);

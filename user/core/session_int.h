@@ -4,6 +4,7 @@
 #define SESSION_INT_H
 
 #include <limits.h>
+#include <pthread.h>
 #include "cuprobe.h"
 #include "cycle.h"
 #include "launch_queue.h"
@@ -40,9 +41,16 @@ struct session_ring {
 	bool stuck;		/* a bigger ring was refused: said once, not tried again */
 	unsigned int grows;
 	unsigned long launches_read;	/* from the events ring */
-	uint64_t rate_ts;	/* the rate's window began, with rate_n launches read */
+	uint64_t bytes_read;		/* of records, with their headers */
+	uint64_t rate_ts;	/* the rate's window began, with rate_n launches, rate_b bytes read */
 	unsigned long rate_n;
-	double rate;		/* launches read per second in the latest window */
+	uint64_t rate_b;
+	double rate, byte_rate;	/* launches and bytes read per second in the latest window */
+	bool putting;		/* putter is putting a new ring in BPF's slot */
+	bool put_done;		/* it has, with put_err */
+	int put_err;
+	pthread_t putter;
+	char said[256];		/* what the growth under way says once it is done */
 };
 
 struct session {
@@ -141,6 +149,8 @@ bool session_place(struct session *s, size_t max);
 void session_check_warmup(struct target *t, uint64_t step, uint64_t ts);
 /* session_ring.c: the events ring grows with the rate, looked at every turn. */
 void session_ring_turn(struct session *s);
+/* A growth under way waited for (before the BPF object goes). */
+void session_ring_stop(struct session *s);
 /* Its final size, said at the end when it grew. */
 void session_ring_report(struct session *s);
 

@@ -9,14 +9,17 @@
  * map-in-map update), so once the update returns nothing more is written
  * to the old ring: the loader reads it to its end, then lets it go.
  *
- * What it grows by: the highest fill BPF saw when it wrote a batch. Past
- * half of the ring, the ring doubles; near full (the producers outran the
- * loader, and may have lost launches, counted as drops) it grows eightfold.
+ * When it grows: the highest fill BPF saw when it wrote a batch passed half
+ * the ring. To what: a ring that holds 100 ms of the rate the loader read,
+ * at least twice the ring, at least sixteen times when it was near full (the
+ * producers outran the loader, and may have lost launches, counted as
+ * drops: the rate read is then less than the rate made).
  * At most RING_CAP and a sixteenth of the machine's memory. A ring the kernel
  * refuses (memory, or the cgroup's limit) is said once, and the ring there
  * is kept. The ring never shrinks.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +33,8 @@
 #define RING_CAP (1ull << 30)
 /* The read rate is measured over windows of this length. */
 #define RATE_NS (100 * 1000 * 1000ull)
+/* A ring grown holds this long of the rate read: the loader may be off the CPU that long. */
+#define RING_HOLD_NS (100 * 1000 * 1000ull)
 
 static uint64_t ring_cap(void)
 {
@@ -52,26 +57,40 @@ static void size_str(uint64_t bytes, char *buf, size_t len)
 		snprintf(buf, len, "%lluK", (unsigned long long)(bytes >> 10));
 }
 
-/* Launches read per second: the latest window's, or since the window began. */
-static double read_rate(struct session *s, uint64_t now)
+/*
+ * Launches and bytes read per second: the latest window's, or since the
+ * window began when none has ended yet.
+ */
+static void read_rate(struct session *s, uint64_t now, double *launches, double *bytes)
 {
 	struct session_ring *r = &s->ring;
+	double dt;
 
-	if (!r->rate_ts) {
-		r->rate_ts = now;
-		r->rate_n = r->launches_read;
-		return 0;
+	if (!r->rate_ts || now <= r->rate_ts) {
+		if (!r->rate_ts) {
+			r->rate_ts = now;
+			r->rate_n = r->launches_read;
+			r->rate_b = r->bytes_read;
+		}
+		*launches = r->rate;
+		*bytes = r->byte_rate;
+		return;
 	}
+	dt = (double)(now - r->rate_ts) / 1e9;
 	if (now - r->rate_ts >= RATE_NS) {
-		r->rate = (double)(r->launches_read - r->rate_n) * 1e9 / (double)(now - r->rate_ts);
+		r->rate = (double)(r->launches_read - r->rate_n) / dt;
+		r->byte_rate = (double)(r->bytes_read - r->rate_b) / dt;
 		r->rate_ts = now;
 		r->rate_n = r->launches_read;
+		r->rate_b = r->bytes_read;
 	}
-	if (r->rate > 0)
-		return r->rate;
-	return now > r->rate_ts ? (double)(r->launches_read - r->rate_n) * 1e9 /
-					  (double)(now - r->rate_ts)
-				: 0;
+	*launches = r->rate;
+	*bytes = r->byte_rate;
+	/* The window so far, when it says more: the rate rose, or no window ended yet. */
+	if (now > r->rate_ts && (double)(r->bytes_read - r->rate_b) / dt > *bytes) {
+		*launches = (double)(r->launches_read - r->rate_n) / dt;
+		*bytes = (double)(r->bytes_read - r->rate_b) / dt;
+	}
 }
 
 /* The old ring read to its end: the reader keeps only the new one. */
@@ -98,26 +117,44 @@ static void retire(struct session *s)
 	bpfobj__events_retire(s->bpf);
 }
 
-/* The reader takes the new ring beside the old, which it reads first. */
-static int add_ring(void *ctx, int fd)
+/*
+ * The size to grow to: what RING_HOLD_NS of the rate read fills, at least
+ * twice the ring, sixteen times when it was near full (the loader fell
+ * behind: what it read then is less than what came).
+ */
+static uint64_t grow_to(struct session *s, uint64_t size, uint64_t high, double bytes_per_s)
 {
-	struct session *s = ctx;
+	uint64_t to = size * (high >= size / 4 * 3 ? 16 : 2);
+	double want = bytes_per_s * (double)RING_HOLD_NS / 1e9;
 
-	return ring_buffer__add(s->events, fd, session_data_event, s);
+	while ((double)to < want && to < s->ring.cap)
+		to <<= 1;
+	return to > s->ring.cap ? s->ring.cap : to;
+}
+
+/* The slot update, off the loader's thread: it waits for a grace period, while the loader reads on. */
+static void *put_ring(void *arg)
+{
+	struct session *s = arg;
+
+	__atomic_store_n(&s->ring.put_err, bpfobj__events_put(s->bpf), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ring.put_done, true, __ATOMIC_RELEASE);
+	return NULL;
 }
 
 static void grow(struct session *s, uint64_t high, uint64_t now)
 {
 	struct session_ring *r = &s->ring;
-	uint64_t size = bpfobj__events_bytes(s->bpf), to = size * (high >= size / 4 * 3 ? 8 : 2);
+	uint64_t size = bpfobj__events_bytes(s->bpf), to;
+	double launches, bytes;
 	char from_s[24], to_s[24];
-	int fd;
+	int fd, err;
 
-	if (to > r->cap)
-		to = r->cap;
+	read_rate(s, now, &launches, &bytes);
+	to = grow_to(s, size, high, bytes);
 	size_str(size, from_s, sizeof(from_s));
 	size_str(to, to_s, sizeof(to_s));
-	fd = bpfobj__events_swap(s->bpf, to, add_ring, s);
+	fd = bpfobj__events_new(s->bpf, to);
 	if (fd < 0) {
 		p_warn("the events ring (%s) was %.0f%% full, but a ring of %s cannot be made (%s): "
 		       "it stays at %s; a larger --ringbuf-size from the start may help",
@@ -125,10 +162,44 @@ static void grow(struct session *s, uint64_t high, uint64_t now)
 		r->stuck = true;
 		return;
 	}
+	/* Read before written: the reader takes the new ring beside the old, which it reads first. */
+	err = ring_buffer__add(s->events, fd, session_data_event, s);
+	r->put_done = false;
+	if (!err)
+		err = -pthread_create(&r->putter, NULL, put_ring, s);
+	if (err) {
+		bpfobj__events_commit(s->bpf, err);
+		p_warn("the events ring (%s) cannot grow (%s): it stays at %s", from_s,
+		       strerror(-err), from_s);
+		r->stuck = true;
+		return;
+	}
+	r->putting = true;
+	snprintf(r->said, sizeof(r->said),
+		 "the events ring grew from %s to %s: it was %.0f%% full, with launches read at "
+		 "%.2f M/s (%.0f MB/s)", from_s, to_s, 100.0 * high / size, launches / 1e6,
+		 bytes / 1e6);
+}
+
+/* The slot's update came back: the new ring is BPF's, or (refused) let go. */
+static void put_back(struct session *s)
+{
+	struct session_ring *r = &s->ring;
+	int err;
+
+	pthread_join(r->putter, NULL);
+	r->putting = false;
+	err = __atomic_load_n(&r->put_err, __ATOMIC_RELAXED);
+	bpfobj__events_commit(s->bpf, err);
+	if (err) {
+		p_warn("the events ring cannot grow: BPF's slot refused the new ring (%s)",
+		       strerror(-err));
+		r->stuck = true;
+		return;
+	}
 	r->grows++;
-	s->ring_events = (long)((to + CUPROBE_CTRL_RING) / 16);
-	p_info("the events ring grew from %s to %s: it was %.0f%% full, with launches read at "
-	       "%.2f M/s", from_s, to_s, 100.0 * high / size, read_rate(s, now) / 1e6);
+	s->ring_events = (long)((bpfobj__events_bytes(s->bpf) + CUPROBE_CTRL_RING) / 16);
+	p_info("%s", r->said);
 }
 
 void session_ring_turn(struct session *s)
@@ -136,9 +207,16 @@ void session_ring_turn(struct session *s)
 	struct session_ring *r = &s->ring;
 	uint64_t now = clock_mono_ns(), high, size;
 
+	double launches, bytes;
+
 	if (!r->cap)
 		r->cap = ring_cap();
-	read_rate(s, now);
+	read_rate(s, now, &launches, &bytes);
+	if (r->putting) {
+		if (!__atomic_load_n(&r->put_done, __ATOMIC_ACQUIRE))
+			return;
+		put_back(s);
+	}
 	if (bpfobj__events_retiring_fd(s->bpf) >= 0) {
 		retire(s);
 		return;
@@ -147,6 +225,12 @@ void session_ring_turn(struct session *s)
 	size = bpfobj__events_bytes(s->bpf);
 	if (high > size / 2 && size < r->cap && !r->stuck)
 		grow(s, high, now);
+}
+
+void session_ring_stop(struct session *s)
+{
+	if (s->ring.putting)
+		put_back(s);
 }
 
 void session_ring_report(struct session *s)
