@@ -11,9 +11,10 @@
  *
  * When it grows: the highest fill BPF saw when it wrote a batch passed half
  * the ring. To what: a ring that holds 100 ms of the rate the loader read,
- * at least twice the ring, at least sixteen times when it was near full (the
+ * at least twice the ring; when it was three quarters full or more (the
  * producers outran the loader, and may have lost launches, counted as
- * drops: the rate read is then less than the rate made).
+ * drops: the rate read is then less than the rate made), at least sixteen
+ * times the ring and at least 16 MiB.
  * At most RING_CAP and a sixteenth of the machine's memory. A ring the kernel
  * refuses (memory, or the cgroup's limit) is said once, and the ring there
  * is kept. The ring never shrinks.
@@ -35,6 +36,8 @@
 #define RATE_NS (100 * 1000 * 1000ull)
 /* A ring grown holds this long of the rate read: the loader may be off the CPU that long. */
 #define RING_HOLD_NS (100 * 1000 * 1000ull)
+/* A ring the producers outran grows to this at least: the default, which held every flood measured. */
+#define RING_FLOOD (16ull << 20)
 
 static uint64_t ring_cap(void)
 {
@@ -119,12 +122,18 @@ static void retire(struct session *s)
 
 /*
  * The size to grow to: what RING_HOLD_NS of the rate read fills, at least
- * twice the ring, sixteen times when it was near full (the loader fell
- * behind: what it read then is less than what came).
+ * twice the ring. Near full, the loader fell behind and what it read says
+ * little of what came: at least sixteen times, and at least RING_FLOOD.
  */
 static uint64_t grow_to(struct session *s, uint64_t size, uint64_t high, double bytes_per_s)
 {
-	uint64_t to = size * (high >= size / 4 * 3 ? 16 : 2);
+	uint64_t to = size * 2;
+
+	if (high >= size / 4 * 3) {
+		to = size * 16;
+		if (to < RING_FLOOD)
+			to = RING_FLOOD;
+	}
 	double want = bytes_per_s * (double)RING_HOLD_NS / 1e9;
 
 	while ((double)to < want && to < s->ring.cap)
