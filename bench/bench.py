@@ -435,12 +435,14 @@ def drops():
 
 
 def drops_small_start():
-    say("== drops_small_start: the same four threads, the ring starting at 64K")
-    say("   (--ringbuf-size 64K): it grows with the rate; launches lost before it grew")
+    start = os.environ.get("BENCH_SMALL_RING", "64K")
+    say("== drops_small_start: the same four threads, the ring starting at %s" % start)
+    say("   (--ringbuf-size %s, BENCH_SMALL_RING): it grows with the rate; launches lost" % start)
+    say("   before it grew are drops")
 
     def once():
         return record_pid(["--threads", "4", "--launches", "1000000", "--blocks", "1"],
-                          ["--ringbuf-size", "64K"], quiet=False)
+                          ["--ringbuf-size", start], quiet=False)
 
     res = [once() for _ in range(3)]
     say("   producers' rate, launches/s %s" % [int(float(r["launches_per_s"])) for r in res])
@@ -452,7 +454,7 @@ def drops_small_start():
         end = re.search(r"the events ring ended at (\S+)", r["stderr"])
         say("   growths %s; final size %s"
             % (", ".join("%s->%s (%s%% full, %s M/s)" % g for g in grew) or "none",
-               end.group(1) if end else "64K"))
+               end.group(1) if end else start))
     return median([r["drops"] for r in res])
 
 

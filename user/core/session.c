@@ -137,6 +137,9 @@ static void calibrate(struct session *s)
 	int err = bpfobj__calibrate(s->bpf, s->o.plan.mode == MODE_LATENCY, s->events,
 				    &s->cenv.probe_ns);
 
+	/* Its own hits filled the ring up to half: that is no rate to grow by. */
+	bpfobj__events_high(s->bpf);
+
 	if (err) {
 		s->cenv.probe_ns = -1;
 		p_warn("cannot measure the probe's cost here (%s): traces give probe hits only",

@@ -34,6 +34,8 @@
 #define RING_CAP (1ull << 30)
 /* The read rate is measured over windows of this length. */
 #define RATE_NS (100 * 1000 * 1000ull)
+/* A window shorter than this says nothing of the rate. */
+#define RATE_MIN_NS (10 * 1000 * 1000ull)
 /* A ring grown holds this long of the rate read: the loader may be off the CPU that long. */
 #define RING_HOLD_NS (100 * 1000 * 1000ull)
 /* A ring the producers outran grows to this at least: the default, which held every flood measured. */
@@ -89,8 +91,12 @@ static void read_rate(struct session *s, uint64_t now, double *launches, double 
 	}
 	*launches = r->rate;
 	*bytes = r->byte_rate;
-	/* The window so far, when it says more: the rate rose, or no window ended yet. */
-	if (now > r->rate_ts && (double)(r->bytes_read - r->rate_b) / dt > *bytes) {
+	/*
+	 * The window so far, when it says more (the rate rose, or no window
+	 * ended yet), once it is long enough to say anything.
+	 */
+	dt = (double)(now - r->rate_ts) / 1e9;
+	if (now - r->rate_ts >= RATE_MIN_NS && (double)(r->bytes_read - r->rate_b) / dt > *bytes) {
 		*launches = (double)(r->launches_read - r->rate_n) / dt;
 		*bytes = (double)(r->bytes_read - r->rate_b) / dt;
 	}
@@ -184,16 +190,15 @@ static void grow(struct session *s, uint64_t high, uint64_t now)
 		return;
 	}
 	r->putting = true;
-	snprintf(r->said, sizeof(r->said),
-		 "the events ring grew from %s to %s: it was %.0f%% full, with launches read at "
-		 "%.2f M/s (%.0f MB/s)", from_s, to_s, 100.0 * high / size, launches / 1e6,
-		 bytes / 1e6);
+	snprintf(r->said, sizeof(r->said), "the events ring grew from %s to %s: it was %.0f%% full",
+		 from_s, to_s, 100.0 * high / size);
 }
 
 /* The slot's update came back: the new ring is BPF's, or (refused) let go. */
 static void put_back(struct session *s)
 {
 	struct session_ring *r = &s->ring;
+	double launches, bytes;
 	int err;
 
 	pthread_join(r->putter, NULL);
@@ -208,7 +213,10 @@ static void put_back(struct session *s)
 	}
 	r->grows++;
 	s->ring_events = (long)((bpfobj__events_bytes(s->bpf) + CUPROBE_CTRL_RING) / 16);
-	p_info("%s", r->said);
+	/* The rate now: the loader read on while the slot's update waited. */
+	read_rate(s, clock_mono_ns(), &launches, &bytes);
+	p_info("%s, with launches read at %.2f M/s (%.0f MB/s)", r->said, launches / 1e6,
+	       bytes / 1e6);
 }
 
 void session_ring_turn(struct session *s)
@@ -249,5 +257,6 @@ void session_ring_report(struct session *s)
 	if (!s->ring.grows)
 		return;
 	size_str(bpfobj__events_bytes(s->bpf), buf, sizeof(buf));
-	p_info("the events ring ended at %s (grew %u times)", buf, s->ring.grows);
+	p_info("the events ring ended at %s, grown %u time%s", buf, s->ring.grows,
+	       s->ring.grows == 1 ? "" : "s");
 }
