@@ -49,6 +49,7 @@ struct session_ring {
 	bool putting;		/* putter is putting a new ring in BPF's slot */
 	bool put_done;		/* it has, with put_err */
 	int put_err;
+	uint64_t put_at;	/* when the update came back */
 	pthread_t putter;
 	char said[256];		/* what the growth under way says once it is done */
 };

@@ -40,6 +40,8 @@
 #define RING_HOLD_NS (100 * 1000 * 1000ull)
 /* A ring the producers outran grows to this at least: the default, which held every flood measured. */
 #define RING_FLOOD (16ull << 20)
+/* The old ring is let go no sooner than this after the update came back (and once read out). */
+#define RETIRE_NS (20 * 1000 * 1000ull)
 
 static uint64_t ring_cap(void)
 {
@@ -107,8 +109,15 @@ static void retire(struct session *s)
 {
 	struct ring_buffer *fresh;
 	uint64_t unread = 0;
-	int err = bpfobj__ring_unread(bpfobj__events_retiring_fd(s->bpf), &unread);
+	int err;
 
+	/*
+	 * The kernel's wait in the update is what makes the old ring's end
+	 * final; a while more costs nothing and guards a kernel that would not.
+	 */
+	if (clock_mono_ns() - s->ring.put_at < RETIRE_NS)
+		return;
+	err = bpfobj__ring_unread(bpfobj__events_retiring_fd(s->bpf), &unread);
 	if (err || unread)
 		return;
 	fresh = ring_buffer__new(bpfobj__events_fd(s->bpf), session_data_event, s, NULL);
@@ -205,6 +214,7 @@ static void put_back(struct session *s)
 	r->putting = false;
 	err = __atomic_load_n(&r->put_err, __ATOMIC_RELAXED);
 	bpfobj__events_commit(s->bpf, err);
+	r->put_at = clock_mono_ns();
 	if (err) {
 		p_warn("the events ring cannot grow: BPF's slot refused the new ring (%s)",
 		       strerror(-err));
