@@ -450,7 +450,7 @@ def drops_small_start():
                                              [r["drops"] for r in res]))
     for r in res:
         grew = re.findall(r"the events ring grew from (\S+) to (\S+): it was (\d+)% full, "
-                          r"with launches read at ([\d.]+) M/s", r["stderr"])
+                          r"with launches coming at ([\d.]+) M/s", r["stderr"])
         end = re.search(r"the events ring ended at (\S+)", r["stderr"])
         say("   growths %s; final size %s"
             % (", ".join("%s->%s (%s%% full, %s M/s)" % g for g in grew) or "none",

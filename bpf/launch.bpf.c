@@ -301,6 +301,7 @@ static __always_inline void stage_launch(struct pt_regs *ctx, struct launch_stag
 	if (n >= LAUNCH_BATCH_N) {
 		if (!stage_flush(sg)) {
 			COUNT_RARE(ps, sl, tgid, drops);
+			__sync_fetch_and_add(&events_lost, 1);
 			return;
 		}
 		n = 0;
@@ -412,6 +413,7 @@ int launch_entry(struct pt_regs *ctx)
 	e = rb ? bpf_ringbuf_reserve(rb, sizeof(*e), 0) : NULL;
 	if (!e) {
 		COUNT_RARE(ps, sl, tgid, drops);
+		__sync_fetch_and_add(&events_lost, 1);
 		return 0;
 	}
 	fill(ctx, e, api, tgid, tid, step, phase);
@@ -462,6 +464,7 @@ int launch_return(struct pt_regs *ctx)
 	if (!stored) {
 		ps = bpf_map_lookup_elem(&proc_state, &tgid);
 		COUNT(ps, drops);
+		__sync_fetch_and_add(&events_lost, 1);
 	}
 	return 0;
 }

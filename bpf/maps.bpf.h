@@ -51,6 +51,8 @@ SHARED struct {
 
 /* The highest fill (bytes) a flush saw in the events ring; the loader resets it. */
 SHARED __u64 events_high INIT(0);
+/* Launches the events ring had no room for, all processes: the loader's measure of the rate. */
+SHARED __u64 events_lost INIT(0);
 
 static __always_inline void *events_ring(void)
 {

@@ -10,7 +10,7 @@ CUPROBE_GT=$TMP/grow.gt.json timeout 120 "$CUPROBE" record --ringbuf-size 64K -o
 rc=$?
 [ $rc -eq 0 ] && ok "64K start, 4 threads: the command runs to its end" ||
 	not_ok "64K start, 4 threads: the command runs to its end" "rc $rc $(tail -3 "$TMP/grow.log")"
-grep -qE "the events ring grew from 64K to [0-9]+[KMG]: it was [0-9]+% full, with launches read at [0-9.]+ M/s" \
+grep -qE "the events ring grew from 64K to [0-9]+[KMG]: it was [0-9]+% full, with launches coming at [0-9.]+ M/s" \
 	"$TMP/grow.log" && ok "64K start: the ring grew, said with the rate" ||
 	not_ok "64K start: the ring grew, said with the rate" "$(grep -i ring "$TMP/grow.log" | head -3)"
 final=$(sed -nE 's/.*the events ring ended at ([0-9]+[KMG]), grown ([0-9]+) times?.*/\1/p' "$TMP/grow.log")

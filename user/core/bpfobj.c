@@ -321,6 +321,11 @@ uint64_t bpfobj__events_high(struct bpfobj *b)
 	return __atomic_exchange_n(&b->skel->bss->events_high, 0, __ATOMIC_RELAXED);
 }
 
+uint64_t bpfobj__events_lost(const struct bpfobj *b)
+{
+	return __atomic_load_n(&b->skel->bss->events_lost, __ATOMIC_RELAXED);
+}
+
 int bpfobj__events_new(struct bpfobj *b, uint64_t bytes)
 {
 	int fd;

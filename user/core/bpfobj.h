@@ -101,6 +101,8 @@ int bpfobj__events_retiring_fd(const struct bpfobj *b);
 void bpfobj__events_retire(struct bpfobj *b);
 /* The highest fill, in bytes, BPF saw in the events ring since the last call. */
 uint64_t bpfobj__events_high(struct bpfobj *b);
+/* Launches the events ring had no room for, so far (all processes). */
+uint64_t bpfobj__events_lost(const struct bpfobj *b);
 /* What a BPF ring (its fd) holds unread, in bytes. 0 or -errno. */
 int bpfobj__ring_unread(int fd, uint64_t *bytes);
 /* The maps the guardian needs (proc_state, proc_conf): it keeps them past the loader. */

@@ -42,14 +42,16 @@ struct session_ring {
 	unsigned int grows;
 	unsigned long launches_read;	/* from the events ring */
 	uint64_t bytes_read;		/* of records, with their headers */
-	uint64_t rate_ts;	/* the rate's window began, with rate_n launches, rate_b bytes read */
+	uint64_t rate_ts;	/* the rate's window began, rate_n launches and rate_b bytes in */
 	unsigned long rate_n;
-	uint64_t rate_b;
-	double rate, byte_rate;	/* launches and bytes read per second in the latest window */
+	double rate_b;
+	double rate, byte_rate;	/* launches and bytes that came per second, latest window */
+	uint64_t turn_ts;	/* the last turn, turn_b bytes in then */
+	double turn_b;
 	bool putting;		/* putter is putting a new ring in BPF's slot */
 	bool put_done;		/* it has, with put_err */
 	int put_err;
-	uint64_t put_at;	/* when the update came back */
+	uint64_t grow_at, put_at;	/* when the growth began, and the update came back */
 	pthread_t putter;
 	char said[256];		/* what the growth under way says once it is done */
 };

@@ -10,7 +10,8 @@
  * to the old ring: the loader reads it to its end, then lets it go.
  *
  * When it grows: the highest fill BPF saw when it wrote a batch passed half
- * the ring. To what: a ring that holds 100 ms of the rate the loader read,
+ * the ring. To what: a ring that holds 100 ms of the rate launches came at
+ * (read by the loader, or lost for want of room, which BPF counts),
  * at least twice the ring; when it was three quarters full or more (the
  * producers outran the loader, and may have lost launches, counted as
  * drops: the rate read is then less than the rate made), at least sixteen
@@ -36,6 +37,8 @@
 #define RATE_NS (100 * 1000 * 1000ull)
 /* A window shorter than this says nothing of the rate. */
 #define RATE_MIN_NS (10 * 1000 * 1000ull)
+/* Nor is a span of turns shorter than this: its rate is noise. */
+#define TURN_MIN_NS (1000 * 1000ull)
 /* A ring grown holds this long of the rate read: the loader may be off the CPU that long. */
 #define RING_HOLD_NS (100 * 1000 * 1000ull)
 /* A ring the producers outran grows to this at least: the default, which held every flood measured. */
@@ -64,20 +67,35 @@ static void size_str(uint64_t bytes, char *buf, size_t len)
 		snprintf(buf, len, "%lluK", (unsigned long long)(bytes >> 10));
 }
 
+/* What a launch takes in the ring, in a full batch with its header. */
+#define LAUNCH_RING_BYTES ((double)(sizeof(struct launch_batch) + 8) / LAUNCH_BATCH_N)
+
+/* Launches and bytes that came: read, or lost for want of room (BPF counts them). */
+static void came(struct session *s, unsigned long *launches, double *bytes)
+{
+	uint64_t lost = bpfobj__events_lost(s->bpf);
+
+	*launches = s->ring.launches_read + lost;
+	*bytes = (double)s->ring.bytes_read + (double)lost * LAUNCH_RING_BYTES;
+}
+
 /*
- * Launches and bytes read per second: the latest window's, or since the
- * window began when none has ended yet.
+ * Launches and bytes that came per second (read, or lost: the rate made,
+ * not only what the loader kept up with): the latest window's, or the
+ * window so far when it says more.
  */
 static void read_rate(struct session *s, uint64_t now, double *launches, double *bytes)
 {
 	struct session_ring *r = &s->ring;
-	double dt;
+	unsigned long n;
+	double b, dt;
 
+	came(s, &n, &b);
 	if (!r->rate_ts || now <= r->rate_ts) {
 		if (!r->rate_ts) {
 			r->rate_ts = now;
-			r->rate_n = r->launches_read;
-			r->rate_b = r->bytes_read;
+			r->rate_n = n;
+			r->rate_b = b;
 		}
 		*launches = r->rate;
 		*bytes = r->byte_rate;
@@ -85,11 +103,11 @@ static void read_rate(struct session *s, uint64_t now, double *launches, double 
 	}
 	dt = (double)(now - r->rate_ts) / 1e9;
 	if (now - r->rate_ts >= RATE_NS) {
-		r->rate = (double)(r->launches_read - r->rate_n) / dt;
-		r->byte_rate = (double)(r->bytes_read - r->rate_b) / dt;
+		r->rate = (double)(n - r->rate_n) / dt;
+		r->byte_rate = (b - r->rate_b) / dt;
 		r->rate_ts = now;
-		r->rate_n = r->launches_read;
-		r->rate_b = r->bytes_read;
+		r->rate_n = n;
+		r->rate_b = b;
 	}
 	*launches = r->rate;
 	*bytes = r->byte_rate;
@@ -98,9 +116,9 @@ static void read_rate(struct session *s, uint64_t now, double *launches, double 
 	 * ended yet), once it is long enough to say anything.
 	 */
 	dt = (double)(now - r->rate_ts) / 1e9;
-	if (now - r->rate_ts >= RATE_MIN_NS && (double)(r->bytes_read - r->rate_b) / dt > *bytes) {
-		*launches = (double)(r->launches_read - r->rate_n) / dt;
-		*bytes = (double)(r->bytes_read - r->rate_b) / dt;
+	if (now - r->rate_ts >= RATE_MIN_NS && (b - r->rate_b) / dt > *bytes) {
+		*launches = (double)(n - r->rate_n) / dt;
+		*bytes = (b - r->rate_b) / dt;
 	}
 }
 
@@ -136,7 +154,7 @@ static void retire(struct session *s)
 }
 
 /*
- * The size to grow to: what RING_HOLD_NS of the rate read fills, at least
+ * The size to grow to: what RING_HOLD_NS of the rate fills, at least
  * twice the ring. Near full, the loader fell behind and what it read says
  * little of what came: at least sixteen times, and at least RING_FLOOD.
  */
@@ -166,7 +184,7 @@ static void *put_ring(void *arg)
 	return NULL;
 }
 
-static void grow(struct session *s, uint64_t high, uint64_t now)
+static void grow(struct session *s, uint64_t high, uint64_t now, double turn_bytes)
 {
 	struct session_ring *r = &s->ring;
 	uint64_t size = bpfobj__events_bytes(s->bpf), to;
@@ -175,6 +193,8 @@ static void grow(struct session *s, uint64_t high, uint64_t now)
 	int fd, err;
 
 	read_rate(s, now, &launches, &bytes);
+	if (turn_bytes > bytes)
+		bytes = turn_bytes;
 	to = grow_to(s, size, high, bytes);
 	size_str(size, from_s, sizeof(from_s));
 	size_str(to, to_s, sizeof(to_s));
@@ -199,6 +219,7 @@ static void grow(struct session *s, uint64_t high, uint64_t now)
 		return;
 	}
 	r->putting = true;
+	r->grow_at = now;
 	snprintf(r->said, sizeof(r->said), "the events ring grew from %s to %s: it was %.0f%% full",
 		 from_s, to_s, 100.0 * high / size);
 }
@@ -215,6 +236,7 @@ static void put_back(struct session *s)
 	err = __atomic_load_n(&r->put_err, __ATOMIC_RELAXED);
 	bpfobj__events_commit(s->bpf, err);
 	r->put_at = clock_mono_ns();
+	p_dbg("the events ring's slot took %.1f ms to update", (r->put_at - r->grow_at) / 1e6);
 	if (err) {
 		p_warn("the events ring cannot grow: BPF's slot refused the new ring (%s)",
 		       strerror(-err));
@@ -225,7 +247,7 @@ static void put_back(struct session *s)
 	s->ring_events = (long)((bpfobj__events_bytes(s->bpf) + CUPROBE_CTRL_RING) / 16);
 	/* The rate now: the loader read on while the slot's update waited. */
 	read_rate(s, clock_mono_ns(), &launches, &bytes);
-	p_info("%s, with launches read at %.2f M/s (%.0f MB/s)", r->said, launches / 1e6,
+	p_info("%s, with launches coming at %.2f M/s (%.0f MB/s)", r->said, launches / 1e6,
 	       bytes / 1e6);
 }
 
@@ -233,12 +255,23 @@ void session_ring_turn(struct session *s)
 {
 	struct session_ring *r = &s->ring;
 	uint64_t now = clock_mono_ns(), high, size;
-
-	double launches, bytes;
+	double launches, bytes, turn_bytes = 0, b;
+	unsigned long n;
 
 	if (!r->cap)
 		r->cap = ring_cap();
 	read_rate(s, now, &launches, &bytes);
+	/*
+	 * The rate since the last turns (at least TURN_MIN_NS): under a flood
+	 * that began within the window, the window's rate says too little.
+	 */
+	came(s, &n, &b);
+	if (r->turn_ts && now - r->turn_ts >= TURN_MIN_NS)
+		turn_bytes = (b - r->turn_b) / ((double)(now - r->turn_ts) / 1e9);
+	if (!r->turn_ts || now - r->turn_ts >= TURN_MIN_NS) {
+		r->turn_ts = now;
+		r->turn_b = b;
+	}
 	if (r->putting) {
 		if (!__atomic_load_n(&r->put_done, __ATOMIC_ACQUIRE))
 			return;
@@ -251,7 +284,7 @@ void session_ring_turn(struct session *s)
 	high = bpfobj__events_high(s->bpf);
 	size = bpfobj__events_bytes(s->bpf);
 	if (high > size / 2 && size < r->cap && !r->stuck)
-		grow(s, high, now);
+		grow(s, high, now, turn_bytes);
 }
 
 void session_ring_stop(struct session *s)
