@@ -160,6 +160,7 @@ static void retire(struct session *s)
  */
 static uint64_t grow_to(struct session *s, uint64_t size, uint64_t high, double bytes_per_s)
 {
+	double want = bytes_per_s * (double)RING_HOLD_NS / 1e9;
 	uint64_t to = size * 2;
 
 	if (high >= size / 4 * 3) {
@@ -167,14 +168,13 @@ static uint64_t grow_to(struct session *s, uint64_t size, uint64_t high, double 
 		if (to < RING_FLOOD)
 			to = RING_FLOOD;
 	}
-	double want = bytes_per_s * (double)RING_HOLD_NS / 1e9;
 
 	while ((double)to < want && to < s->ring.cap)
 		to <<= 1;
 	return to > s->ring.cap ? s->ring.cap : to;
 }
 
-/* The slot update, off the loader's thread: it waits for a grace period, while the loader reads on. */
+/* The slot's update, off the loader's thread: it waits out a grace period; the loader reads on. */
 static void *put_ring(void *arg)
 {
 	struct session *s = arg;
