@@ -134,14 +134,15 @@ def record(args, loop_args):
         t.remove()
 
 
-def record_pid(loop_args, cuprobe_args=()):
+def record_pid(loop_args, cuprobe_args=(), quiet=True):
     """launch_loop started alone, cuprobe attached with -p: cuprobe's own rusage."""
     t = Traces()
     loop = subprocess.Popen([LOOP, "--wait-probes"] + loop_args, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         time.sleep(0.1)
-        cp = subprocess.Popen([CUPROBE, "record", "-q", "-o", t.dir, "-p", str(loop.pid)]
+        cp = subprocess.Popen([CUPROBE, "record"] + (["-q"] if quiet else [])
+                              + ["-o", t.dir, "-p", str(loop.pid)]
                               + list(cuprobe_args), stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
         # wait4, not Popen.wait: the rusage is cuprobe's own, its target not being its child.
@@ -168,6 +169,7 @@ def record_pid(loop_args, cuprobe_args=()):
         res["cpu_s"] = ru.ru_utime + ru.ru_stime
         res["user_s"], res["sys_s"] = ru.ru_utime, ru.ru_stime
         res["maxrss_kb"] = ru.ru_maxrss
+        res["stderr"] = err
         return res
     finally:
         if loop.poll() is None:
@@ -432,6 +434,30 @@ def drops():
     return median([r["drops"] for r in res])
 
 
+def drops_small_start():
+    start = os.environ.get("BENCH_SMALL_RING", "64K")
+    say("== drops_small_start: the same four threads, the ring starting at %s" % start)
+    say("   (--ringbuf-size %s, BENCH_SMALL_RING): it grows with the rate; launches lost" % start)
+    say("   before it grew are drops")
+
+    def once():
+        return record_pid(["--threads", "4", "--launches", "1000000", "--blocks", "1"],
+                          ["--ringbuf-size", start], quiet=False)
+
+    res = [once() for _ in range(3)]
+    say("   producers' rate, launches/s %s" % [int(float(r["launches_per_s"])) for r in res])
+    say("   events recorded %s, dropped %s" % ([r["launches"] for r in res],
+                                             [r["drops"] for r in res]))
+    for r in res:
+        grew = re.findall(r"the events ring grew from (\S+) to (\S+): it was (\d+)% full, "
+                          r"with launches coming at ([\d.]+) M/s", r["stderr"])
+        end = re.search(r"the events ring ended at (\S+)", r["stderr"])
+        say("   growths %s; final size %s"
+            % (", ".join("%s->%s (%s%% full, %s M/s)" % g for g in grew) or "none",
+               end.group(1) if end else start))
+    return median([r["drops"] for r in res])
+
+
 # --- first_step_complete ---------------------------------------------------
 
 def first_step():
@@ -514,6 +540,7 @@ FIGURES = [
     ("loader_events_per_s", "%.0f", ">=", "1000000"),
     ("trace_write_events_per_s", "%.0f", ">=", "2000000"),
     ("drops", "%.0f", "==", "0"),
+    ("drops_small_start", "%.0f", "==", "0"),
     ("rss_growth", "%.2f", "<=", "1.2"),
     ("first_step_complete", "%.2f", "==", "1.0"),
     ("latency_vs_entry", "%.2f", "<", "2.0"),
@@ -562,6 +589,7 @@ def main():
     measure("loader_events_per_s", loader_rate)
     measure("trace_write_events_per_s", trace_write_rate)
     measure("drops", drops)
+    measure("drops_small_start", drops_small_start)
     measure("rss_growth", rss_growth)
     measure("first_step_complete", first_step)
     measure("latency_vs_entry", latency_vs_entry)

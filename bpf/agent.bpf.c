@@ -18,6 +18,7 @@ SEC("usdt")
 int BPF_USDT(agent_records, void *ptr, long len)
 {
 	struct agent_chunk_event *e;
+	void *rb;
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 n;
 
@@ -25,7 +26,8 @@ int BPF_USDT(agent_records, void *ptr, long len)
 		__sync_fetch_and_add(&counters.agent_bad, 1);
 		return 0;
 	}
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	rb = events_ring();
+	e = rb ? bpf_ringbuf_reserve(rb, sizeof(*e), 0) : NULL;
 	if (!e) {
 		__sync_fetch_and_add(&counters.agent_drops, 1);
 		return 0;

@@ -173,12 +173,15 @@ static __always_inline void fill_args(struct pt_regs *ctx, struct launch_event *
 
 static __u64 last_wakeup_ns;
 
-static __always_inline __u64 wakeup_flag(void)
+static __always_inline __u64 wakeup_flag(void *rb)
 {
-	__u64 now;
+	__u64 now, avail = bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA);
 
+	/* The fill the loader sizes the ring by (session_ring.c). */
+	if (avail > events_high)
+		events_high = avail;
 	/* A wakeup per event costs ~2 us; the loader also polls on a timer. */
-	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) < wakeup_bytes)
+	if (avail < wakeup_bytes)
 		return BPF_RB_NO_WAKEUP;
 	/*
 	 * The backlog stays above the mark while the loader drains it: a wakeup
@@ -275,9 +278,13 @@ static __always_inline void fill(struct pt_regs *ctx, struct launch_event *e, __
 /* A full stage to the ring, as one record; false when the ring has no room. */
 static __always_inline bool stage_flush(struct launch_stage *sg)
 {
+	void *rb = events_ring();
+
+	if (!rb)
+		return false;
 	sg->b.type = REC_LAUNCH_BATCH;
 	sg->b.n = LAUNCH_BATCH_N;
-	return !bpf_ringbuf_output(&events, &sg->b, sizeof(sg->b), wakeup_flag());
+	return !bpf_ringbuf_output(rb, &sg->b, sizeof(sg->b), wakeup_flag(rb));
 }
 
 /*
@@ -294,6 +301,7 @@ static __always_inline void stage_launch(struct pt_regs *ctx, struct launch_stag
 	if (n >= LAUNCH_BATCH_N) {
 		if (!stage_flush(sg)) {
 			COUNT_RARE(ps, sl, tgid, drops);
+			__sync_fetch_and_add(&events_lost, 1);
 			return;
 		}
 		n = 0;
@@ -341,6 +349,7 @@ int launch_entry(struct pt_regs *ctx)
 	struct launch_stage *sg;
 	struct launch_event *e;
 	__u64 st = PHASE_RECORD;
+	void *rb;
 	__u32 cpu;
 
 	/*
@@ -400,13 +409,15 @@ int launch_entry(struct pt_regs *ctx)
 		*(volatile __u32 *)&sg->busy = STAGE_FREE;
 		return 0;
 	}
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	rb = events_ring();
+	e = rb ? bpf_ringbuf_reserve(rb, sizeof(*e), 0) : NULL;
 	if (!e) {
 		COUNT_RARE(ps, sl, tgid, drops);
+		__sync_fetch_and_add(&events_lost, 1);
 		return 0;
 	}
 	fill(ctx, e, api, tgid, tid, step, phase);
-	bpf_ringbuf_submit(e, wakeup_flag());
+	bpf_ringbuf_submit(e, wakeup_flag(rb));
 	return 0;
 }
 
@@ -446,11 +457,14 @@ int launch_return(struct pt_regs *ctx)
 		barrier();
 		*(volatile __u32 *)&sg->busy = STAGE_FREE;
 	} else {
-		stored = !bpf_ringbuf_output(&events, &in->ev, sizeof(in->ev), wakeup_flag());
+		void *rb = events_ring();
+
+		stored = rb && !bpf_ringbuf_output(rb, &in->ev, sizeof(in->ev), wakeup_flag(rb));
 	}
 	if (!stored) {
 		ps = bpf_map_lookup_elem(&proc_state, &tgid);
 		COUNT(ps, drops);
+		__sync_fetch_and_add(&events_lost, 1);
 	}
 	return 0;
 }

@@ -32,6 +32,36 @@ SHARED struct {
 } events SEC(".maps");
 
 /*
+ * The events ring BPF writes to: slot 0 holds it. The loader puts events
+ * there at load, and swaps in a bigger ring when the rate fills this one
+ * (user/core/session_ring.c). Programs look the ring up once per record
+ * (per 32 launches on the common path) and write to what they found.
+ */
+struct events_ring_def {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+};
+
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct events_ring_def);
+} events_rings SEC(".maps");
+
+/* The highest fill (bytes) a flush saw in the events ring; the loader resets it. */
+SHARED __u64 events_high INIT(0);
+/* Launches the events ring had no room for, all processes: the loader's measure of the rate. */
+SHARED __u64 events_lost INIT(0);
+
+static __always_inline void *events_ring(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&events_rings, &zero);
+}
+
+/*
  * Step boundaries, library maps and thread names: rare, and never crowded out
  * by a flood of launches in the other ring.
  */

@@ -83,6 +83,7 @@ int name_return(struct pt_regs *ctx)
 	struct name_call_key k = { .tid = (__u32)id, .sp = PT_REGS_SP(ctx) - 8 };
 	struct name_call *in, c;
 	struct name_event *e;
+	void *rb;
 
 	in = bpf_map_lookup_elem(&name_calls, &k);
 	if (!in)
@@ -94,7 +95,8 @@ int name_return(struct pt_regs *ctx)
 		return 0;
 	if (bpf_probe_read_user(&handle, sizeof(handle), (void *)c.out) || !handle)
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	rb = events_ring();
+	e = rb ? bpf_ringbuf_reserve(rb, sizeof(*e), 0) : NULL;
 	if (!e) {
 		__sync_fetch_and_add(&names_lost, 1);
 		return 0;

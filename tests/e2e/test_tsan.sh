@@ -42,6 +42,11 @@ CUPROBE_GT=$TMP/cupti.gt.json tsan cupti --cupti -- env \
 	expect "ThreadSanitizer: --cupti: every launch joined to its GPU record" \
 		test "$($CHECK field "$(trace_in "$TMP/cupti/run_0")" gpu |
 			python3 -c 'import json,sys; g = json.load(sys.stdin); print(g["joined_launches"] == 180 and g["launches_without_gpu"] == 0)')" = True
+# The events ring grows (a thread puts the new ring in BPF's slot) under 4 launching threads.
+CUPROBE_GT=$TMP/grow.gt.json tsan ring_grow --ringbuf-size 64K -- "$W/basic" --threads 4 \
+	--iters 2000 &&
+	expect "ThreadSanitizer: a growing ring: recorded + dropped = made" \
+		$CHECK accounted --gt "$TMP/grow.gt.json" "$(trace_in "$TMP/ring_grow/run_0")"
 
 # An attach to a process that loads its CUDA library and holds many times.
 "$W/dlloop" --ready-file "$TMP/dl.ready" 2>/dev/null &

@@ -24,6 +24,11 @@ struct bpfobj {
 	pid_t slot_pid[CUPROBE_MAX_PROCS];
 	size_t slot_next;	/* where the search for a free slot starts: slots are reused late */
 	bool stack;
+	/* The events ring now in events_rings, and one swapped out, still read (-1: none). */
+	int events_fd, retiring_fd;
+	uint64_t events_bytes;
+	int next_fd;		/* made, not yet in the slot (-1: none) */
+	uint64_t next_bytes;
 };
 
 static struct bpf_program *prog_of(const struct bpfobj *b, enum bpfobj_prog p)
@@ -67,6 +72,7 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 
 	if (!b)
 		return NULL;
+	b->events_fd = b->retiring_fd = b->next_fd = -1;
 	pthread_mutex_init(&b->slot_lock, NULL);
 	skel = b->skel = cuprobe_bpf__open();
 	if (!skel) {
@@ -109,6 +115,15 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 				 "record without --stack on older kernels)" : "");
 		goto fail;
 	}
+	/* The first events ring into the slot BPF writes through. */
+	b->events_fd = bpf_map__fd(skel->maps.events);
+	b->events_bytes = bpf_map__max_entries(skel->maps.events);
+	err = bpf_map__update_elem(skel->maps.events_rings, &(__u32){ 0 }, sizeof(__u32),
+				   &b->events_fd, sizeof(int), BPF_ANY);
+	if (err) {
+		p_err("cannot put the events ring in its slot: %s", strerror(-err));
+		goto fail;
+	}
 	/* Array elements are 8-byte aligned, back to back. */
 	b->stage_size = (sizeof(struct launch_stage) + 7) & ~(size_t)7;
 	b->stages_len = b->stage_size * b->nstages;
@@ -133,6 +148,11 @@ void bpfobj__free(struct bpfobj *b)
 		return;
 	if (b->stages)
 		munmap(b->stages, b->stages_len);
+	bpfobj__events_retire(b);
+	if (b->next_fd >= 0)
+		close(b->next_fd);
+	if (b->skel && b->events_fd >= 0 && b->events_fd != bpf_map__fd(b->skel->maps.events))
+		close(b->events_fd);
 	cuprobe_bpf__destroy(b->skel);
 	pthread_mutex_destroy(&b->slot_lock);
 	free(b);
@@ -288,7 +308,118 @@ int bpfobj__set_runtime_ranges(struct bpfobj *b, pid_t pid, const struct runtime
 
 int bpfobj__events_fd(const struct bpfobj *b)
 {
-	return bpf_map__fd(b->skel->maps.events);
+	return b->events_fd;
+}
+
+uint64_t bpfobj__events_bytes(const struct bpfobj *b)
+{
+	return b->events_bytes;
+}
+
+uint64_t bpfobj__events_high(struct bpfobj *b)
+{
+	return __atomic_exchange_n(&b->skel->bss->events_high, 0, __ATOMIC_RELAXED);
+}
+
+uint64_t bpfobj__events_lost(const struct bpfobj *b)
+{
+	return __atomic_load_n(&b->skel->bss->events_lost, __ATOMIC_RELAXED);
+}
+
+int bpfobj__events_new(struct bpfobj *b, uint64_t bytes)
+{
+	int fd;
+
+	if (b->retiring_fd >= 0 || b->next_fd >= 0)
+		return -EBUSY;
+	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "events", 0, 0, (__u32)bytes, NULL);
+	if (fd < 0)
+		return -errno;
+	b->next_fd = fd;
+	b->next_bytes = bytes;
+	return fd;
+}
+
+int bpfobj__events_put(const struct bpfobj *b)
+{
+	/*
+	 * A map-in-map update returns once every BPF program that may have
+	 * looked up the old ring has finished (the kernel waits an RCU grace
+	 * period): from then on, nothing more is written to it.
+	 */
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.events_rings), &(__u32){ 0 },
+				   &b->next_fd, BPF_ANY) ? -errno : 0;
+}
+
+void bpfobj__events_commit(struct bpfobj *b, int err)
+{
+	if (b->next_fd < 0)
+		return;
+	if (err) {
+		/* Never written: it goes as a retiring ring does (the reader may hold it). */
+		b->retiring_fd = b->next_fd;
+	} else {
+		/* The high mark was the old ring's. */
+		__atomic_store_n(&b->skel->bss->events_high, 0, __ATOMIC_RELAXED);
+		b->retiring_fd = b->events_fd;
+		b->events_fd = b->next_fd;
+		b->events_bytes = b->next_bytes;
+	}
+	b->next_fd = -1;
+}
+
+int bpfobj__events_swap(struct bpfobj *b, uint64_t bytes, int (*ready)(void *ctx, int fd),
+			void *ctx)
+{
+	int fd = bpfobj__events_new(b, bytes), err;
+
+	if (fd < 0)
+		return fd;
+	/* Read before written: the reader takes the ring first. */
+	err = ready ? ready(ctx, fd) : 0;
+	if (err) {
+		close(fd);
+		b->next_fd = -1;
+		return err;
+	}
+	err = bpfobj__events_put(b);
+	bpfobj__events_commit(b, err);
+	return err ?: fd;
+}
+
+int bpfobj__events_retiring_fd(const struct bpfobj *b)
+{
+	return b->retiring_fd;
+}
+
+void bpfobj__events_retire(struct bpfobj *b)
+{
+	/* The first ring is the skeleton's: it closes it. */
+	if (b->retiring_fd >= 0 && b->skel && b->retiring_fd != bpf_map__fd(b->skel->maps.events))
+		close(b->retiring_fd);
+	b->retiring_fd = -1;
+}
+
+int bpfobj__ring_unread(int fd, uint64_t *bytes)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *cons, *prod;
+	int err = 0;
+
+	/* A BPF ring's first page holds the consumer's position, the second the producer's. */
+	cons = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	if (cons == MAP_FAILED)
+		return -errno;
+	prod = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, page);
+	if (prod == MAP_FAILED) {
+		err = -errno;
+	} else {
+		*bytes = __atomic_load_n((unsigned long *)prod, __ATOMIC_ACQUIRE) -
+			 __atomic_load_n((unsigned long *)cons, __ATOMIC_ACQUIRE);
+		munmap(prod, page);
+	}
+	munmap(cons, page);
+	return err;
 }
 
 int bpfobj__ctrl_fd(const struct bpfobj *b)
@@ -325,7 +456,7 @@ int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain,
 		.ret = latency ? b->skel->progs.launch_return : NULL,
 		.multi = b->multi,
 		.drain = drain,
-		.ring_bytes = bpf_map__max_entries(b->skel->maps.events),
+		.ring_bytes = b->events_bytes,
 	};
 	static const struct proc_conf none;
 	pid_t self = getpid();

@@ -74,6 +74,37 @@ int bpfobj__set_runtime_ranges(struct bpfobj *b, pid_t pid, const struct runtime
 /* The rings: events (launches, agent chunks) and ctrl (steps, library maps, threads). */
 int bpfobj__events_fd(const struct bpfobj *b);
 int bpfobj__ctrl_fd(const struct bpfobj *b);
+/*
+ * The events ring grows (session_ring.c): events_fd is the ring BPF now
+ * writes to, of events_bytes. events_swap creates a ring of bytes (a power
+ * of two), hands it to ready (the reader takes it: non-zero refuses it), and
+ * puts it in BPF's slot; when it returns, no BPF program writes to the one
+ * before any more. That one is then "retiring", to be read to its end and
+ * closed by events_retire. Returns the new ring's fd; -EBUSY while one is
+ * retiring; -errno when the kernel refuses the ring (memory), or ready's.
+ */
+uint64_t bpfobj__events_bytes(const struct bpfobj *b);
+int bpfobj__events_swap(struct bpfobj *b, uint64_t bytes, int (*ready)(void *ctx, int fd),
+			void *ctx);
+/*
+ * The same in three steps, so that the wait in the middle need not stop the
+ * reader: events_new makes the ring (its fd; -EBUSY while one is made or
+ * retiring); events_put puts it in BPF's slot and waits for the programs
+ * that may hold the old one (any thread; 0 or -errno); events_commit(err)
+ * takes put's answer: the new ring is then the events ring and the old one
+ * retiring, or, when put failed, the new one retiring, never written.
+ */
+int bpfobj__events_new(struct bpfobj *b, uint64_t bytes);
+int bpfobj__events_put(const struct bpfobj *b);
+void bpfobj__events_commit(struct bpfobj *b, int err);
+int bpfobj__events_retiring_fd(const struct bpfobj *b);
+void bpfobj__events_retire(struct bpfobj *b);
+/* The highest fill, in bytes, BPF saw in the events ring since the last call. */
+uint64_t bpfobj__events_high(struct bpfobj *b);
+/* Launches the events ring had no room for, so far (all processes). */
+uint64_t bpfobj__events_lost(const struct bpfobj *b);
+/* What a BPF ring (its fd) holds unread, in bytes. 0 or -errno. */
+int bpfobj__ring_unread(int fd, uint64_t *bytes);
 /* The maps the guardian needs (proc_state, proc_conf): it keeps them past the loader. */
 int bpfobj__state_fd(const struct bpfobj *b);
 int bpfobj__conf_fd(const struct bpfobj *b);

@@ -137,6 +137,9 @@ static void calibrate(struct session *s)
 	int err = bpfobj__calibrate(s->bpf, s->o.plan.mode == MODE_LATENCY, s->events,
 				    &s->cenv.probe_ns);
 
+	/* Its own hits filled the ring up to half: that is no rate to grow by. */
+	bpfobj__events_high(s->bpf);
+
 	if (err) {
 		s->cenv.probe_ns = -1;
 		p_warn("cannot measure the probe's cost here (%s): traces give probe hits only",
@@ -272,6 +275,7 @@ static int consume_turn(struct session *s, size_t place)
 	s->backlog = false;
 	if (session_consume(s, s->ctrl))
 		session_consume(s, s->events);
+	session_ring_turn(s);
 	/*
 	 * What the CPUs' stages hold short of a batch: a few launches each. A
 	 * stage a probe holds (preempted mid-write) is left for the next turn;
@@ -478,6 +482,7 @@ static void tell_counters(struct session *s)
 		p_warn("%lu agent chunks were lost (ring buffer full): their GPU records are "
 		       "missing; raise --ringbuf-size", (unsigned long)c.agent_drops);
 	tell_name_counters(s);
+	session_ring_report(s);
 	if (s->stacks) {
 		struct stacks_counts sc;
 
@@ -563,6 +568,7 @@ void session__free(struct session *s)
 	vec__free(&s->targets);
 	vec__free(&s->children);
 	lq__free(&s->queue);
+	session_ring_stop(s);
 	ring_buffer__free(s->ctrl);
 	ring_buffer__free(s->events);
 	bpfobj__free(s->bpf);

@@ -135,8 +135,13 @@ int session_data_event(void *ctx, void *data, size_t size)
 	__u32 type = size >= sizeof(__u32) ? *(__u32 *)data : 0;
 	int err = 0;
 
+	/* The ring's own header is 8 bytes, and records are 8-byte aligned. */
+	s->ring.bytes_read += ((size + 7) & ~(size_t)7) + 8;
 	if (type == REC_LAUNCH || type == REC_LAUNCH_BATCH) {
-		bpfobj__each_launch(data, size, session_launch, s);
+		int n = bpfobj__each_launch(data, size, session_launch, s);
+
+		if (n > 0)
+			s->ring.launches_read += (unsigned long)n;
 		err = s->err;
 	} else if (type == REC_AGENT && size >= offsetof(struct agent_chunk_event, data))
 		on_agent(s, data, size);

@@ -4,6 +4,7 @@
 #define SESSION_INT_H
 
 #include <limits.h>
+#include <pthread.h>
 #include "cuprobe.h"
 #include "cycle.h"
 #include "launch_queue.h"
@@ -33,6 +34,27 @@ struct stacks;
 #define HOLD_MAX_NS (3000 * 1000 * 1000ull)
 /* How often each target's BPF counters are looked at for lost ctrl events. */
 #define POLL_STATE_NS (200 * 1000 * 1000ull)
+
+/* The events ring's growth (session_ring.c). */
+struct session_ring {
+	uint64_t cap;		/* the largest it may grow to; 0 until the first turn */
+	bool stuck;		/* a bigger ring was refused: said once, not tried again */
+	unsigned int grows;
+	unsigned long launches_read;	/* from the events ring */
+	uint64_t bytes_read;		/* of records, with their headers */
+	uint64_t rate_ts;	/* the rate's window began, rate_n launches and rate_b bytes in */
+	unsigned long rate_n;
+	double rate_b;
+	double rate, byte_rate;	/* launches and bytes that came per second, latest window */
+	uint64_t turn_ts;	/* the last turn, turn_b bytes in then */
+	double turn_b;
+	bool putting;		/* putter is putting a new ring in BPF's slot */
+	bool put_done;		/* it has, with put_err */
+	int put_err;
+	uint64_t grow_at, put_at;	/* when the growth began, and the update came back */
+	pthread_t putter;
+	char said[256];		/* what the growth under way says once it is done */
+};
 
 struct session {
 	struct session_opts o;
@@ -67,6 +89,7 @@ struct session {
 	struct launch_queue queue; /* launches read, not yet placed (launch_queue.h) */
 	unsigned long placed_at_once; /* launches placed as read: the queue was full */
 	struct stacks *stacks;	/* --stack; NULL without */
+	struct session_ring ring;
 };
 
 /* A message to the prober about one target's probeset, and its answer. */
@@ -127,5 +150,11 @@ void session_place_launch(void *ctx, const struct launch_event *e);
 /* Places queued launches, at most max; whether the queue is now empty. */
 bool session_place(struct session *s, size_t max);
 void session_check_warmup(struct target *t, uint64_t step, uint64_t ts);
+/* session_ring.c: the events ring grows with the rate, looked at every turn. */
+void session_ring_turn(struct session *s);
+/* A growth under way waited for (before the BPF object goes). */
+void session_ring_stop(struct session *s);
+/* Its final size, said at the end when it grew. */
+void session_ring_report(struct session *s);
 
 #endif /* SESSION_INT_H */
