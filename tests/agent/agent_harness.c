@@ -507,6 +507,13 @@ static struct cuprobe_bpf *load(void)
 		bpf_program__set_autoload(prog, prog == skel->progs.agent_records ||
 						prog == skel->progs.agent_enable);
 	err = cuprobe_bpf__load(skel);
+	/* BPF writes through the ring slot, as in bpfobj.c. */
+	if (!err) {
+		int fd = bpf_map__fd(skel->maps.events);
+
+		err = bpf_map__update_elem(skel->maps.events_rings, &(__u32){ 0 }, sizeof(__u32),
+					   &fd, sizeof(fd), BPF_ANY);
+	}
 	if (err) {
 		cuprobe_bpf__destroy(skel);
 		errno = -err;
