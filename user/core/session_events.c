@@ -160,8 +160,8 @@ void session_check_warmup(struct target *t, uint64_t step, uint64_t ts)
 
 	if (t->mode == MODE_OFF || (since && since <= ts))
 		return;
-	p_warn("pid %d: step %lu began before the launch probes were in: its first launches are "
-	       "missed; give warmup more time (warmup=2, or longer steps)", t->pid,
+	p_warn("pid %d: step %lu began before the launch probes were in: launches it made before "
+	       "them are missed; give warmup more time (warmup=2, or longer steps)", t->pid,
 	       (unsigned long)step);
 }
 
