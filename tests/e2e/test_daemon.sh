@@ -181,6 +181,9 @@ printf 'interval = 1\nprobability = 2\n' >"$TMP/bad.conf"
 expect_fail "bad config: file and line named" "bad.conf:2: probability: '2' is not a number from 0 to 1" \
 	"$CUPROBE" daemon -c "$TMP/bad.conf" -l "127.0.0.1:$(free_port)" -o "$TMP/out2"
 expect_fail "bad option: named" "listen: 'nowhere' is not ADDR:PORT" "$CUPROBE" daemon -l nowhere
+mkdir -m 0777 "$TMP/open" && chmod 0777 "$TMP/open"
+expect_fail "an output folder others may write: refused, with the fix" "chmod go-w" \
+	"$CUPROBE" daemon -l "127.0.0.1:$(free_port)" -o "$TMP/open"
 expect_fail "port in use: said, exits non-zero" "cannot listen on 127.0.0.1:$PORT: Address already in use" \
 	"$CUPROBE" daemon -l "127.0.0.1:$PORT" -o "$TMP/out2" --cgroup "/$CGNAME-none"
 

@@ -316,6 +316,36 @@ static void test_retention(void **state)
 	/* Not a folder: refused, said. */
 	assert_null(store__new("/dev/null", 1 << 20, err, sizeof(err)));
 	assert_non_null(strstr(err, "not a folder"));
+	/* A folder others may write: refused, said with the fix. */
+	assert_int_equal(chmod(dir, 0777), 0);
+	assert_null(store__new(dir, 1 << 20, err, sizeof(err)));
+	assert_non_null(strstr(err, "chmod go-w"));
+	assert_int_equal(chmod(dir, 0700), 0);
+	remove_tree(dir);
+}
+
+/* Retention never removes a run_<n> folder another user owns (make test runs as root). */
+static void test_retention_not_others(void **state)
+{
+	char dir[] = "/tmp/cuprobe-store.XXXXXX", next[512], err[256], path[600];
+	struct store *st;
+
+	(void)state;
+	assert_int_equal(geteuid(), 0);
+	assert_non_null(mkdtemp(dir));
+	make_window(dir, 1, 100);
+	snprintf(path, sizeof(path), "%s/run_1", dir);
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	make_window(dir, 2, 100);
+	st = store__new(dir, 150 * 1024, err, sizeof(err));
+	assert_non_null(st);
+	assert_int_equal(store__next_dir(st, next, sizeof(next)), 0);
+	assert_non_null(strstr(next, "/run_3"));
+	make_window(dir, 3, 100);
+	store__written(st, next);
+	/* Over the limit: our run_2 goes; run_1 is not ours and stays. */
+	assert_true(exists(dir, 1) && !exists(dir, 2) && exists(dir, 3));
+	store__free(st);
 	remove_tree(dir);
 }
 
@@ -326,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_config_file), cmocka_unit_test(test_container),
 		cmocka_unit_test(test_series),	   cmocka_unit_test(test_trace_counts),
 		cmocka_unit_test(test_retention),
+		cmocka_unit_test(test_retention_not_others),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "format.h"
 #include "log.h"
 #include "store.h"
@@ -90,12 +91,20 @@ static void scan(struct store *st)
 		char *end;
 		long n;
 
+		struct stat sb;
+
 		if (strncmp(de->d_name, "run_", 4) || de->d_type != DT_DIR)
 			continue;
 		n = strtol(de->d_name + 4, &end, 10);
 		if (*end || n < 0)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", st->out, de->d_name);
+		/* Retention removes only folders of ours: another user's is left alone. */
+		if (lstat(path, &sb) || sb.st_uid != geteuid()) {
+			if (n >= st->next)
+				st->next = n + 1;
+			continue;
+		}
 		push(st, n, du(path));
 		if (n >= st->next)
 			st->next = n + 1;
@@ -127,6 +136,19 @@ struct store *store__new(const char *out, uint64_t limit, char *err, size_t len)
 			 "with -o", out);
 		free(st);
 		errno = ENOTDIR;
+		return NULL;
+	}
+	/*
+	 * Retention removes folders under it: another user able to write there
+	 * could swap one for a link while it is removed.
+	 */
+	if (sb.st_uid != geteuid() || (sb.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(err, len, "output %s may be written by other users (owner %u, mode %03o), "
+			 "and the daemon removes old traces there: give a folder only it writes "
+			 "with -o, or chmod go-w it", out, (unsigned)sb.st_uid,
+			 (unsigned)(sb.st_mode & 0777));
+		free(st);
+		errno = EPERM;
 		return NULL;
 	}
 	scan(st);
