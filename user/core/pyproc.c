@@ -207,3 +207,85 @@ int pyproc__find(pid_t pid, struct py_offsets *o, struct py_layout *l, char *whe
 	procmaps__free(&pm);
 	return ret;
 }
+
+/* ---- line tables ---- */
+
+static uint64_t read_varint(const uint8_t *t, size_t len, size_t *i)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+
+	while (*i < len) {
+		uint8_t b = t[(*i)++];
+
+		v |= (uint64_t)(b & 63) << shift;
+		shift += 6;
+		if (!(b & 64) || shift > 60)
+			break;
+	}
+	return v;
+}
+
+static int64_t read_svarint(const uint8_t *t, size_t len, size_t *i)
+{
+	uint64_t v = read_varint(t, len, i);
+
+	return v & 1 ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
+}
+
+int py_line_of(uint32_t version, const uint8_t *t, size_t len, int firstlineno, uint64_t addr)
+{
+	int64_t line = firstlineno, result = -1;
+	uint64_t start = 0;
+	size_t i = 0;
+
+	if (version < 0x030b) {
+		/* 3.10 (PEP 626): (start delta, line delta) pairs; -128: no line. */
+		for (; i + 1 < len; i += 2) {
+			uint64_t end = start + t[i];
+			int8_t ld = (int8_t)t[i + 1];
+
+			if (ld != -128)
+				line += ld;
+			if (addr >= start && addr < end)
+				return ld == -128 ? -1 : (int)line;
+			start = end;
+		}
+		return -1;
+	}
+	/* 3.11+: the location table (Objects/locations.md), in code units of 2 bytes. */
+	while (i < len) {
+		uint8_t b = t[i++];
+		unsigned int code = b >> 3 & 15;
+		uint64_t end = start + 2 * ((b & 7) + 1);
+		int64_t here;
+
+		if (!(b & 128))
+			return -1;
+		if (code == 15) {
+			here = -1;
+		} else if (code == 14) {
+			line += read_svarint(t, len, &i);
+			read_varint(t, len, &i);
+			read_varint(t, len, &i);
+			read_varint(t, len, &i);
+			here = line;
+		} else if (code == 13) {
+			line += read_svarint(t, len, &i);
+			here = line;
+		} else if (code >= 10) {
+			line += code - 10;
+			i += 2;
+			here = line;
+		} else {
+			i += 1;
+			here = line;
+		}
+		if (addr >= start && addr < end) {
+			result = here;
+			break;
+		}
+		start = end;
+	}
+	return (int)result;
+}

@@ -34,4 +34,11 @@ uint32_t pyproc_version_of(const char *path);
 int pyproc__find(pid_t pid, struct py_offsets *o, struct py_layout *l, char *where,
 		 size_t len);
 
+/*
+ * The line of byte offset addr in a code object's line table (co_linetable),
+ * CPython 3.10's format or 3.11+'s location table; -1 when it has none.
+ */
+int py_line_of(uint32_t version, const uint8_t *table, size_t len, int firstlineno,
+	       uint64_t addr);
+
 #endif /* PYPROC_H */

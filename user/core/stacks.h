@@ -78,11 +78,4 @@ struct merge_frame {
 size_t stack_merge(const struct merge_frame *native, size_t nn, const char *const *py,
 		   uint64_t entry, size_t np, const char **out);
 
-/*
- * The line of byte offset addr in a code object's line table (co_linetable),
- * CPython 3.10's format or 3.11+'s location table; -1 when it has none.
- */
-int py_line_of(uint32_t version, const uint8_t *table, size_t len, int firstlineno,
-	       uint64_t addr);
-
 #endif /* STACKS_H */
