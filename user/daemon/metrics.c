@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "metrics.h"
+#include "util/utf8.h"
 
 /* Step times: from a millisecond to a minute. */
 static const double step_bounds[] = { 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
@@ -53,7 +54,13 @@ struct metrics {
 
 static const char *const mode_names[MODE__COUNT] = { "off", "bpf", "cupti", "latency" };
 static const char *const result_names[WIN_RESULT__COUNT] = { "ok", "partial", "error",
-							     "skipped_budget", "skipped_busy" };
+							     "skipped_budget", "skipped_busy", "cut",
+							     "skipped_disk" };
+
+const char *metrics__result_name(enum window_result r)
+{
+	return r < WIN_RESULT__COUNT ? result_names[r] : "?";
+}
 
 struct metrics *metrics__new(uint32_t top_kernels)
 {
@@ -258,17 +265,28 @@ uint64_t pmetrics__launch_total(const struct pmetrics *pm)
 	return pm->launches;
 }
 
-/* A label value, escaped as the text format wants. */
-static void put_value(FILE *f, const char *s)
+/*
+ * A label value, escaped as the text format wants, and valid UTF-8 whatever
+ * the bytes (a binary named with invalid UTF-8 must not make the whole page
+ * unreadable to Prometheus): each byte of a broken sequence becomes U+FFFD.
+ */
+static void put_value(FILE *f, const char *str)
 {
+	const unsigned char *s = (const unsigned char *)str;
+	int n;
+
 	fputc('"', f);
-	for (; *s; s++) {
+	for (; *s; s += n) {
+		n = utf8__len(s);
 		if (*s == '\\' || *s == '"')
 			fprintf(f, "\\%c", *s);
 		else if (*s == '\n')
 			fputs("\\n", f);
+		else if (n)
+			fwrite(s, 1, (size_t)n, f);
 		else
-			fputc(*s, f);
+			fputs("\xef\xbf\xbd", f);
+		n = n ? n : 1;
 	}
 	fputc('"', f);
 }
@@ -359,7 +377,8 @@ static void render_windows(FILE *f, const struct metrics *m)
 {
 	head(f, "cuprobe_windows_total", "counter",
 	     "Sampled windows by mode and result (ok, partial, error, skipped_budget, "
-	     "skipped_busy).");
+	     "skipped_busy, cut at window-max-bytes or -launches, skipped_disk: no room "
+	     "under retention).");
 	for (size_t i = 0; i < m->n; i++)
 		for (int md = 0; md < MODE__COUNT; md++)
 			for (int r = 0; r < WIN_RESULT__COUNT; r++) {

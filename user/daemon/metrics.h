@@ -27,8 +27,12 @@ struct plabels {
 	const char *container;	/* "" when none */
 };
 
-/* Window results, the result label. */
-enum window_result { WIN_OK, WIN_PARTIAL, WIN_ERROR, WIN_BUDGET, WIN_BUSY, WIN_RESULT__COUNT };
+/* Window results, the result label; cut: it reached window-max-bytes or -launches. */
+enum window_result { WIN_OK, WIN_PARTIAL, WIN_ERROR, WIN_BUDGET, WIN_BUSY, WIN_CUT, WIN_DISK,
+		     WIN_RESULT__COUNT };
+
+/* The result label's value ("ok", "cut", "skipped_disk", ...). */
+const char *metrics__result_name(enum window_result r);
 
 /* Host-wide facts, given when rendering. */
 struct metrics_host {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "util/json_writer.h"
+#include "util/utf8.h"
 
 /* Large writes: a trace of a million launches is a few hundred of them. */
 #define JW_BUF_SIZE (1u << 20)
@@ -26,6 +27,7 @@ struct json_writer {
 	char *pos;   /* where the next byte goes */
 	char *limit; /* buf + JW_BUF_SIZE */
 	int err;
+	uint64_t flushed; /* bytes handed to f so far */
 	/* The open container, kept here rather than looked up: every value reads it. */
 	bool lines;	     /* one element a line */
 	bool comma;	     /* an element is out: the next one needs a comma */
@@ -113,9 +115,15 @@ int json_writer__flush(struct json_writer *w)
 
 	if (len && fwrite(w->buf, 1, len, w->f) != len)
 		set_error(w, errno ? -errno : -EIO);
+	w->flushed += len;
 	/* After an error the bytes go: the output is lost anyway, and memory stays bounded. */
 	w->pos = w->buf;
 	return w->err;
+}
+
+uint64_t json_writer__bytes(const struct json_writer *w)
+{
+	return w->flushed + (uint64_t)(w->pos - w->buf);
 }
 
 int json_writer__error(const struct json_writer *w)
@@ -278,19 +286,6 @@ void json_writer__end_array(struct json_writer *w)
 	end(w, ']');
 }
 
-/* Length of the well-formed UTF-8 sequence at s, or 0. It stops at a NUL. */
-static int utf8_len(const unsigned char *s)
-{
-	int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
-
-	if (s[0] >= 0xf5)
-		return 0;
-	for (int i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 /* One character that cannot go as it is; returns what it took of s. */
 static int put_escape(struct json_writer *w, const unsigned char *s)
 {
@@ -310,7 +305,7 @@ static int put_escape(struct json_writer *w, const unsigned char *s)
 		w->pos += 6;
 		return 1;
 	}
-	n = utf8_len(s);
+	n = utf8__len(s);
 	if (n) {
 		memcpy(p, s, (size_t)n);
 		w->pos += (size_t)n;

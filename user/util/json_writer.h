@@ -35,6 +35,8 @@ struct json_writer *json_writer__new(FILE *f);
 void json_writer__free(struct json_writer *w);
 /* Hands what the writer holds to its FILE (not fflush). 0 or the first error, -errno. */
 int json_writer__flush(struct json_writer *w);
+/* Bytes written so far, those still in the writer's buffer included. */
+uint64_t json_writer__bytes(const struct json_writer *w);
 /* The first error met so far (a failed write, nesting too deep), or 0. */
 int json_writer__error(const struct json_writer *w);
 
