@@ -31,6 +31,10 @@ struct open_cycle {
 	/* --cupti: the launches wait here for their GPU records. */
 	struct vec pending;	/* struct gpu_launch */
 	uint64_t checked_chunks;	/* the store's chunk count at the last completeness check */
+	/* Cut at a size bound: where, and what came after. */
+	const char *cut;
+	int64_t cut_step;
+	uint64_t cut_mono, cut_launches;
 };
 
 struct thread_name {
@@ -122,7 +126,7 @@ static bool begins_cycle(uint32_t prev, uint32_t phase)
  * else made (in a folder others can write to, they could point run_<k>
  * anywhere). The folder above it is the user's choice (-o) and is followed.
  */
-static int open_run_dir(const char *dir)
+static int open_run_dir(const char *dir, const struct out_mode *om)
 {
 	char parent[4096];
 	const char *name = strrchr(dir, '/');
@@ -136,8 +140,10 @@ static int open_run_dir(const char *dir)
 		p_err("cannot open %s: %s", parent, strerror(errno));
 		return -errno;
 	}
-	fd = safe_file__child_dir(pfd, name, 0755, &created);
+	fd = safe_file__child_dir(pfd, name, om->dir ? om->dir : 0700, &created);
 	close(pfd);
+	if (fd >= 0 && created && om->share_group && fchown(fd, (uid_t)-1, om->gid))
+		p_warn("cannot give %s the group %u: %s", dir, (unsigned)om->gid, strerror(errno));
 	if (fd == -ELOOP || fd == -ENOTDIR)
 		p_err("%s is not a folder cuprobe can write in (a symlink or a file): remove it, or "
 		      "choose another folder with -o", dir);
@@ -162,6 +168,9 @@ static struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
 		.cycle = oc->k,
 		.mono_to_real = env->mono_to_real,
 		.start_mono = oc->start_mono,
+		.file_mode = env->out.file,
+		.gid = env->out.gid,
+		.share_group = env->out.share_group,
 	};
 	char dir[4096];
 	int fd;
@@ -170,7 +179,7 @@ static struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
 		return oc->t;
 	if (env->cycle_dir(env->ctx, pc->t, oc->k, dir, sizeof(dir)))
 		return NULL;
-	fd = open_run_dir(dir);
+	fd = open_run_dir(dir, &env->out);
 	if (fd < 0)
 		return NULL;
 	oc->t = trace__openat(fd, &m);
@@ -236,6 +245,36 @@ static int hold_launch(struct open_cycle *oc, const struct launch_event *e, cons
 
 static int advance(struct proc_cycles *pc, uint64_t step, uint32_t phase, uint64_t ts, pid_t tid);
 
+/*
+ * Whether oc is cut (now, or before): a cycle that reached a size bound
+ * writes no more launches; they are counted, and the trace says where it was
+ * cut. The front-end hears of it once, so that the window can end there.
+ */
+static bool cut(struct proc_cycles *pc, struct open_cycle *oc, const struct launch_event *e)
+{
+	const struct cycle_env *env = pc->env;
+	const struct cycle_bounds *b = &env->bounds;
+
+	if (!oc->cut) {
+		if (b->launches && oc->launches >= b->launches)
+			oc->cut = "launches";
+		else if (b->bytes && oc->t && trace__bytes(oc->t) >= b->bytes)
+			oc->cut = "bytes";
+		else
+			return false;
+		oc->cut_step = pc->steps ? (int64_t)e->step : -1;
+		oc->cut_mono = e->ts_ns;
+		p_warn("pid %d (%s): cycle %u reached its bound of %llu %s: cut at step %lld, its later "
+		       "launches are counted, not written", pc->t->pid, pc->t->comm, oc->k,
+		       (unsigned long long)(oc->cut[0] == 'l' ? b->launches : b->bytes), oc->cut,
+		       (long long)oc->cut_step);
+		if (env->cycle_cut)
+			env->cycle_cut(env->ctx, pc->t, oc->k);
+	}
+	oc->cut_launches++;
+	return true;
+}
+
 bool proc_cycles__ahead(const struct proc_cycles *pc, const struct launch_event *e)
 {
 	return !pc->by_time && e->step > pc->step;
@@ -264,6 +303,8 @@ int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, co
 		pc->late++;
 		return 0;
 	}
+	if (oc->mode != MODE_OFF && cut(pc, oc, e))
+		return 0;
 	if (oc->mode == MODE_OFF) {
 		/* Probes still in from the last window: counted, never written. */
 	} else if (oc->mode == MODE_CUPTI) {
@@ -388,6 +429,8 @@ static void tell_cycle(struct proc_cycles *pc, const struct open_cycle *oc, uint
 		.first_step = pc->steps ? (int64_t)oc->lo : -1,
 		.last_step = pc->steps ? (int64_t)oc->last_step : -1,
 		.partial = partial,
+		.cut = oc->cut,
+		.cut_launches = oc->cut_launches,
 	};
 
 	if (pc->env->cycle_done)
@@ -423,6 +466,10 @@ static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t e
 		.first_step = pc->steps ? (int64_t)oc->lo : -1,
 		.last_step = pc->steps ? (int64_t)oc->last_step : -1,
 		.partial = partial,
+		.cut_reason = oc->cut,
+		.cut_step = oc->cut_step,
+		.cut_mono = oc->cut_mono,
+		.cut_launches = oc->cut_launches,
 	};
 	int err;
 

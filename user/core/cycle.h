@@ -53,6 +53,21 @@ struct cycle_info {
 	uint64_t start_mono, end_mono;
 	int64_t first_step, last_step;	/* -1 without steps */
 	bool partial;
+	const char *cut;		/* NULL, or the bound it reached ("launches", "bytes") */
+	uint64_t cut_launches;		/* launches after the cut: counted, not written */
+};
+
+/* How run folders and traces are made: private (0700, 0600) unless said otherwise. */
+struct out_mode {
+	mode_t file, dir;	/* 0: 0600 and 0700 */
+	gid_t gid;		/* their group, when share_group */
+	bool share_group;
+};
+
+/* A cycle's size bounds; 0: none. A cycle that reaches one is cut there (cycle_cut). */
+struct cycle_bounds {
+	uint64_t launches;	/* launches written */
+	uint64_t bytes;		/* bytes of trace written (modes that write as they go) */
 };
 
 struct cycle_env {
@@ -69,6 +84,10 @@ struct cycle_env {
 	int (*cycle_dir)(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len);
 	void (*step_done)(void *ctx, const struct target *t, const struct cycle_step_info *si);
 	void (*cycle_done)(void *ctx, const struct target *t, const struct cycle_info *ci);
+	/* Cycle k reached a bound: nothing more is written in it; the window may end now. */
+	void (*cycle_cut)(void *ctx, const struct target *t, uint32_t k);
+	struct cycle_bounds bounds;
+	struct out_mode out;
 	struct stacks *stacks;		/* --stack: traces write launches' stacks; NULL without */
 };
 

@@ -109,6 +109,15 @@ static void cycle_done(void *ctx, const struct target *t, const struct cycle_inf
 		s->h.cycle_done(s->h.ctx, t, ci);
 }
 
+/* A cut cycle records no more: its window ends at the next step, so the probes go too. */
+static void cycle_cut(void *ctx, const struct target *t, uint32_t k)
+{
+	struct session *s = ctx;
+
+	(void)k;
+	session_end_window(s, session_find(s, t->pid));
+}
+
 static void setup_env(struct session *s)
 {
 	struct cycle_env *c = &s->cenv;
@@ -122,6 +131,9 @@ static void setup_env(struct session *s)
 	c->cycle_dir = cycle_dir;
 	c->step_done = step_done;
 	c->cycle_done = cycle_done;
+	c->cycle_cut = cycle_cut;
+	c->bounds = s->o.bounds;
+	c->out = s->o.out;
 	s->penv = (struct probe_env){
 		.cupti = s->o.modes & 1u << MODE_CUPTI, .dispose = dispose_link, .dispose_arg = s,
 		/* Launches by handle are named only where launches are probed at all. */

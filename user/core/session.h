@@ -43,6 +43,12 @@ struct session_opts {
 	const char *agent;
 	bool stack;			/* --stack: each launch's CPU stack (stacks.h) */
 	bool watch_exec;		/* the exec hook hears of every exec on the host */
+	/*
+	 * A cycle that reaches a bound is cut there, and a window asked for with
+	 * session__window ends at the next step; 0: no bound.
+	 */
+	struct cycle_bounds bounds;
+	struct out_mode out;		/* run folders and traces: 0700 and 0600 by default */
 };
 
 /* What a front-end hears; every hook may be NULL. All run on the session's thread. */

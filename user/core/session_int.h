@@ -123,6 +123,16 @@ int session_consume_all(struct session *s);
 void session_target_exit(struct session *s, struct target *t);
 void session_end_target(struct session *s, struct target *t);
 void session_end_slice(struct session *s, struct target *t, uint64_t now);
+/*
+ * The window running in t ends at its next step (or slice): a schedule that
+ * records nothing, in BPF and in the mirror. t may be NULL. Session's thread.
+ */
+void session_end_window(struct session *s, struct target *t);
+/*
+ * session_events.c: how many steps before warmup t's launch probes must go
+ * in for its warmup to cover their attach (0: warmup is long enough).
+ */
+uint32_t session_lead(const struct target *t);
 /* A followed process's new child, with its parent's plan (BPF made its entries). */
 struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent);
 /* A followed process ran a new program: its old probes go, the new program is probed. */

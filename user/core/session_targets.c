@@ -475,6 +475,12 @@ int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t acti
 	t->asked = true;
 	t->asked_mode = mode;
 	t->conf.sched = w;
+	/*
+	 * Steps too short for the attach: the window begins later, so that the
+	 * probes go in ahead of its warmup (session_step's lead), not during it.
+	 */
+	w.skip_first = mode == MODE_OFF ? 0 : session_lead(t);
+	t->conf.sched = w;
 	if (plan_clock(&t->plan) == CLOCK_SLICES) {
 		t->slice_base = t->slice + 1;
 		proc_cycles__set_schedule(t->cycles, &w, t->slice_base);
@@ -484,6 +490,28 @@ int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t acti
 	t->conf.gen++;
 	proc_cycles__set_schedule(t->cycles, &w, st.step + 1);
 	return bpfobj__set_conf(s->bpf, t->pid, &t->conf);
+}
+
+void session_end_window(struct session *s, struct target *t)
+{
+	static const struct schedule none = { .skip_first = UINT32_MAX, .active = 1 };
+	struct cycle_status st;
+
+	if (!t || t->gone)
+		return;
+	proc_cycles__status(t->cycles, &st);
+	t->asked = false;
+	t->conf.sched = none;
+	if (plan_clock(&t->plan) == CLOCK_SLICES) {
+		t->slice_base = t->slice + 1;
+		proc_cycles__set_schedule(t->cycles, &none, t->slice_base);
+		return;
+	}
+	t->conf.gen++;
+	proc_cycles__set_schedule(t->cycles, &none, st.step + 1);
+	if (bpfobj__set_conf(s->bpf, t->pid, &t->conf))
+		p_warn("pid %d: the window could not be ended early; it ends with its steps",
+		       t->pid);
 }
 
 /* Time slices: the loader ends a slice as a step probe would end a step. */

@@ -119,6 +119,13 @@
 #define TRACE_KEY_PROBE_NS_PER_HIT "probe_ns_per_hit"
 #define TRACE_KEY_GPU "gpu"
 #define TRACE_KEY_CUPTI_OVERHEAD_NS "cupti_overhead_ns"
+#define TRACE_KEY_CUT "cut"
+
+/* The cut object inside it: the cycle reached a size bound and was ended there. */
+#define TRACE_CUT_BOUND "bound"			/* "launches" or "bytes" */
+#define TRACE_CUT_STEP "step"			/* the step it was cut in; -1 without steps */
+#define TRACE_CUT_NS "at_ns"			/* when, Unix ns */
+#define TRACE_CUT_LAUNCHES "launches_not_written"
 
 /* The gpu object inside it (--cupti). */
 #define TRACE_GPU_JOINED "joined_launches"

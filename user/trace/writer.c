@@ -171,8 +171,12 @@ static struct trace *open_in(int dirfd, const char *dir, const struct trace_meta
 	t->path = folder_path(dirfd, dir, t->name);
 	if (!t->path)
 		goto fail;
-	t->sf = safe_file__open(dirfd, t->name, SAFE_FILE_NEW, 0666);
+	t->sf = safe_file__open(dirfd, t->name, SAFE_FILE_NEW, m->file_mode ? m->file_mode : 0600);
 	if (!t->sf) {
+		err = -errno;
+		goto fail;
+	}
+	if (m->share_group && fchown(safe_file__fd(t->sf), (uid_t)-1, m->gid)) {
 		err = -errno;
 		goto fail;
 	}
@@ -185,6 +189,11 @@ fail:
 	trace__free(t);
 	errno = -err;
 	return NULL;
+}
+
+uint64_t trace__bytes(const struct trace *t)
+{
+	return json_writer__bytes(t->w);
 }
 
 struct trace *trace__openat(int dirfd, const struct trace_meta *m)
@@ -596,6 +605,21 @@ static void write_steps(struct json_writer *w, struct json_cursor *c,
 	json_cursor__end_array(w, c);
 }
 
+/* Where a cycle that reached a size bound was cut, and what it did not write. */
+static void write_cut(struct json_writer *w, struct json_cursor *c, const struct trace_summary *s,
+		      uint64_t off)
+{
+	if (!s->cut_reason)
+		return;
+	NAME(w, c, TRACE_KEY_CUT);
+	json_cursor__start_object(w, c);
+	FIELD_STR(w, c, TRACE_CUT_BOUND, s->cut_reason);
+	FIELD_I64(w, c, TRACE_CUT_STEP, s->cut_step);
+	FIELD_U64(w, c, TRACE_CUT_NS, s->cut_mono + off);
+	FIELD_U64(w, c, TRACE_CUT_LAUNCHES, s->cut_launches);
+	json_cursor__end_object(w, c);
+}
+
 /* The cuprobe object: the cycle's facts, on one line. */
 static void write_cuprobe(struct trace *t, const struct trace_summary *s)
 {
@@ -630,6 +654,7 @@ static void write_cuprobe(struct trace *t, const struct trace_summary *s)
 	overhead_fields(w, &c, (int64_t)s->probe_hits, s->probe_ns, s->end_mono - start);
 	write_gpu_summary(t, &c);
 	write_stack_counts(t, &c);
+	write_cut(w, &c, s, off);
 	json_cursor__end_object(w, &c);
 	json_writer__cursor_close(w, c);
 }

@@ -23,6 +23,9 @@ struct trace_meta {
 	unsigned int cycle;
 	int64_t mono_to_real;	/* Unix ns - CLOCK_MONOTONIC ns */
 	uint64_t start_mono;	/* start of the cycle: baseTimeNanoseconds */
+	mode_t file_mode;	/* the file's mode (less the umask); 0: 0600, private */
+	gid_t gid;		/* the file's group when share_group; else the creator's */
+	bool share_group;
 };
 
 struct trace_summary {
@@ -39,12 +42,19 @@ struct trace_summary {
 	int64_t first_step;	/* -1 without --step */
 	int64_t last_step;
 	bool partial;		/* stopped during an active step */
+	/* Cut: the cycle reached a size bound; launches after the cut were counted, not written. */
+	const char *cut_reason;	/* NULL when not cut: "launches" or "bytes" */
+	int64_t cut_step;	/* the step it was cut in, -1 without steps */
+	uint64_t cut_mono;	/* when */
+	uint64_t cut_launches;	/* launches not written */
 };
 
 /* Starts DIR/<host>_<pid>.<epoch_ns>.pt.trace.json. NULL and errno on failure. */
 struct trace *trace__open(const char *dir, const struct trace_meta *m);
 /* The same in the folder open as dirfd, which stays the caller's. */
 struct trace *trace__openat(int dirfd, const struct trace_meta *m);
+/* Bytes of the trace written so far (its final size, less the trailer). */
+uint64_t trace__bytes(const struct trace *t);
 void trace__launch(struct trace *t, const struct launch_event *e, const char *kernel,
 		   uint64_t correlation);
 void trace__thread(struct trace *t, pid_t tid, const char *name);
