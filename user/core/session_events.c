@@ -196,6 +196,13 @@ static uint32_t attach_lead(const struct target *t)
 	return lead > LEAD_MAX ? LEAD_MAX : (uint32_t)lead;
 }
 
+uint32_t session_lead(const struct target *t)
+{
+	uint32_t lead = attach_lead(t);
+
+	return t->attach_ns && t->lead > lead ? t->lead : lead;
+}
+
 /* Whether a step of the next lead steps wants launch probes (warmup or active). */
 static bool probes_soon(struct target *t)
 {
