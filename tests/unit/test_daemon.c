@@ -6,6 +6,7 @@
  * label bound that keeps counters monotonic, linger, and a pid reused.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdbool.h>
 #include <sys/stat.h>
@@ -257,7 +258,7 @@ static void remove_tree(const char *dir)
 /* Makes DIR/run_<n> with one file of kb KiB, as a window would. */
 static void make_window(const char *dir, long n, int kb)
 {
-	char path[512], *buf = calloc(1024, 1);
+	char path[1024], *buf = calloc(1024, 1);
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/run_%ld", dir, n);
@@ -273,9 +274,11 @@ static void make_window(const char *dir, long n, int kb)
 	free(buf);
 }
 
+static const struct out_mode private_mode = { .file = 0600, .dir = 0700 };
+
 static bool exists(const char *dir, long n)
 {
-	char path[512];
+	char path[1024];
 
 	snprintf(path, sizeof(path), "%s/run_%ld", dir, n);
 	return access(path, F_OK) == 0;
@@ -286,42 +289,178 @@ static void test_retention(void **state)
 {
 	char dir[] = "/tmp/cuprobe-store.XXXXXX", next[512], err[256];
 	struct store *st;
+	long n;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	make_window(dir, 3, 100);
 	make_window(dir, 7, 100);
-	st = store__new(dir, 350 * 1024, err, sizeof(err));
+	st = store__new(dir, 350 * 1024, &private_mode, err, sizeof(err));
 	assert_non_null(st);
 	assert_true(store__bytes(st) >= 200 * 1024);
-	assert_int_equal(store__next_dir(st, next, sizeof(next)), 0);
+	assert_int_equal(store__next_dir(st, next, sizeof(next), &n), 0);
 	assert_non_null(strstr(next, "/run_8"));
 	make_window(dir, 8, 100);
-	store__written(st, next);
+	store__written(st, n, 0);
 	assert_true(exists(dir, 3) && exists(dir, 7) && exists(dir, 8));
-	assert_int_equal(store__next_dir(st, next, sizeof(next)), 0);
+	assert_int_equal(store__next_dir(st, next, sizeof(next), &n), 0);
 	make_window(dir, 9, 100);
-	store__written(st, next);
+	store__written(st, n, 0);
 	/* 400 KiB over 350: run_3 goes. */
 	assert_false(exists(dir, 3));
 	assert_true(exists(dir, 7) && exists(dir, 8) && exists(dir, 9));
 	assert_int_equal(store__removed(st), 1);
 	/* One window larger than the limit: all older ones go, it stays. */
-	assert_int_equal(store__next_dir(st, next, sizeof(next)), 0);
+	assert_int_equal(store__next_dir(st, next, sizeof(next), &n), 0);
 	make_window(dir, 10, 500);
-	store__written(st, next);
+	store__written(st, n, 0);
 	assert_false(exists(dir, 7) || exists(dir, 8) || exists(dir, 9));
 	assert_true(exists(dir, 10));
 	store__free(st);
 	/* Not a folder: refused, said. */
-	assert_null(store__new("/dev/null", 1 << 20, err, sizeof(err)));
-	assert_non_null(strstr(err, "not a folder"));
+	assert_null(store__new("/dev/null", 1 << 20, &private_mode, err, sizeof(err)));
+	assert_non_null(strstr(err, "a link or a file"));
 	/* A folder others may write: refused, said with the fix. */
 	assert_int_equal(chmod(dir, 0777), 0);
-	assert_null(store__new(dir, 1 << 20, err, sizeof(err)));
+	assert_null(store__new(dir, 1 << 20, &private_mode, err, sizeof(err)));
 	assert_non_null(strstr(err, "chmod go-w"));
 	assert_int_equal(chmod(dir, 0700), 0);
 	remove_tree(dir);
+}
+
+/*
+ * Label values are valid UTF-8 whatever the bytes of a process's name: a
+ * broken sequence becomes U+FFFD, newlines, quotes and backslashes are
+ * escaped, and valid multi-byte characters stay as they are.
+ */
+static void test_series_utf8(void **state)
+{
+	struct metrics *m = metrics__new(2);
+	struct plabels l = { .pid = 7, .comm = "b\xff\xfe\nq\"x\\y", .rank = -1, .cgroup = "/\xc3\xa9\xed\xa0\x80",
+			     .container = "" };
+	struct pmetrics *pm;
+	char *text;
+
+	(void)state;
+	pm = metrics__proc(m, &l);
+	assert_non_null(pm);
+	assert_int_equal(pmetrics__launches(pm, "k\xc0\xaf", "cudaLaunchKernel", 1), 0);
+	text = render(m);
+	assert_non_null(strstr(text, "comm=\"b\xef\xbf\xbd\xef\xbf\xbd\\nq\\\"x\\\\y\""));
+	/* é kept; a surrogate (ED A0 80) and an overlong '/' (C0 AF) are not UTF-8. */
+	assert_non_null(strstr(text, "cgroup=\"/\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""));
+	assert_non_null(strstr(text, "kernel=\"k\xef\xbf\xbd\xef\xbf\xbd\""));
+	assert_null(strstr(text, "\xff"));
+	free(text);
+	metrics__free(m);
+}
+
+/*
+ * Windows being written hold room under the limit: a reservation evicts the
+ * oldest windows first, and one that cannot fit beside the others is refused.
+ */
+static void test_reserve(void **state)
+{
+	char dir[] = "/tmp/cuprobe-store.XXXXXX", next[512], err[256];
+	struct store *st;
+	long n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	make_window(dir, 1, 100);
+	make_window(dir, 2, 100);
+	st = store__new(dir, 400 * 1024, &private_mode, err, sizeof(err));
+	assert_non_null(st);
+	/* 200 KiB kept + 250 reserved > 400: run_1 goes now, before the window writes. */
+	assert_int_equal(store__reserve(st, 250 * 1024), 0);
+	assert_false(exists(dir, 1));
+	assert_true(exists(dir, 2));
+	/* Another 250 cannot fit beside the first window's: refused, nothing removed. */
+	assert_int_equal(store__reserve(st, 250 * 1024), -ENOSPC);
+	assert_true(exists(dir, 2));
+	assert_int_equal(store__reserved(st), 250 * 1024);
+	assert_int_equal(store__next_dir(st, next, sizeof(next), &n), 0);
+	assert_int_equal(n, 3);
+	make_window(dir, 3, 120);
+	store__written(st, n, 250 * 1024);
+	assert_int_equal(store__reserved(st), 0);
+	assert_true(exists(dir, 2) && exists(dir, 3));
+	assert_true(store__bytes(st) <= 400 * 1024);
+	store__free(st);
+	remove_tree(dir);
+}
+
+/*
+ * The output folder is held from the start: a user who renames a folder on
+ * its path and puts a link there makes nothing go through the link, and a
+ * path with a folder another user may write is refused at start.
+ */
+static void test_output_held(void **state)
+{
+	char top[] = "/tmp/cuprobe-store.XXXXXX", up[600], out[700], victim[600], old[700],
+	     next[512], err[512], path[1024];
+	struct store *st;
+	long n;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	snprintf(up, sizeof(up), "%s/up", top);
+	snprintf(out, sizeof(out), "%s/out", up);
+	snprintf(victim, sizeof(victim), "%s/victim", top);
+	snprintf(old, sizeof(old), "%s/old", up);
+	assert_int_equal(mkdir(up, 0755), 0);
+	assert_int_equal(mkdir(victim, 0700), 0);
+	make_window(victim, 99, 10);
+	st = store__new(out, 1 << 20, &private_mode, err, sizeof(err));
+	assert_non_null(st);
+	/* Made private. */
+	{
+		struct stat sb;
+
+		assert_int_equal(stat(out, &sb), 0);
+		assert_int_equal(sb.st_mode & 0777, 0700);
+	}
+	/* out is swapped for a link to victim after the daemon started. */
+	assert_int_equal(rename(out, old), 0);
+	assert_int_equal(symlink(victim, out), 0);
+	assert_int_equal(store__next_dir(st, next, sizeof(next), &n), 0);
+	assert_int_equal(mkdir(next, 0700), 0);
+	snprintf(path, sizeof(path), "%s/run_%ld", old, n);
+	assert_int_equal(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/run_%ld", victim, n);
+	assert_int_not_equal(access(path, F_OK), 0);
+	/* Retention removes in the held folder only: victim's run_99 stays. */
+	snprintf(path, sizeof(path), "%s/x", next);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, err, sizeof(err)), sizeof(err));
+	assert_int_equal(fsync(fd), 0);
+	close(fd);
+	store__written(st, n, 0);
+	assert_int_equal(store__reserve(st, 1 << 20), 0);
+	assert_true(exists(victim, 99));
+	assert_false(exists(old, n));
+	store__free(st);
+	/* A folder on the path that another user may write (no sticky bit): refused. */
+	assert_int_equal(unlink(out), 0);
+	assert_int_equal(chmod(up, 0777), 0);
+	assert_null(store__new(out, 1 << 20, &private_mode, err, sizeof(err)));
+	assert_non_null(strstr(err, "may be written by another user"));
+	/* Owned by another user: refused too. */
+	assert_int_equal(chmod(up, 0755), 0);
+	assert_int_equal(chown(up, 65534, 65534), 0);
+	assert_null(store__new(out, 1 << 20, &private_mode, err, sizeof(err)));
+	assert_non_null(strstr(err, "may be written by another user"));
+	/* A link as the output: refused. */
+	assert_int_equal(chown(up, 0, 0), 0);
+	assert_int_equal(symlink(victim, out), 0);
+	assert_null(store__new(out, 1 << 20, &private_mode, err, sizeof(err)));
+	assert_non_null(strstr(err, "a link or a file"));
+	/* A relative path: refused. */
+	assert_null(store__new("relative/out", 1 << 20, &private_mode, err, sizeof(err)));
+	assert_non_null(strstr(err, "absolute"));
+	remove_tree(top);
 }
 
 /* Retention never removes a run_<n> folder another user owns (make test runs as root). */
@@ -329,6 +468,7 @@ static void test_retention_not_others(void **state)
 {
 	char dir[] = "/tmp/cuprobe-store.XXXXXX", next[512], err[256], path[600];
 	struct store *st;
+	long n;
 
 	(void)state;
 	assert_int_equal(geteuid(), 0);
@@ -337,12 +477,12 @@ static void test_retention_not_others(void **state)
 	snprintf(path, sizeof(path), "%s/run_1", dir);
 	assert_int_equal(chown(path, 65534, 65534), 0);
 	make_window(dir, 2, 100);
-	st = store__new(dir, 150 * 1024, err, sizeof(err));
+	st = store__new(dir, 150 * 1024, &private_mode, err, sizeof(err));
 	assert_non_null(st);
-	assert_int_equal(store__next_dir(st, next, sizeof(next)), 0);
+	assert_int_equal(store__next_dir(st, next, sizeof(next), &n), 0);
 	assert_non_null(strstr(next, "/run_3"));
 	make_window(dir, 3, 100);
-	store__written(st, next);
+	store__written(st, n, 0);
 	/* Over the limit: our run_2 goes; run_1 is not ours and stays. */
 	assert_true(exists(dir, 1) && !exists(dir, 2) && exists(dir, 3));
 	store__free(st);
@@ -357,6 +497,9 @@ int main(void)
 		cmocka_unit_test(test_series),	   cmocka_unit_test(test_trace_counts),
 		cmocka_unit_test(test_retention),
 		cmocka_unit_test(test_retention_not_others),
+		cmocka_unit_test(test_series_utf8),
+		cmocka_unit_test(test_reserve),
+		cmocka_unit_test(test_output_held),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

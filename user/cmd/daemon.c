@@ -36,7 +36,12 @@ static const char usage_text[] =
 	"                           (default false; read at start only)\n"
 	"      --cgroup PATH        only processes whose cgroup path begins with PATH\n"
 	"      --linger SEC         a gone process's series stay this long (default 300)\n"
-	"      --retention BYTES    traces kept under -o, oldest removed first (default 1G)\n"
+	"      --retention BYTES    traces kept under -o, oldest removed first, windows being\n"
+	"                           written included (default 1G)\n"
+	"      --window-max-bytes BYTES  a window's trace is cut at this size (default 128M)\n"
+	"      --window-max-launches N   ... or at this many launches (default 1000000)\n"
+	"      --group GROUP        traces and folders readable by GROUP (0640, 0750); without\n"
+	"                           it they are root's only (0600, 0700)\n"
 	"      --top-kernels K      kernel label values per process (default 20)\n"
 	"      --max-targets N      processes sampled at once (default 1024)\n"
 	"      --capture-timeout SEC  longest wait of an on-demand capture (default 120)\n"
@@ -49,7 +54,8 @@ static const char usage_text[] =
 	"  curl -s localhost:9464/metrics; curl -X POST 'localhost:9464/capture?pid=42&steps=3'\n";
 
 enum { OPT_WARMUP = 256, OPT_BUDGET_WINDOW, OPT_SLICE, OPT_CUPTI, OPT_LINGER, OPT_RETENTION,
-       OPT_TOP, OPT_MAX_TARGETS, OPT_CAPTURE_TIMEOUT, OPT_CGROUP, OPT_STACK };
+       OPT_TOP, OPT_MAX_TARGETS, OPT_CAPTURE_TIMEOUT, OPT_CGROUP, OPT_STACK, OPT_WMAX_BYTES,
+       OPT_WMAX_LAUNCHES, OPT_GROUP };
 
 static const struct option longopts[] = {
 	{ "config", required_argument, NULL, 'c' },
@@ -68,6 +74,9 @@ static const struct option longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "linger", required_argument, NULL, OPT_LINGER },
 	{ "retention", required_argument, NULL, OPT_RETENTION },
+	{ "window-max-bytes", required_argument, NULL, OPT_WMAX_BYTES },
+	{ "window-max-launches", required_argument, NULL, OPT_WMAX_LAUNCHES },
+	{ "group", required_argument, NULL, OPT_GROUP },
 	{ "top-kernels", required_argument, NULL, OPT_TOP },
 	{ "max-targets", required_argument, NULL, OPT_MAX_TARGETS },
 	{ "capture-timeout", required_argument, NULL, OPT_CAPTURE_TIMEOUT },
@@ -146,6 +155,11 @@ int daemon_main(int argc, char **argv)
 		return 2;
 	}
 	if (apply_args(&c, &a)) {
+		dconf__free(&c);
+		return 2;
+	}
+	if (dconf__check(&c, err, sizeof(err))) {
+		fprintf(stderr, "cuprobe daemon: %s\n", err);
 		dconf__free(&c);
 		return 2;
 	}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <dirent.h>
+#include <grp.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include "daemon.h"
 #include "dconf.h"
 #include "http.h"
+#include "util/json_writer.h"
 #include "log.h"
 #include "metrics.h"
 #include "procinfo.h"
@@ -55,7 +57,8 @@ struct dproc {
 	struct dreq *capture;		/* the window in progress answers it */
 	struct dreq *waiting;		/* a capture that waits for the running window */
 	uint64_t capture_deadline;
-	char dir[PATH_MAX];		/* the running window's folder */
+	long run;			/* the running window's folder: run_<run> */
+	uint64_t reserved;		/* bytes of the retention it holds while written */
 	struct bucket b[NBUCKETS];	/* b[(head + i) % NBUCKETS], oldest first */
 	unsigned int nb, head;
 	uint64_t last_window_cost;	/* ns, the latest window's probe cost */
@@ -82,6 +85,7 @@ struct daemon {
 	uint64_t last_tick;
 	uint64_t reloads, reload_errors;
 	bool told_full;
+	bool told_disk;			/* said that windows wait for room */
 	bool stop;
 	unsigned int rng;
 };
@@ -158,6 +162,7 @@ static void drop_proc(struct daemon *d, size_t i)
 {
 	struct dproc *p = d->procs[i];
 
+	store__release(d->store, p->reserved);
 	answer_capture(&p->capture, 410, "the process exited", p->pid);
 	answer_capture(&p->waiting, 410, "the process exited", p->pid);
 	if (p->pm)
@@ -294,6 +299,38 @@ static enum window_mode default_mode(const struct daemon *d, const struct dproc 
 	return d->conf.cupti && p->pi.agent ? MODE_CUPTI : MODE_BPF;
 }
 
+/*
+ * A window of steps in mode, with room for its trace reserved under the
+ * retention limit first. 0, -ENOSPC (windows being written hold the
+ * retention), or session__window's error.
+ */
+static int open_window(struct daemon *d, struct dproc *p, uint32_t steps, enum window_mode mode)
+{
+	uint64_t room = d->conf.window_max_bytes;
+	int err;
+
+	if (store__reserve(d->store, room)) {
+		if (!d->told_disk)
+			p_warn("no room under --retention %llu for another window of up to %llu bytes "
+			       "(%llu held by windows being written): windows wait; raise retention "
+			       "or lower window-max-bytes", (unsigned long long)d->conf.retention,
+			       (unsigned long long)room,
+			       (unsigned long long)store__reserved(d->store));
+		d->told_disk = true;
+		return -ENOSPC;
+	}
+	err = session__window(d->s, p->pid, d->conf.warmup, steps, mode);
+	if (err) {
+		store__release(d->store, room);
+		return err;
+	}
+	d->told_disk = false;
+	p->reserved = room;
+	p->in_window = true;
+	p->wmode = mode;
+	return 0;
+}
+
 static void sample(struct daemon *d, struct dproc *p, uint64_t now, uint64_t cpu)
 {
 	uint64_t cost, used;
@@ -315,40 +352,67 @@ static void sample(struct daemon *d, struct dproc *p, uint64_t now, uint64_t cpu
 		return;
 	}
 	p->backoff = false;
-	err = session__window(d->s, p->pid, d->conf.warmup, d->conf.window_steps, mode);
-	if (err == -EBUSY) {
-		pmetrics__window(p->pm, mode, WIN_BUSY);
+	err = open_window(d, p, d->conf.window_steps, mode);
+	if (err == -EBUSY || err == -ENOSPC) {
+		pmetrics__window(p->pm, mode, err == -EBUSY ? WIN_BUSY : WIN_DISK);
 		return;
 	}
-	if (err) {
+	if (err)
 		p_dbg("pid %d: no window: %s", (int)p->pid, strerror(-err));
-		return;
-	}
-	p->in_window = true;
-	p->wmode = mode;
 }
 
 static void start_capture(struct daemon *d, struct dproc *p, struct dreq *r)
 {
 	enum window_mode mode = !r->mode[0] ? default_mode(d, p) :
 				!strcmp(r->mode, "cupti") ? MODE_CUPTI : MODE_BPF;
-	int err = session__window(d->s, p->pid, d->conf.warmup, r->steps, mode);
+	int err = open_window(d, p, r->steps, mode);
 
+	if (err == -ENOSPC) {
+		http__answer_text(r, 507, "capture of pid %d: no room under the retention limit "
+				  "(%llu bytes) for a window of up to %llu bytes: windows being "
+				  "written hold %llu; try again later, or raise retention\n",
+				  (int)p->pid, (unsigned long long)d->conf.retention,
+				  (unsigned long long)d->conf.window_max_bytes,
+				  (unsigned long long)store__reserved(d->store));
+		return;
+	}
 	if (err) {
 		http__answer_text(r, 500, "capture of pid %d: cannot open a window: %s\n",
 				  (int)p->pid, strerror(-err));
 		return;
 	}
 	p->capture = r;
-	p->in_window = true;
-	p->wmode = mode;
 	p->capture_deadline = clock_mono_ns() + (uint64_t)(d->conf.capture_timeout * NS);
+}
+
+/* The process a thread id belongs to, or 0 (not a thread of another process, or gone). */
+static pid_t process_of(pid_t tid)
+{
+	char path[64], line[128];
+	FILE *f;
+	int tgid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid != tid ? tgid : 0;
 }
 
 static void on_capture(struct daemon *d, struct dreq *r)
 {
 	struct dproc *p = find(d, r->pid);
+	pid_t tgid;
 
+	if (!p && (tgid = process_of(r->pid)) > 0) {
+		http__answer_text(r, 404, "capture: %d is a thread of process %d: give its process "
+				  "id, pid=%d\n", (int)r->pid, (int)tgid, (int)tgid);
+		return;
+	}
 	if (!p) {
 		http__answer_text(r, 404, "capture: pid %d is not a CUDA process this daemon samples "
 				  "(cuprobe_targets and the pid labels of /metrics list them)\n",
@@ -375,21 +439,46 @@ static void on_capture(struct daemon *d, struct dreq *r)
 	start_capture(d, p, r);
 }
 
-static void answer_done(struct dproc *p, const struct cycle_info *ci, const char *result)
+/* The capture's answer, a JSON object through the one JSON writer (names may hold any byte). */
+static void answer_done(struct daemon *d, struct dproc *p, const struct cycle_info *ci,
+			const char *result)
 {
-	char *body = NULL;
-	int n;
+	char *body = NULL, dir[PATH_MAX + 32];
+	size_t len = 0;
+	FILE *f = open_memstream(&body, &len);
+	struct json_writer *w = f ? json_writer__new(f) : NULL;
+	int err = -ENOMEM;
 
-	n = asprintf(&body,
-		     "{\"pid\": %d, \"comm\": \"%s\", \"dir\": \"%s\", \"trace\": \"%s\", "
-		     "\"mode\": \"%s\", \"result\": \"%s\", \"launches\": %llu, \"drops\": %llu, "
-		     "\"first_step\": %lld, \"last_step\": %lld}\n",
-		     (int)p->pid, p->pi.comm, p->dir, ci->path ? ci->path : "",
-		     ci->mode == MODE_CUPTI ? "cupti" : "bpf", result,
-		     (unsigned long long)ci->launches, (unsigned long long)ci->drops,
-		     (long long)ci->first_step, (long long)ci->last_step);
-	http__answer(p->capture, ci->path ? 200 : 500, "application/json", n < 0 ? NULL : body,
-		     n < 0 ? 0 : (size_t)n);
+	store__name(d->store, p->run, dir, sizeof(dir));
+	if (w) {
+		json_writer__start_object(w);
+		json_writer__field_i64(w, "pid", p->pid);
+		json_writer__field_string(w, "comm", p->pi.comm);
+		json_writer__field_string(w, "dir", dir);
+		json_writer__field_string(w, "trace", ci->path ? ci->path : "");
+		json_writer__field_string(w, "mode", ci->mode == MODE_CUPTI ? "cupti" : "bpf");
+		json_writer__field_string(w, "result", result);
+		json_writer__field_u64(w, "launches", ci->launches);
+		json_writer__field_u64(w, "drops", ci->drops);
+		json_writer__field_i64(w, "first_step", ci->first_step);
+		json_writer__field_i64(w, "last_step", ci->last_step);
+		json_writer__field_bool(w, "cut", ci->cut != NULL);
+		json_writer__field_u64(w, "cut_launches", ci->cut_launches);
+		json_writer__end_object(w);
+		err = json_writer__flush(w);
+		json_writer__free(w);
+	}
+	if (f && fputc('\n', f) == EOF && !err)
+		err = -EIO;
+	if (f && fclose(f) && !err)
+		err = -EIO;
+	if (err) {
+		free(body);
+		http__answer_text(p->capture, 500, "capture of pid %d: cannot make the answer: %s\n",
+				  (int)p->pid, strerror(-err));
+	} else {
+		http__answer(p->capture, ci->path ? 200 : 500, "application/json", body, len);
+	}
 	p->capture = NULL;
 }
 
@@ -422,9 +511,11 @@ static int hook_dir(void *ctx, const struct target *t, uint32_t k, char *buf, si
 	int err;
 
 	(void)k;
-	err = store__next_dir(d->store, buf, len);
+	long n;
+
+	err = store__next_dir(d->store, buf, len, &n);
 	if (!err && p)
-		snprintf(p->dir, sizeof(p->dir), "%s", buf);
+		p->run = n;
 	return err;
 }
 
@@ -432,8 +523,8 @@ static void hook_cycle(void *ctx, const struct target *t, const struct cycle_inf
 {
 	struct daemon *d = ctx;
 	struct dproc *p = find(d, t->pid);
-	enum window_result res = ci->err ? WIN_ERROR : ci->partial ? WIN_PARTIAL : WIN_OK;
-	static const char *const names[] = { "ok", "partial", "error" };
+	enum window_result res = ci->err ? WIN_ERROR : ci->cut ? WIN_CUT :
+				 ci->partial ? WIN_PARTIAL : WIN_OK;
 
 	if (!p)
 		return;
@@ -447,12 +538,15 @@ static void hook_cycle(void *ctx, const struct target *t, const struct cycle_inf
 	p->last_window_cost = (uint64_t)((double)ci->hits * probe_ns(d));
 	budget_add(p, p->last_window_cost);
 	if (ci->path)
-		store__written(d->store, p->dir);
+		store__written(d->store, p->run, p->reserved);
+	else
+		store__release(d->store, p->reserved);
+	p->reserved = 0;
 	if (p->capture)
-		answer_done(p, ci, names[res]);
+		answer_done(d, p, ci, metrics__result_name(res));
 	else
 		count_window(d, p, ci, res);
-	p_dbg("pid %d: window %s, %llu launches, %s", (int)p->pid, names[res],
+	p_dbg("pid %d: window %s, %llu launches, %s", (int)p->pid, metrics__result_name(res),
 	      (unsigned long long)ci->launches, ci->path ? ci->path : "no trace");
 	p->in_window = false;
 	if (p->waiting) {
@@ -569,6 +663,8 @@ static void reload(struct daemon *d)
 	rc = d->conf_path ? dconf__load(&c, d->conf_path, err, sizeof(err)) : 0;
 	if (!rc && d->reparse)
 		rc = d->reparse(&c, d->arg);
+	if (!rc)
+		rc = dconf__check(&c, err, sizeof(err));
 	if (rc) {
 		p_err("config not reloaded, the daemon keeps its settings: %s", err[0] ? err :
 		      "bad command line");
@@ -578,9 +674,14 @@ static void reload(struct daemon *d)
 	}
 	if (strcmp(c.listen, d->conf.listen) || strcmp(c.output, d->conf.output))
 		p_warn("config reloaded: listen and output change only with a restart");
-	if (c.stack != d->conf.stack)
-		p_warn("config reloaded: stack changes only with a restart");
+	if (c.stack != d->conf.stack || strcmp(c.group, d->conf.group) ||
+	    c.window_max_bytes != d->conf.window_max_bytes ||
+	    c.window_max_launches != d->conf.window_max_launches)
+		p_warn("config reloaded: stack, group and window-max-* change only with a restart");
 	c.stack = d->conf.stack;
+	c.window_max_bytes = d->conf.window_max_bytes;
+	c.window_max_launches = d->conf.window_max_launches;
+	snprintf(c.group, sizeof(c.group), "%s", d->conf.group);
 	snprintf(c.listen, sizeof(c.listen), "%s", d->conf.listen);
 	snprintf(c.output, sizeof(c.output), "%s", d->conf.output);
 	/* Targets' plans point at the old rules: they are kept until the end. */
@@ -676,6 +777,24 @@ static int setup(struct daemon *d)
 	return 0;
 }
 
+/* Traces root's only, or readable by the configured group. 0, or -ENOENT (said). */
+static int output_mode(const struct dconf *c, struct out_mode *om)
+{
+	struct group *g;
+
+	*om = (struct out_mode){ .file = 0600, .dir = 0700 };
+	if (!c->group[0])
+		return 0;
+	g = getgrnam(c->group);
+	if (!g) {
+		p_err("group %s: no such group: make it (groupadd %s) or give another with --group",
+		      c->group, c->group);
+		return -ENOENT;
+	}
+	*om = (struct out_mode){ .file = 0640, .dir = 0750, .gid = g->gr_gid, .share_group = true };
+	return 0;
+}
+
 static int start(struct daemon *d)
 {
 	struct session_opts so = {
@@ -686,6 +805,8 @@ static int start(struct daemon *d)
 		.cupti_wait = 2.0,
 		.watch_exec = true,
 		.stack = d->conf.stack,
+		.bounds = { .launches = d->conf.window_max_launches,
+			    .bytes = d->conf.window_max_bytes },
 		.plan = { .slice_ns = (uint64_t)(d->conf.slice * NS), .mode = MODE_BPF,
 			  .sched = { .skip_first = UINT32_MAX, .active = 1 } },
 	};
@@ -695,12 +816,16 @@ static int start(struct daemon *d)
 	};
 	static char host[256];
 	char err[512] = "";
+	int rc;
 
 	gethostname(host, sizeof(host) - 1);
 	so.host = host;
 	if (block_signals())
 		return -errno;
-	d->store = store__new(d->conf.output, d->conf.retention, err, sizeof(err));
+	rc = output_mode(&d->conf, &so.out);
+	if (rc)
+		return rc;
+	d->store = store__new(d->conf.output, d->conf.retention, &so.out, err, sizeof(err));
 	if (!d->store) {
 		p_err("%s", err);
 		return -errno;

@@ -20,6 +20,8 @@ void dconf__defaults(struct dconf *c)
 		.linger = 300,
 		.slice = 0.1,
 		.retention = 1ull << 30,
+		.window_max_bytes = 128ull << 20,
+		.window_max_launches = 1000000,
 		.top_kernels = 20,
 		.max_targets = 1024,
 		.capture_timeout = 120,
@@ -186,6 +188,30 @@ int dconf__set(struct dconf *c, const char *key, const char *v, char *err, size_
 		snprintf(err, len, "retention: '%s' is not a size of 1M or more (e.g. 512M, 10G)", v);
 		return -EINVAL;
 	}
+	if (!strcmp(key, "window-max-bytes")) {
+		if (!parse_bytes(v, &c->window_max_bytes) && c->window_max_bytes >= 64 << 10)
+			return 0;
+		snprintf(err, len, "window-max-bytes: '%s' is not a size of 64K or more (e.g. 128M)", v);
+		return -EINVAL;
+	}
+	if (!strcmp(key, "window-max-launches")) {
+		double d;
+
+		if (!parse_num(v, 1, 1e12, &d) && d == floor(d)) {
+			c->window_max_launches = (uint64_t)d;
+			return 0;
+		}
+		snprintf(err, len, "window-max-launches: '%s' is not a whole number of 1 or more", v);
+		return -EINVAL;
+	}
+	if (!strcmp(key, "group")) {
+		if (strlen(v) >= sizeof(c->group) || strchr(v, '/') || strchr(v, ':')) {
+			snprintf(err, len, "group: '%s' is not a group name", v);
+			return -EINVAL;
+		}
+		snprintf(c->group, sizeof(c->group), "%s", v);
+		return 0;
+	}
 	if (!strcmp(key, "cupti")) {
 		if (!parse_bool(v, &c->cupti))
 			return 0;
@@ -210,6 +236,17 @@ int dconf__set(struct dconf *c, const char *key, const char *v, char *err, size_
 		return add_rule(c, v, err, len);
 	snprintf(err, len, "unknown setting '%s' (cuprobe daemon --help lists them)", key);
 	return -EINVAL;
+}
+
+int dconf__check(const struct dconf *c, char *err, size_t len)
+{
+	if (c->window_max_bytes > c->retention) {
+		snprintf(err, len, "window-max-bytes (%llu) is more than retention (%llu): a window "
+			 "must fit in what is kept; lower window-max-bytes or raise retention",
+			 (unsigned long long)c->window_max_bytes, (unsigned long long)c->retention);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static char *trim(char *s)

@@ -35,6 +35,9 @@ struct dconf {
 	double linger;			/* seconds a gone process's series stay */
 	double slice;			/* seconds of a time slice (no step rule) */
 	uint64_t retention;		/* bytes of traces kept under output */
+	uint64_t window_max_bytes;	/* a window's trace is cut at this size */
+	uint64_t window_max_launches;	/* ... or at this many launches */
+	char group[64];			/* traces readable by this group; "": root's only */
 	uint32_t top_kernels;		/* kernel label values per process */
 	uint32_t max_targets;
 	double capture_timeout;		/* seconds an on-demand capture may take */
@@ -51,6 +54,8 @@ void dconf__defaults(struct dconf *c);
  * what is wrong and what is accepted.
  */
 int dconf__set(struct dconf *c, const char *key, const char *value, char *err, size_t len);
+/* What holds only across settings (a window fits the retention). 0 or -EINVAL, err why. */
+int dconf__check(const struct dconf *c, char *err, size_t len);
 /* Reads "key = value" lines (# comments). 0 or -errno, err naming the file and line. */
 int dconf__load(struct dconf *c, const char *path, char *err, size_t len);
 /* The rule for a process, or NULL (time slices). */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -21,38 +21,68 @@ struct kept {
 
 struct store {
 	char out[PATH_MAX];
-	uint64_t limit, bytes, removed;
+	int dirfd;		/* out, held from the start: every name is looked up from it */
+	struct out_mode om;
+	uint64_t limit, bytes, removed, reserved;
 	long next;
 	struct kept *v;		/* oldest first */
 	size_t nv, cap;
 };
 
-static uint64_t du_sum;
+/* Run folders hold trace files, nothing deeper: a deeper tree is not ours. */
+#define MAX_DEPTH 4
 
-static int du_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+/* Bytes on disk under dirfd/name, never through a link. */
+static uint64_t du_at(int at, const char *name, int depth)
 {
-	(void)path;
-	(void)ftw;
-	if (flag == FTW_F)
-		du_sum += (uint64_t)sb->st_blocks * 512;
-	return 0;
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *de;
+	uint64_t sum = 0;
+	struct stat sb;
+	DIR *d;
+
+	if (fd < 0 || depth > MAX_DEPTH || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &sb, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (S_ISDIR(sb.st_mode))
+			sum += du_at(dirfd(d), de->d_name, depth + 1);
+		else
+			sum += (uint64_t)sb.st_blocks * 512;
+	}
+	closedir(d);
+	return sum;
 }
 
-/* Bytes on disk under dir; the daemon's thread is the only caller. */
-static uint64_t du(const char *dir)
+/* Removes dirfd/name and what it holds, relative to descriptors: a link is removed, never followed. */
+static void rm_at(int at, const char *name, int depth)
 {
-	du_sum = 0;
-	nftw(dir, du_entry, 8, FTW_PHYS);
-	return du_sum;
-}
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
+	if (fd < 0 || depth > MAX_DEPTH || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		unlinkat(at, name, 0);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (de->d_type == DT_DIR)
+			rm_at(dirfd(d), de->d_name, depth + 1);
+		else if (unlinkat(dirfd(d), de->d_name, 0) && errno == EISDIR)
+			rm_at(dirfd(d), de->d_name, depth + 1);
+	}
+	closedir(d);
+	unlinkat(at, name, AT_REMOVEDIR);
 }
 
 static int push(struct store *st, long n, uint64_t bytes)
@@ -81,74 +111,129 @@ static int by_n(const void *a, const void *b)
 /* The run_<n> folders already there count towards the limit, oldest first. */
 static void scan(struct store *st)
 {
-	DIR *d = opendir(st->out);
+	int fd = dup(st->dirfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *de;
-	char path[PATH_MAX + 300];
 
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((de = readdir(d))) {
+		struct stat sb;
 		char *end;
 		long n;
 
-		struct stat sb;
-
-		if (strncmp(de->d_name, "run_", 4) || de->d_type != DT_DIR)
+		if (strncmp(de->d_name, "run_", 4))
 			continue;
 		n = strtol(de->d_name + 4, &end, 10);
 		if (*end || n < 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", st->out, de->d_name);
-		/* Retention removes only folders of ours: another user's is left alone. */
-		if (lstat(path, &sb) || sb.st_uid != geteuid()) {
-			if (n >= st->next)
-				st->next = n + 1;
-			continue;
-		}
-		push(st, n, du(path));
 		if (n >= st->next)
 			st->next = n + 1;
+		/* Retention removes only folders of ours: another user's, or a link, is left alone. */
+		if (fstatat(st->dirfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(sb.st_mode) ||
+		    sb.st_uid != geteuid())
+			continue;
+		push(st, n, du_at(st->dirfd, de->d_name, 0));
 	}
 	closedir(d);
 	qsort(st->v, st->nv, sizeof(*st->v), by_n);
 }
 
-struct store *store__new(const char *out, uint64_t limit, char *err, size_t len)
+/*
+ * Whether a folder may hold what the daemon writes and removes: only root
+ * (or the daemon's user) may rename or replace its entries. A folder others
+ * may write to is safe only with the sticky bit, and then its entry on the
+ * path (checked at the next level) must be ours.
+ */
+static bool safe_folder(const struct stat *sb, bool last)
+{
+	bool ours = sb->st_uid == 0 || sb->st_uid == geteuid();
+
+	if (!ours)
+		return false;
+	if (!(sb->st_mode & (S_IWGRP | S_IWOTH)))
+		return true;
+	return !last && (sb->st_mode & S_ISVTX);
+}
+
+/*
+ * Walks out from "/" one component at a time, never through a link, making
+ * the last component if missing, and returns the output folder's descriptor;
+ * -errno with err saying which component is unsafe and what to do.
+ */
+static int open_output(const char *out, const struct out_mode *om, char *err, size_t len)
+{
+	char path[PATH_MAX], *save = NULL, *c, *next;
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), nfd;
+	char walked[PATH_MAX] = "";
+	struct stat sb;
+
+	if (out[0] != '/') {
+		snprintf(err, len, "output %s is not an absolute path: give -o /PATH", out);
+		close(fd);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "%s", out);
+	for (c = strtok_r(path, "/", &save); c; c = next) {
+		next = strtok_r(NULL, "/", &save);
+		if (fstat(fd, &sb) || !safe_folder(&sb, false)) {
+			snprintf(err, len, "output %s: %s/ may be written by another user (owner %u, mode "
+				 "%04o), who could swap the folders under it: give a path whose folders "
+				 "only root may write", out, walked[0] ? walked : "",
+				 (unsigned)sb.st_uid, (unsigned)(sb.st_mode & 07777));
+			close(fd);
+			return -EPERM;
+		}
+		if (!strcmp(c, "..")) {
+			snprintf(err, len, "output %s: give a path without '..'", out);
+			close(fd);
+			return -EINVAL;
+		}
+		if (!next && mkdirat(fd, c, om->dir) == 0 && om->share_group)
+			fchownat(fd, c, (uid_t)-1, om->gid, AT_SYMLINK_NOFOLLOW);
+		nfd = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (nfd < 0) {
+			int e = errno;
+
+			snprintf(err, len, "output %s: cannot open %s/%s: %s%s", out, walked, c,
+				 strerror(e), e == ELOOP || e == ENOTDIR ?
+				 " (a link or a file: the daemon follows no link; give the real path)" :
+				 e == ENOENT ? " (make the folders above it)" : "");
+			close(fd);
+			return -e;
+		}
+		close(fd);
+		fd = nfd;
+		snprintf(walked + strlen(walked), sizeof(walked) - strlen(walked), "/%s", c);
+	}
+	if (fstat(fd, &sb) || !safe_folder(&sb, true) || sb.st_uid != geteuid()) {
+		snprintf(err, len, "output %s may be written by other users (owner %u, mode %03o), "
+			 "and the daemon removes old traces there: give a folder only it writes "
+			 "with -o, or chmod go-w it", out, (unsigned)sb.st_uid,
+			 (unsigned)(sb.st_mode & 0777));
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+struct store *store__new(const char *out, uint64_t limit, const struct out_mode *om, char *err,
+			 size_t len)
 {
 	struct store *st = calloc(1, sizeof(*st));
-	struct stat sb;
 
 	if (!st)
 		return NULL;
 	snprintf(st->out, sizeof(st->out), "%s", out);
 	st->limit = limit;
-	if (mkdir(out, 0755) && errno != EEXIST) {
-		int e = errno;
-
-		snprintf(err, len, "cannot make the output folder %s: %s", out, strerror(e));
+	st->om = *om;
+	st->dirfd = open_output(out, om, err, len);
+	if (st->dirfd < 0) {
+		errno = -st->dirfd;
 		free(st);
-		errno = e;
-		return NULL;
-	}
-	/* Never through a link: the folder must be a folder, not a link to one. */
-	if (lstat(out, &sb) || !S_ISDIR(sb.st_mode)) {
-		snprintf(err, len, "output %s is not a folder (a link or a file): give a folder "
-			 "with -o", out);
-		free(st);
-		errno = ENOTDIR;
-		return NULL;
-	}
-	/*
-	 * Retention removes folders under it: another user able to write there
-	 * could swap one for a link while it is removed.
-	 */
-	if (sb.st_uid != geteuid() || (sb.st_mode & (S_IWGRP | S_IWOTH))) {
-		snprintf(err, len, "output %s may be written by other users (owner %u, mode %03o), "
-			 "and the daemon removes old traces there: give a folder only it writes "
-			 "with -o, or chmod go-w it", out, (unsigned)sb.st_uid,
-			 (unsigned)(sb.st_mode & 0777));
-		free(st);
-		errno = EPERM;
 		return NULL;
 	}
 	scan(st);
@@ -159,6 +244,7 @@ void store__free(struct store *st)
 {
 	if (!st)
 		return;
+	close(st->dirfd);
 	free(st->v);
 	free(st);
 }
@@ -168,27 +254,61 @@ void store__set_limit(struct store *st, uint64_t limit)
 	st->limit = limit;
 }
 
-int store__next_dir(struct store *st, char *buf, size_t len)
+/* The oldest window goes. */
+static void evict(struct store *st)
 {
-	return snprintf(buf, len, "%s/run_%ld", st->out, st->next++) < (int)len ? 0 : -ENAMETOOLONG;
+	char name[32];
+
+	snprintf(name, sizeof(name), "run_%ld", st->v[0].n);
+	rm_at(st->dirfd, name, 0);
+	st->bytes -= st->v[0].bytes;
+	st->removed++;
+	memmove(st->v, st->v + 1, (st->nv - 1) * sizeof(*st->v));
+	st->nv--;
 }
 
-void store__written(struct store *st, const char *dir)
+int store__reserve(struct store *st, uint64_t bytes)
 {
-	const char *base = strrchr(dir, '/');
-	char path[PATH_MAX + 32];
-	long n = base ? strtol(base + 5, NULL, 10) : -1;
+	if (st->reserved + bytes > st->limit)
+		return -ENOSPC;
+	while (st->nv && st->bytes + st->reserved + bytes > st->limit)
+		evict(st);
+	st->reserved += bytes;
+	return 0;
+}
 
-	push(st, n, du(dir));
+void store__release(struct store *st, uint64_t bytes)
+{
+	st->reserved -= bytes < st->reserved ? bytes : st->reserved;
+}
+
+uint64_t store__reserved(const struct store *st)
+{
+	return st->reserved;
+}
+
+int store__next_dir(struct store *st, char *buf, size_t len, long *n)
+{
+	*n = st->next++;
+	return snprintf(buf, len, "/proc/self/fd/%d/run_%ld", st->dirfd, *n) < (int)len ? 0 :
+	       -ENAMETOOLONG;
+}
+
+void store__name(const struct store *st, long n, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/run_%ld", st->out, n);
+}
+
+void store__written(struct store *st, long n, uint64_t reserved)
+{
+	char name[32];
+
+	store__release(st, reserved);
+	snprintf(name, sizeof(name), "run_%ld", n);
+	push(st, n, du_at(st->dirfd, name, 0));
 	/* The newest is kept whatever its size: it was just asked for. */
-	while (st->bytes > st->limit && st->nv > 1) {
-		snprintf(path, sizeof(path), "%s/run_%ld", st->out, st->v[0].n);
-		nftw(path, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-		st->bytes -= st->v[0].bytes;
-		st->removed++;
-		memmove(st->v, st->v + 1, (st->nv - 1) * sizeof(*st->v));
-		st->nv--;
-	}
+	while (st->bytes + st->reserved > st->limit && st->nv > 1)
+		evict(st);
 }
 
 uint64_t store__bytes(const struct store *st)

@@ -2,25 +2,49 @@
 /*
  * The daemon's output folder: one folder per window, OUT/run_<n> with n
  * counting on from the folders already there (nothing is overwritten), and
- * a retention limit in bytes: the oldest windows' folders go first, never
- * the newest. Also reads back a window's trace for the metrics.
+ * a retention limit in bytes over the windows kept and those being written
+ * (each reserves its bound when it starts): the oldest windows' folders go
+ * first. The folder is opened once, never through a link and only where no
+ * other user may write a folder on its path; every name is then looked up
+ * from that descriptor, so that a folder swapped for a link later cannot
+ * redirect a write or a removal. Also reads back a window's trace for the
+ * metrics. The daemon's thread owns it.
  */
 #ifndef DAEMON_STORE_H
 #define DAEMON_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "cycle.h"
 
 struct store;
 
-/* Makes out if missing (0755); NULL and errno with err saying why. */
-struct store *store__new(const char *out, uint64_t limit, char *err, size_t len);
+/*
+ * Opens out (absolute), making its last folder if missing with om's mode and
+ * group; NULL and errno with err saying why (a folder on the path that
+ * another user may write, a link, a relative path).
+ */
+struct store *store__new(const char *out, uint64_t limit, const struct out_mode *om, char *err,
+			 size_t len);
 void store__free(struct store *st);
 void store__set_limit(struct store *st, uint64_t limit);
-/* The next window's folder name (not made): OUT/run_<n>. 0 or -ENAMETOOLONG. */
-int store__next_dir(struct store *st, char *buf, size_t len);
-/* A window's folder was written: counted, then the oldest go while over the limit. */
-void store__written(struct store *st, const char *dir);
+/*
+ * Room for a window of up to bytes: the oldest windows go until it fits.
+ * 0, or -ENOSPC when windows being written already hold the limit.
+ */
+int store__reserve(struct store *st, uint64_t bytes);
+/* A window that wrote nothing gives its room back. */
+void store__release(struct store *st, uint64_t bytes);
+uint64_t store__reserved(const struct store *st);
+/*
+ * The next window's folder (not made), *n its number, as a path through the
+ * held descriptor (/proc/self/fd/N/run_<n>). 0 or -ENAMETOOLONG.
+ */
+int store__next_dir(struct store *st, char *buf, size_t len, long *n);
+/* Window n's folder as the user named it (OUT/run_<n>), for messages and answers. */
+void store__name(const struct store *st, long n, char *buf, size_t len);
+/* Window n was written, after reserving reserved: counted, then the oldest go while over. */
+void store__written(struct store *st, long n, uint64_t reserved);
 uint64_t store__bytes(const struct store *st);
 uint64_t store__removed(const struct store *st);
 
