@@ -179,6 +179,36 @@ wait $DPID
 expect "SIGTERM: the daemon exits 0" test $? -eq 0
 DPID=
 
+# The daemon built with ThreadSanitizer under the same flood: the accept thread,
+# libmicrohttpd's and the daemon's share the slots and the queue under one mutex.
+TSAN=$ROOT/.output/tsan/cuprobe
+PORT=$(free_port)
+U=http://127.0.0.1:$PORT
+TSAN_OPTIONS=halt_on_error=0:exitcode=66 "$TSAN" daemon -c "$TMP/d.conf" -l "127.0.0.1:$PORT" \
+	-o "$TMP/tsan-out" >"$TMP/tsan.log" 2>&1 &
+DPID=$!
+if until_true 120 grep -q "listening on" "$TMP/tsan.log"; then
+	rm -f "$TMP"/*.ready "$TMP"/*.json
+	hold t2 127.0.0.2 16 && hold t3 127.0.0.3 16 --line && hold t4 127.0.0.4 16 --trickle &&
+		hold t5 127.0.0.5 20 --line
+	sleep 1.1
+	codes=$(for p in healthz metrics healthz; do curl -s -m 5 -o /dev/null -w '%{http_code} ' "$U/$p"; done)
+	codes+=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST "$U/capture?pid=1&steps=2")
+	wait_for "$TMP/t5.json" 20
+	kill -TERM $DPID
+	wait $DPID
+	rc=$?
+	DPID=
+	if [ $rc -ne 0 ] || [ "$codes" != "200 200 200 404" ] || grep -q "ThreadSanitizer" "$TMP/tsan.log"; then
+		not_ok "ThreadSanitizer: the HTTP server under a flood, evictions, 503s, deadlines, SIGTERM" \
+			"rc $rc, codes $codes: $(grep -m3 -A3 'WARNING: ThreadSanitizer' "$TMP/tsan.log")"
+	else
+		ok "ThreadSanitizer: the HTTP server under a flood, evictions, 503s, deadlines, SIGTERM: clean"
+	fi
+else
+	not_ok "ThreadSanitizer: the daemon starts" "$(grep -v libbpf "$TMP/tsan.log" | tail -3)"
+fi
+
 # cuprobe capture against a server that is not the daemon.
 fake() { # BODY: a fake daemon answering 200 with BODY; its port in FPORT
 	[ -n "$FAKE" ] && kill "$FAKE" 2>/dev/null && wait "$FAKE" 2>/dev/null

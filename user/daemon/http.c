@@ -555,7 +555,8 @@ static void take(struct http *h, int fd, const struct sockaddr_storage *a, sockl
 	}
 }
 
-static void accept_all(struct http *h)
+/* 0, or -errno of a failed accept other than "none left" (EMFILE: out of fds). */
+static int accept_all(struct http *h)
 {
 	for (int i = 0; i < 2 * HTTP_MAX_CONNS; i++) {
 		struct sockaddr_storage a = {};
@@ -563,9 +564,10 @@ static void accept_all(struct http *h)
 		int fd = accept4(h->lfd, (struct sockaddr *)&a, &alen, SOCK_CLOEXEC);
 
 		if (fd < 0)
-			return;
+			return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -errno;
 		take(h, fd, &a, alen);
 	}
+	return 0;
 }
 
 /*
@@ -611,18 +613,20 @@ static void *acceptor(void *arg)
 {
 	struct http *h = arg;
 	struct pollfd pfd[2 + HTTP_LINGERS];
+	uint64_t paused = 0;
 
 	for (;;) {
 		pfd[0] = (struct pollfd){ .fd = h->wake, .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = h->lfd, .events = POLLIN };
+		/* After a failed accept (out of fds), the backlog waits a sweep's time. */
+		pfd[1] = (struct pollfd){ .fd = now_ns() < paused ? -1 : h->lfd, .events = POLLIN };
 		for (int i = 0; i < HTTP_LINGERS; i++)
 			pfd[2 + i] = (struct pollfd){ .fd = h->lingers[i].fd, .events = POLLIN };
 		if (poll(pfd, 2 + HTTP_LINGERS, 100) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents)
 			break;
-		if (pfd[1].revents)
-			accept_all(h);
+		if (pfd[1].revents && accept_all(h))
+			paused = now_ns() + 100 * MS;
 		linger_serve(h, pfd + 2, now_ns());
 		sweep(h, now_ns());
 	}
