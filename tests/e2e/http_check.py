@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Socket clients for tests/e2e/test_http.sh.
 
-hold PORT FROM COUNT READY REPORT [--trickle] [--line]: opens COUNT connections
-  from address FROM that never finish their request (with --line: a request
-  line, then nothing; with --trickle: a header line every second, slowloris),
-  touches READY once all are connected, and writes REPORT (JSON) once the
-  server closed them all or after 15 s: per connection, the seconds from its
-  connect to its close, None if still open, and the first line it read.
+hold PORT READY REPORT GROUP...: GROUP is NAME=FROM:COUNT[:silent|:line|:trickle],
+  COUNT connections from address FROM that never finish their request (silent:
+  nothing sent; line: a request line, then nothing; trickle: a header line
+  every second, slowloris), opened in the order given. Touches READY once all
+  are connected, and writes REPORT (JSON) once the server closed them all or
+  after 15 s: per group, per connection, the seconds from its connect to its
+  close (None if still open) and the first line it read.
 ask PORT FROM REQUEST: one request (Python escapes in REQUEST), prints the
   status line and the seconds it took (the answer read to its end).
 serve PORT_FILE BODY: an HTTP server on loopback answering every request 200
@@ -28,13 +29,17 @@ def connect(port, src):
     return s
 
 
-def hold(port, src, count, ready, report, trickle, line):
+def hold(port, ready, report, *groups):
     socks = []
-    for _ in range(int(count)):
-        s = connect(int(port), src)
-        if line or trickle:
-            s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
-        socks.append({"s": s, "t0": time.monotonic(), "closed": None, "read": b""})
+    for g in groups:
+        name, spec = g.split("=")
+        src, count, kind = (spec.split(":") + ["silent"])[:3]
+        for _ in range(int(count)):
+            s = connect(int(port), src)
+            if kind != "silent":
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+            socks.append({"s": s, "t0": time.monotonic(), "closed": None, "read": b"",
+                          "group": name, "trickle": kind == "trickle"})
     open(ready, "w").close()
     end = time.monotonic() + 15
     next_line = time.monotonic() + 1
@@ -51,15 +56,17 @@ def hold(port, src, count, ready, report, trickle, line):
                 c["read"] += data
                 if not data:
                     c["closed"] = now - c["t0"]
-        if trickle and now >= next_line:
+        if now >= next_line:
             next_line = now + 1
-            for c in live:
+            for c in (c for c in live if c["trickle"]):
                 try:
                     c["s"].sendall(b"X-Slow: 1\r\n")
                 except OSError:
                     pass
-    out = [{"closed": c["closed"], "first": c["read"].split(b"\r\n")[0].decode(errors="replace")}
-           for c in socks]
+    out = {}
+    for c in socks:
+        out.setdefault(c["group"], []).append(
+            {"closed": c["closed"], "first": c["read"].split(b"\r\n")[0].decode(errors="replace")})
     with open(report + ".tmp", "w") as f:
         json.dump(out, f)
     os.rename(report + ".tmp", report)
@@ -106,7 +113,7 @@ def serve(port_file, body):
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "hold":
-        hold(*args[:5], trickle="--trickle" in args, line="--line" in args)
+        hold(*args)
     elif cmd == "ask":
         ask(*args)
     elif cmd == "serve":

@@ -63,23 +63,25 @@ fast() {
 	python3 -c "import sys; c, t = '$got'.split(); sys.exit(0 if c == '$want' and float(t) < $secs else 'HTTP %s in %s s' % (c, t))"
 }
 
-# hold NAME FROM COUNT [--line|--trickle]: COUNT unfinished requests from FROM, in
+# hold NAME GROUP...: unfinished requests (http_check.py hold), opened by one process in
 # the background; waits until they are connected. Their report: $TMP/NAME.json.
 hold() {
 	local name=$1
-	$HC hold "$PORT" "$2" "$3" "$TMP/$name.ready" "$TMP/$name.json" "${@:4}" &
+	shift
+	$HC hold "$PORT" "$TMP/$name.ready" "$TMP/$name.json" "$@" &
 	wait_for "$TMP/$name.ready" 10
 }
 
-# closed NAME MIN MAX [N]: every connection of NAME that was let in (not answered 503
-# at once; N of them at least) was closed by the server MIN to MAX s after its connect.
+# closed REPORT GROUP MIN MAX [N]: every connection of GROUP that was let in (not
+# answered 503 at once; N of them at least) was closed by the server MIN to MAX s
+# after its connect.
 closed() {
 	wait_for "$TMP/$1.json" 20 && python3 -c "
 import json, sys
-r = json.load(open('$TMP/$1.json'))
+r = json.load(open('$TMP/$1.json'))['$2']
 c = [x['closed'] for x in r if not x['first'].startswith('HTTP/1.1 503')]
-bad = [x for x in c if x is None or not $2 <= x <= $3]
-sys.exit('closed after %s s' % sorted(c, key=lambda x: x or 99) if bad or len(c) < ${4:-16} else 0)"
+bad = [x for x in c if x is None or not $3 <= x <= $4]
+sys.exit('closed after %s s' % sorted(c, key=lambda x: x or 99) if bad or len(c) < ${5:-16} else 0)"
 }
 
 PORT=$(free_port)
@@ -110,11 +112,11 @@ CAP=$!
 
 # The pool filled: 48 half-open sockets (16 silent, 32 with a request line) and 16
 # slowloris clients, from 4 addresses (16 each, the per-address bound).
+# The capture's connection is in first (it holds a slot: the 16th slowloris is the 65th).
+until_true 10 test "$(ss -tnH state established "( dport = :$PORT )" | wc -l)" -ge 1
 T0=$(date +%s.%N)
-hold silent 127.0.0.2 16
-hold line3 127.0.0.3 16 --line
-hold line4 127.0.0.4 16 --line
-hold slow 127.0.0.5 16 --trickle
+hold flood silent=127.0.0.2:16 line3=127.0.0.3:16:line line4=127.0.0.4:16:line \
+	slow=127.0.0.5:16:trickle
 got=$($HC ask "$PORT" 127.0.0.6 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
 case "$got" in
 "HTTP/1.1 503 "*) ok "past 64 connections (none waiting 1 s yet): an HTTP 503 answer" ;;
@@ -125,10 +127,9 @@ sleep "$(python3 -c "print(max(0, 1.1 - ($(date +%s.%N) - $T0)))")"
 expect "pool full of slow clients: /healthz answers 200 within 2 s" fast 200 2 "$U/healthz"
 expect "pool full of slow clients: /metrics answers 200 within 2 s" fast 200 2 "$U/metrics"
 expect "pool full of slow clients: HEAD /healthz answers 200" fast 200 2 -I "$U/healthz"
-# (The capture holds a slot: one slowloris client may have been the 65th, and read 503.)
-expect "slowloris (a header line a second): closed 5 to 7 s after its connect" closed slow 4.9 7 15
-expect "half-open sockets with a request line: closed by 7 s" closed line4 0 7
-expect "silent sockets: closed by 7 s" closed silent 0 7
+expect "slowloris (a header line a second): closed 5 to 7 s after its connect" closed flood slow 4.9 7 15
+expect "half-open sockets with a request line: closed by 7 s" closed flood line4 0 7
+expect "silent sockets: closed by 7 s" closed flood silent 0 7
 expect "after the flood, /healthz answers" fast 200 2 "$U/healthz"
 
 # The capture was asked before the flood, takes longer than the deadline, and is answered.
@@ -139,11 +140,10 @@ expect "a capture that took longer than the request deadline is answered (rc $rc
 import json, sys
 a = json.load(open('$TMP/cap.json'))
 sys.exit(0 if $rc == 0 and $secs > 5 and a['pid'] == $WL and a['trace'] else 'answer %s: $(head -c 200 "$TMP/cap.err")' % a)"
-kill -KILL $WL 2>/dev/null
-wait $WL 2>/dev/null
+{ kill -KILL $WL && wait $WL; } 2>/dev/null
 
 # One address: 16 connections at most; the 17th reads 503 while another address gets in.
-hold one 127.0.0.7 16 --line
+hold one one=127.0.0.7:16:line
 got=$($HC ask "$PORT" 127.0.0.7 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
 case "$got" in
 "HTTP/1.1 503 "*) ok "per address: the 17th connection from 127.0.0.7 reads 503" ;;
@@ -189,12 +189,11 @@ TSAN_OPTIONS=halt_on_error=0:exitcode=66 "$TSAN" daemon -c "$TMP/d.conf" -l "127
 DPID=$!
 if until_true 120 grep -q "listening on" "$TMP/tsan.log"; then
 	rm -f "$TMP"/*.ready "$TMP"/*.json
-	hold t2 127.0.0.2 16 && hold t3 127.0.0.3 16 --line && hold t4 127.0.0.4 16 --trickle &&
-		hold t5 127.0.0.5 20 --line
+	hold tflood a=127.0.0.2:16 b=127.0.0.3:16:line c=127.0.0.4:16:trickle d=127.0.0.5:20:line
 	sleep 1.1
 	codes=$(for p in healthz metrics healthz; do curl -s -m 5 -o /dev/null -w '%{http_code} ' "$U/$p"; done)
 	codes+=$(curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST "$U/capture?pid=1&steps=2")
-	wait_for "$TMP/t5.json" 20
+	wait_for "$TMP/tflood.json" 20
 	kill -TERM $DPID
 	wait $DPID
 	rc=$?
