@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -105,6 +106,38 @@ static char *exchange(int fd, const char *req)
 	return buf;
 }
 
+/*
+ * A capture's answer is one JSON object naming the trace; anything else (a
+ * proxy's page, another server on the port) is not taken for one. 0 or -EINVAL.
+ */
+static int check_answer(const char *addr, const char *body)
+{
+	static const char *const keys[] = { "pid", "dir", "trace", "result" };
+	json_error_t jerr;
+	json_t *j = json_loads(body, JSON_REJECT_DUPLICATES, &jerr);
+	int rc = 0;
+
+	if (!j || !json_is_object(j)) {
+		fprintf(stderr, "cuprobe capture: the daemon at %s answered 200, but not with a JSON "
+			"object (%s%.60s): is a cuprobe daemon listening there?\n", addr,
+			j ? "" : jerr.text, j ? "not an object" : "");
+		json_decref(j);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && !rc; i++) {
+		json_t *v = json_object_get(j, keys[i]);
+
+		if (!v || (i == 0 ? !json_is_integer(v) : !json_is_string(v))) {
+			fprintf(stderr, "cuprobe capture: the daemon at %s answered 200, but its JSON "
+				"lacks \"%s\" (%s): is the daemon a different cuprobe version?\n",
+				addr, keys[i], i == 0 ? "an integer" : "a string");
+			rc = -EINVAL;
+		}
+	}
+	json_decref(j);
+	return rc;
+}
+
 int capture_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -147,6 +180,10 @@ int capture_main(int argc, char **argv)
 	}
 	body = strstr(ans, "\r\n\r\n");
 	body = body ? body + 4 : "";
+	if (status == 200 && check_answer(addr, body)) {
+		free(ans);
+		return 1;
+	}
 	fputs(body, status == 200 ? stdout : stderr);
 	free(ans);
 	return status == 200 ? 0 : 1;

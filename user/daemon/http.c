@@ -1,8 +1,16 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Three threads touch a connection: the accept thread (admits it, or answers
+ * 503 itself; closes it at its deadline), libmicrohttpd's polling thread
+ * (reads the request, queues the answer) and the daemon's (answers). Their
+ * shared state, the slots and the queue, is behind h->mu, which is never held
+ * while calling into libmicrohttpd.
+ */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -10,39 +18,113 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include "http.h"
 
+/* Connections at once, and from one client address (IP, any port). */
+#define HTTP_MAX_CONNS 64
+#define HTTP_MAX_PER_ADDR 16
+/* A request's headers and body must be in this long after the accept. */
+#define HTTP_REQUEST_S 5
+/* An answer must be sent this long after it is ready. */
+#define HTTP_SEND_S 10
+/* Past a limit, a connection waiting this long for its request makes room. */
+#define HTTP_EVICT_MS 1000
+/* No endpoint takes a body: a few bytes of form at most. */
+#define HTTP_MAX_BODY 4096
+/* Slots: closed connections stay in theirs until libmicrohttpd reaps them. */
+#define HTTP_SLOTS (2 * HTTP_MAX_CONNS)
+/* 503s sent, kept open (reading and dropping) so that the client reads them. */
+#define HTTP_LINGERS 32
+#define HTTP_LINGER_MS 1000
+#define MS 1000000ull
+
+enum slot_state {
+	SLOT_FREE,
+	SLOT_ADDING,		/* accepted, not yet libmicrohttpd's */
+	SLOT_WAITING,		/* for its request: the deadline runs */
+	SLOT_BUSY,		/* its request is the daemon's: no deadline */
+	SLOT_SENDING,		/* its answer goes out: the send deadline runs */
+};
+
+struct slot {
+	enum slot_state state;
+	bool shut;		/* closed by us, libmicrohttpd has yet to see it */
+	int fd;
+	struct sockaddr_storage addr;
+	uint64_t since;		/* accept, or answer (CLOCK_MONOTONIC ns) */
+};
+
+struct lingering {
+	int fd;			/* -1: none */
+	uint64_t until;
+};
+
 struct http {
 	struct MHD_Daemon *mhd;
 	int lfd;
 	int efd;			/* readable while the queue holds requests */
-	pthread_mutex_t mu;		/* the queue and closing, nothing else */
+	int wake;			/* the accept thread stops when readable */
+	pthread_t acceptor;
+	bool acceptor_on;
+	pthread_mutex_t mu;		/* the queue, closing and slots */
 	struct dreq *head, *tail;
 	bool closing;
+	struct slot slots[HTTP_SLOTS];
+	struct lingering lingers[HTTP_LINGERS];	/* the accept thread's own */
 	atomic_ulong refused;
 };
 
-/* Connections at once; each waits for the daemon's answer in its own thread. */
-#define HTTP_MAX_CONNS 32
-#define HTTP_TIMEOUT_S 30
-
 static const char TEXT[] = "text/plain; charset=utf-8";
 static const char PROM[] = "text/plain; version=0.0.4; charset=utf-8";
-static int marker;
+static const char USAGE[] = "cuprobe daemon: GET /metrics, POST "
+			    "/capture?pid=PID&steps=N[&mode=bpf|cupti]\n";
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 * MS + (uint64_t)ts.tv_nsec;
+}
+
+/* The client's IP, port aside. */
+static bool same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	const struct sockaddr_in *a4 = (const void *)a, *b4 = (const void *)b;
+	const struct sockaddr_in6 *a6 = (const void *)a, *b6 = (const void *)b;
+
+	if (a->ss_family != b->ss_family)
+		return false;
+	if (a->ss_family == AF_INET)
+		return a4->sin_addr.s_addr == b4->sin_addr.s_addr;
+	if (a->ss_family == AF_INET6)
+		return !memcmp(&a6->sin6_addr, &b6->sin6_addr, sizeof(a6->sin6_addr));
+	return true;
+}
+
+/* ---- the daemon's side: the queue and the answers ---- */
 
 void http__answer(struct dreq *r, unsigned int status, const char *ctype, char *body, size_t len)
 {
-	pthread_mutex_lock(&r->mu);
+	struct http *h = r->h;
+	struct slot *s = r->slot;
+
+	pthread_mutex_lock(&h->mu);
 	r->status = status;
 	r->ctype = ctype ? ctype : (status == 200 && r->kind == DREQ_METRICS ? PROM : TEXT);
 	r->body = body;
 	r->len = len;
 	r->answered = true;
-	pthread_cond_signal(&r->cv);
-	pthread_mutex_unlock(&r->mu);
+	if (s) {
+		s->state = SLOT_SENDING;
+		s->since = now_ns();
+	}
+	pthread_mutex_unlock(&h->mu);
+	MHD_resume_connection(r->conn);
 }
 
 void http__answer_text(struct dreq *r, unsigned int status, const char *fmt, ...)
@@ -57,222 +139,6 @@ void http__answer_text(struct dreq *r, unsigned int status, const char *fmt, ...
 	if (n < 0)
 		body = NULL, n = 0;
 	http__answer(r, status, TEXT, body, (size_t)n);
-}
-
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *ctype,
-			     char *body, size_t len)
-{
-	struct MHD_Response *resp;
-	enum MHD_Result ret;
-
-	resp = MHD_create_response_from_buffer(len, body ? body : (void *)"", body ?
-					       MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-	if (!resp) {
-		free(body);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, "Content-Type", ctype);
-	ret = MHD_queue_response(c, status, resp);
-	MHD_destroy_response(resp);
-	return ret;
-}
-
-static enum MHD_Result refuse(struct http *h, struct MHD_Connection *c, unsigned int status,
-			      const char *fmt, ...)
-{
-	char *body = NULL;
-	va_list ap;
-	int n;
-
-	atomic_fetch_add(&h->refused, 1);
-	va_start(ap, fmt);
-	n = vasprintf(&body, fmt, ap);
-	va_end(ap);
-	return reply(c, status, TEXT, n < 0 ? NULL : body, n < 0 ? 0 : (size_t)n);
-}
-
-/* Queues r for the daemon and waits for its answer; false when the server is closing. */
-static bool ask(struct http *h, struct dreq *r)
-{
-	uint64_t one = 1;
-	bool ok;
-
-	pthread_mutex_lock(&h->mu);
-	ok = !h->closing;
-	if (ok) {
-		r->next = NULL;
-		if (h->tail)
-			h->tail->next = r;
-		else
-			h->head = r;
-		h->tail = r;
-		if (write(h->efd, &one, sizeof(one)) != sizeof(one))
-			abort();
-	}
-	pthread_mutex_unlock(&h->mu);
-	if (!ok)
-		return false;
-	pthread_mutex_lock(&r->mu);
-	while (!r->answered)
-		pthread_cond_wait(&r->cv, &r->mu);
-	pthread_mutex_unlock(&r->mu);
-	return true;
-}
-
-static enum MHD_Result serve(struct http *h, struct MHD_Connection *c, struct dreq *r)
-{
-	bool asked;
-
-	pthread_mutex_init(&r->mu, NULL);
-	pthread_cond_init(&r->cv, NULL);
-	asked = ask(h, r);
-	pthread_cond_destroy(&r->cv);
-	pthread_mutex_destroy(&r->mu);
-	if (!asked)
-		return refuse(h, c, 503, "cuprobe daemon: shutting down\n");
-	if (r->status >= 400)
-		atomic_fetch_add(&h->refused, 1);
-	return reply(c, r->status, r->ctype, r->body, r->len);
-}
-
-/* pid, steps and mode of /capture, checked here so that the daemon gets sane numbers. */
-static enum MHD_Result capture(struct http *h, struct MHD_Connection *c, struct dreq *r)
-{
-	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
-	const char *steps = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "steps");
-	const char *mode = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode");
-	char *end;
-	long v;
-
-	if (!pid || !steps)
-		return refuse(h, c, 400, "capture: give pid and steps: POST /capture?pid=PID&steps=N"
-			      "[&mode=bpf|cupti]\n");
-	errno = 0;
-	v = strtol(pid, &end, 10);
-	if (errno || end == pid || *end || v <= 0 || v > INT32_MAX)
-		return refuse(h, c, 400, "capture: pid '%s' is not a process id\n", pid);
-	r->pid = (pid_t)v;
-	v = strtol(steps, &end, 10);
-	if (errno || end == steps || *end || v < 1 || v > 10000)
-		return refuse(h, c, 400, "capture: steps '%s' is not a number from 1 to 10000\n",
-			      steps);
-	r->steps = (uint32_t)v;
-	if (mode && strcmp(mode, "bpf") && strcmp(mode, "cupti"))
-		return refuse(h, c, 400, "capture: mode '%s' is not bpf or cupti\n", mode);
-	snprintf(r->mode, sizeof(r->mode), "%s", mode ? mode : "");
-	r->kind = DREQ_CAPTURE;
-	return serve(h, c, r);
-}
-
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
-			      const char *method, const char *version, const char *upload,
-			      size_t *upload_size, void **con_cls)
-{
-	struct http *h = cls;
-	struct dreq r = {};
-
-	(void)version;
-	(void)upload;
-	/* The first call only sees the headers; a body, if any, is read and ignored. */
-	if (!*con_cls) {
-		*con_cls = &marker;
-		return MHD_YES;
-	}
-	if (*upload_size) {
-		*upload_size = 0;
-		return MHD_YES;
-	}
-	if (!strcmp(url, "/metrics")) {
-		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-			return refuse(h, c, 405, "/metrics: use GET\n");
-		r.kind = DREQ_METRICS;
-		return serve(h, c, &r);
-	}
-	if (!strcmp(url, "/capture")) {
-		if (strcmp(method, "POST"))
-			return refuse(h, c, 405, "/capture: use POST /capture?pid=PID&steps=N\n");
-		return capture(h, c, &r);
-	}
-	if (!strcmp(url, "/") || !strcmp(url, "/healthz"))
-		return reply(c, 200, TEXT, strdup("cuprobe daemon: GET /metrics, POST "
-						  "/capture?pid=PID&steps=N[&mode=bpf|cupti]\n"),
-			     strlen("cuprobe daemon: GET /metrics, POST "
-				    "/capture?pid=PID&steps=N[&mode=bpf|cupti]\n"));
-	return refuse(h, c, 404, "%s: not found (GET /metrics, POST /capture)\n", url);
-}
-
-/* The listening socket is ours, so that a port in use is said plainly. */
-static int listen_on(const char *addr, char *err, size_t len)
-{
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
-	char host[128];
-	const char *colon = strrchr(addr, ':');
-	struct addrinfo *ai;
-	int fd, one = 1, rc;
-
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
-	/* [::1]:9464 */
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
-		memmove(host, host + 1, strlen(host));
-		host[strlen(host) - 1] = '\0';
-	}
-	rc = getaddrinfo(host, colon + 1, &hints, &ai);
-	if (rc) {
-		snprintf(err, len, "--listen %s: '%s' is not a numeric address (%s)", addr, host,
-			 gai_strerror(rc));
-		return -EINVAL;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0)
-		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 64)) {
-		rc = -errno;
-		snprintf(err, len, "cannot listen on %s: %s%s", addr, strerror(-rc),
-			 rc == -EADDRINUSE ? " (another program has the port: stop it, or give "
-					     "another with --listen ADDR:PORT)" : "");
-		if (fd >= 0)
-			close(fd);
-		freeaddrinfo(ai);
-		return rc;
-	}
-	freeaddrinfo(ai);
-	return fd;
-}
-
-struct http *http__start(const char *addr, char *err, size_t len)
-{
-	struct http *h = calloc(1, sizeof(*h));
-	int rc;
-
-	if (!h)
-		return NULL;
-	pthread_mutex_init(&h->mu, NULL);
-	h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	h->lfd = listen_on(addr, err, len);
-	if (h->efd < 0 || h->lfd < 0) {
-		rc = h->lfd < 0 ? h->lfd : -errno;
-		goto fail;
-	}
-	h->mhd = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
-				  0, NULL, NULL, handle, h, MHD_OPTION_LISTEN_SOCKET, h->lfd,
-				  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_MAX_CONNS,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_TIMEOUT_S,
-				  MHD_OPTION_END);
-	if (!h->mhd) {
-		rc = -EIO;
-		snprintf(err, len, "cannot start the HTTP server on %s (libmicrohttpd)", addr);
-		goto fail;
-	}
-	return h;
-fail:
-	if (h->lfd >= 0)
-		close(h->lfd);
-	if (h->efd >= 0)
-		close(h->efd);
-	free(h);
-	errno = -rc;
-	return NULL;
 }
 
 int http__fd(const struct http *h)
@@ -303,8 +169,574 @@ uint64_t http__refused(const struct http *h)
 	return atomic_load(&((struct http *)h)->refused);
 }
 
+/* ---- libmicrohttpd's thread: requests ---- */
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *ctype,
+			     char *body, size_t len, const char *allow)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(len, body ? body : (void *)"", body ?
+					       MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", ctype);
+	/* One request a connection: its deadline counts from the accept. */
+	MHD_add_response_header(resp, "Connection", "close");
+	if (allow)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
+	ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result refuse_allow(struct http *h, struct MHD_Connection *c, unsigned int status,
+				    const char *allow, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static enum MHD_Result refuse_allow(struct http *h, struct MHD_Connection *c, unsigned int status,
+				    const char *allow, const char *fmt, ...)
+{
+	char *body = NULL;
+	va_list ap;
+	int n;
+
+	atomic_fetch_add(&h->refused, 1);
+	va_start(ap, fmt);
+	n = vasprintf(&body, fmt, ap);
+	va_end(ap);
+	return reply(c, status, TEXT, n < 0 ? NULL : body, n < 0 ? 0 : (size_t)n, allow);
+}
+
+#define refuse(h, c, status, ...) refuse_allow(h, c, status, NULL, __VA_ARGS__)
+
+/*
+ * Queues r for the daemon, its connection suspended until http__answer
+ * resumes it; when the server is closing, r answers itself (503).
+ */
+static enum MHD_Result ask(struct http *h, struct MHD_Connection *c, struct dreq *r)
+{
+	struct slot *s = r->slot;
+	uint64_t one = 1;
+	bool closing;
+
+	r->h = h;
+	r->conn = c;
+	MHD_suspend_connection(c);
+	pthread_mutex_lock(&h->mu);
+	closing = h->closing;
+	r->queued = true;
+	if (!closing) {
+		if (s)
+			s->state = SLOT_BUSY;
+		r->next = NULL;
+		if (h->tail)
+			h->tail->next = r;
+		else
+			h->head = r;
+		h->tail = r;
+		if (write(h->efd, &one, sizeof(one)) != sizeof(one))
+			abort();
+	}
+	pthread_mutex_unlock(&h->mu);
+	if (closing)
+		http__answer_text(r, 503, "cuprobe daemon: shutting down\n");
+	return MHD_YES;
+}
+
+/* The daemon's answer, once it resumed the connection. */
+static enum MHD_Result answered(struct http *h, struct MHD_Connection *c, struct dreq *r)
+{
+	char *body;
+	bool ready;
+
+	pthread_mutex_lock(&h->mu);
+	ready = r->answered;
+	body = r->body;
+	r->body = NULL;
+	pthread_mutex_unlock(&h->mu);
+	if (!ready)
+		return MHD_YES;
+	if (r->status >= 400)
+		atomic_fetch_add(&h->refused, 1);
+	return reply(c, r->status, r->ctype, body, r->len, NULL);
+}
+
+/*
+ * A query argument that is plain decimal: digits only (no sign, space or NUL),
+ * no leading zero, at most max. -EINVAL otherwise.
+ */
+static int arg_uint(struct MHD_Connection *c, const char *key, long max, long *v)
+{
+	const char *s = NULL;
+	size_t n = 0;
+
+	if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND, key, strlen(key), &s, &n) !=
+	    MHD_YES || !s)
+		return -ENOENT;
+	if (!n || n > 10 || strspn(s, "0123456789") != n || (s[0] == '0' && n > 1))
+		return -EINVAL;
+	*v = strtol(s, NULL, 10);
+	return *v <= max ? 0 : -EINVAL;
+}
+
+/* pid, steps and mode of /capture, checked here so that the daemon gets sane numbers. */
+static enum MHD_Result capture(struct http *h, struct MHD_Connection *c, struct dreq *r)
+{
+	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
+	const char *steps = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "steps");
+	const char *mode = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode");
+	long v;
+
+	if (!pid || !steps)
+		return refuse(h, c, 400, "capture: give pid and steps: POST /capture?pid=PID&steps=N"
+			      "[&mode=bpf|cupti]\n");
+	if (arg_uint(c, "pid", INT32_MAX, &v) || v < 1)
+		return refuse(h, c, 400, "capture: pid '%s' is not a process id (plain decimal "
+			      "digits)\n", pid);
+	r->pid = (pid_t)v;
+	if (arg_uint(c, "steps", 10000, &v) || v < 1)
+		return refuse(h, c, 400, "capture: steps '%s' is not a number from 1 to 10000 "
+			      "(plain decimal digits)\n", steps);
+	r->steps = (uint32_t)v;
+	if (mode && strcmp(mode, "bpf") && strcmp(mode, "cupti"))
+		return refuse(h, c, 400, "capture: mode '%s' is not bpf or cupti\n", mode);
+	snprintf(r->mode, sizeof(r->mode), "%s", mode ? mode : "");
+	r->kind = DREQ_CAPTURE;
+	return ask(h, c, r);
+}
+
+/* The whole request is in: to the daemon, or refused. */
+static enum MHD_Result route(struct http *h, struct MHD_Connection *c, const char *url,
+			     const char *method, struct dreq *r)
+{
+	if (!strcmp(url, "/metrics")) {
+		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+			return refuse_allow(h, c, 405, "GET, HEAD", "/metrics: use GET\n");
+		r->kind = DREQ_METRICS;
+		return ask(h, c, r);
+	}
+	if (!strcmp(url, "/capture")) {
+		if (strcmp(method, "POST"))
+			return refuse_allow(h, c, 405, "POST", "/capture: use POST "
+					    "/capture?pid=PID&steps=N\n");
+		return capture(h, c, r);
+	}
+	return refuse(h, c, 404, "%s: not found (GET /metrics, POST /capture)\n", url);
+}
+
+static struct slot *slot_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/*
+ * The headers are in. /healthz is answered at once, by this thread alone (a
+ * readiness probe that the daemon's thread cannot delay); a body announced
+ * too large is refused before it is read.
+ */
+static enum MHD_Result headers(struct http *h, struct MHD_Connection *c, const char *url,
+			       const char *method, void **con_cls)
+{
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	struct dreq *r;
+
+	if (!strcmp(url, "/") || !strcmp(url, "/healthz")) {
+		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+			return refuse_allow(h, c, 405, "GET, HEAD", "%s: use GET\n", url);
+		return reply(c, 200, TEXT, strdup(USAGE), strlen(USAGE), NULL);
+	}
+	if (cl && strtoull(cl, NULL, 10) > HTTP_MAX_BODY)
+		return refuse(h, c, 413, "%s: a body of %s bytes is more than %d: this API takes "
+			      "its arguments in the URL\n", url, cl, HTTP_MAX_BODY);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return MHD_NO;
+	r->slot = slot_of(c);
+	*con_cls = r;
+	return MHD_YES;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_size, void **con_cls)
+{
+	struct http *h = cls;
+	struct dreq *r = *con_cls;
+
+	(void)version;
+	(void)upload;
+	if (!r)
+		return headers(h, c, url, method, con_cls);
+	if (*upload_size) {
+		/* A body sent without its length (chunked) and too long: the connection goes. */
+		r->body_in += *upload_size;
+		*upload_size = 0;
+		return r->body_in > HTTP_MAX_BODY ? MHD_NO : MHD_YES;
+	}
+	if (r->queued)
+		return answered(h, c, r);
+	return route(h, c, url, method, r);
+}
+
+/* The request is over (answered, or its connection gone): its dreq goes. */
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct dreq *r = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (r) {
+		free(r->body);
+		free(r);
+	}
+	*con_cls = NULL;
+}
+
+/* A connection becomes libmicrohttpd's (its slot waits for a request), or is gone. */
+static void notified(void *cls, struct MHD_Connection *c, void **socket_context,
+		     enum MHD_ConnectionNotificationCode code)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct http *h = cls;
+	struct slot *s = *socket_context;
+
+	pthread_mutex_lock(&h->mu);
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED && s) {
+		s->state = SLOT_FREE;
+		*socket_context = NULL;
+	} else if (code == MHD_CONNECTION_NOTIFY_STARTED &&
+		   (ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD))) {
+		for (int i = 0; i < HTTP_SLOTS; i++) {
+			s = &h->slots[i];
+			if (s->state == SLOT_ADDING && s->fd == ci->connect_fd) {
+				s->state = SLOT_WAITING;
+				*socket_context = s;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* ---- the accept thread: limits, deadlines, 503s ---- */
+
+/* Keeps fd open a while (reading what comes) so that the client reads the 503. */
+static void linger_add(struct http *h, int fd, uint64_t now)
+{
+	struct lingering *l = &h->lingers[0];
+
+	for (int i = 0; i < HTTP_LINGERS; i++) {
+		if (h->lingers[i].fd < 0) {
+			l = &h->lingers[i];
+			break;
+		}
+		if (h->lingers[i].until < l->until)
+			l = &h->lingers[i];
+	}
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = fd;
+	l->until = now + HTTP_LINGER_MS * MS;
+}
+
+/* Answers 503 on a connection we do not take, and closes it once the client read it. */
+static void turn_away(struct http *h, int fd, const char *why, uint64_t now)
+{
+	char msg[512];
+	int n;
+
+	atomic_fetch_add(&h->refused, 1);
+	n = snprintf(msg, sizeof(msg), "HTTP/1.1 503 Service Unavailable\r\n"
+		     "Content-Type: %s\r\nContent-Length: %zu\r\nRetry-After: 1\r\n"
+		     "Connection: close\r\n\r\n%s", TEXT, strlen(why), why);
+	if (send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		close(fd);
+		return;
+	}
+	shutdown(fd, SHUT_WR);
+	linger_add(h, fd, now);
+}
+
+static void shut(struct slot *s)
+{
+	shutdown(s->fd, SHUT_RDWR);
+	s->shut = true;
+}
+
+/* The live connection (of host a, or any) that has waited longest for its request. */
+static struct slot *oldest_waiting(struct http *h, const struct sockaddr_storage *a)
+{
+	struct slot *best = NULL;
+
+	for (int i = 0; i < HTTP_SLOTS; i++) {
+		struct slot *s = &h->slots[i];
+
+		if (s->state != SLOT_WAITING || s->shut || (a && !same_host(&s->addr, a)))
+			continue;
+		if (!best || s->since < best->since)
+			best = s;
+	}
+	return best;
+}
+
+/*
+ * Room for a connection from a: a free slot, and both limits kept, if need be
+ * by closing the connection that has waited longest (HTTP_EVICT_MS at least).
+ * NULL and why (the 503's body) when there is none. Under h->mu.
+ */
+static struct slot *room(struct http *h, const struct sockaddr_storage *a, uint64_t now,
+			 const char **why)
+{
+	struct slot *free_slot = NULL, *victim = NULL;
+	int live = 0, mine = 0;
+
+	for (int i = 0; i < HTTP_SLOTS; i++) {
+		struct slot *s = &h->slots[i];
+
+		if (s->state == SLOT_FREE) {
+			free_slot = free_slot ? free_slot : s;
+			continue;
+		}
+		if (s->shut)
+			continue;
+		live++;
+		mine += same_host(&s->addr, a);
+	}
+	if (mine >= HTTP_MAX_PER_ADDR) {
+		victim = oldest_waiting(h, a);
+		*why = "cuprobe daemon: too many connections from your address: try again\n";
+	} else if (live >= HTTP_MAX_CONNS) {
+		victim = oldest_waiting(h, NULL);
+		*why = "cuprobe daemon: too many connections: try again\n";
+	} else if (free_slot) {
+		return free_slot;
+	} else {
+		*why = "cuprobe daemon: too many connections closing: try again\n";
+		return NULL;
+	}
+	if (!victim || now - victim->since < HTTP_EVICT_MS * MS)
+		return NULL;
+	shut(victim);
+	return free_slot;
+}
+
+/* Takes one connection: to libmicrohttpd, or turned away with 503. */
+static void take(struct http *h, int fd, const struct sockaddr_storage *a, socklen_t alen)
+{
+	uint64_t now = now_ns();
+	const char *why = "cuprobe daemon: too many connections closing: try again\n";
+	struct slot *s;
+
+	pthread_mutex_lock(&h->mu);
+	s = room(h, a, now, &why);
+	if (s) {
+		*s = (struct slot){ .state = SLOT_ADDING, .fd = fd, .addr = *a, .since = now };
+	}
+	pthread_mutex_unlock(&h->mu);
+	if (!s) {
+		turn_away(h, fd, why, now);
+		return;
+	}
+	if (MHD_add_connection(h->mhd, fd, (const struct sockaddr *)a, alen) != MHD_YES) {
+		/* libmicrohttpd closed fd; notified() may have freed the slot already. */
+		pthread_mutex_lock(&h->mu);
+		if (s->state == SLOT_ADDING && s->fd == fd)
+			s->state = SLOT_FREE;
+		pthread_mutex_unlock(&h->mu);
+	}
+}
+
+/* 0, or -errno of a failed accept other than "none left" (EMFILE: out of fds). */
+static int accept_all(struct http *h)
+{
+	for (int i = 0; i < 2 * HTTP_MAX_CONNS; i++) {
+		struct sockaddr_storage a = {};
+		socklen_t alen = sizeof(a);
+		int fd = accept4(h->lfd, (struct sockaddr *)&a, &alen, SOCK_CLOEXEC);
+
+		if (fd < 0)
+			return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -errno;
+		take(h, fd, &a, alen);
+	}
+	return 0;
+}
+
+/*
+ * Closes connections past their deadline: the request's (from the accept) or
+ * the answer's (from when it was ready). A request the daemon holds has none.
+ */
+static void sweep(struct http *h, uint64_t now)
+{
+	pthread_mutex_lock(&h->mu);
+	for (int i = 0; i < HTTP_SLOTS; i++) {
+		struct slot *s = &h->slots[i];
+		uint64_t age = now - s->since;
+
+		if (s->state == SLOT_ADDING && age > 2 * HTTP_REQUEST_S * 1000 * MS)
+			s->state = SLOT_FREE; /* libmicrohttpd refused it, and closed it */
+		else if (!s->shut && ((s->state == SLOT_WAITING && age >= HTTP_REQUEST_S * 1000 * MS) ||
+				      (s->state == SLOT_SENDING && age >= HTTP_SEND_S * 1000 * MS)))
+			shut(s);
+	}
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* The 503s' connections: drained of what the client sends, closed at EOF or in time. */
+static void linger_serve(struct http *h, const struct pollfd *pfd, uint64_t now)
+{
+	char buf[1024];
+
+	for (int i = 0; i < HTTP_LINGERS; i++) {
+		struct lingering *l = &h->lingers[i];
+
+		if (l->fd < 0)
+			continue;
+		ssize_t n = pfd[i].revents ? recv(l->fd, buf, sizeof(buf), MSG_DONTWAIT) : 1;
+
+		if (!n || (n < 0 && errno != EAGAIN) || now >= l->until) {
+			close(l->fd);
+			l->fd = -1;
+		}
+	}
+}
+
+static void *acceptor(void *arg)
+{
+	struct http *h = arg;
+	struct pollfd pfd[2 + HTTP_LINGERS];
+	uint64_t paused = 0;
+
+	for (;;) {
+		pfd[0] = (struct pollfd){ .fd = h->wake, .events = POLLIN };
+		/* After a failed accept (out of fds), the backlog waits a sweep's time. */
+		pfd[1] = (struct pollfd){ .fd = now_ns() < paused ? -1 : h->lfd, .events = POLLIN };
+		for (int i = 0; i < HTTP_LINGERS; i++)
+			pfd[2 + i] = (struct pollfd){ .fd = h->lingers[i].fd, .events = POLLIN };
+		if (poll(pfd, 2 + HTTP_LINGERS, 100) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents)
+			break;
+		if (pfd[1].revents && accept_all(h))
+			paused = now_ns() + 100 * MS;
+		linger_serve(h, pfd + 2, now_ns());
+		sweep(h, now_ns());
+	}
+	return NULL;
+}
+
+/* The listening socket is ours, so that a port in use is said plainly. */
+static int listen_on(const char *addr, char *err, size_t len)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
+	char host[128];
+	const char *colon = strrchr(addr, ':');
+	struct addrinfo *ai;
+	int fd, one = 1, rc;
+
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
+	/* [::1]:9464 */
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	rc = getaddrinfo(host, colon + 1, &hints, &ai);
+	if (rc) {
+		snprintf(err, len, "--listen %s: '%s' is not a numeric address (%s)", addr, host,
+			 gai_strerror(rc));
+		return -EINVAL;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 128)) {
+		rc = -errno;
+		snprintf(err, len, "cannot listen on %s: %s%s", addr, strerror(-rc),
+			 rc == -EADDRINUSE ? " (another program has the port: stop it, or give "
+					     "another with --listen ADDR:PORT)" : "");
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return rc;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
+static struct MHD_Daemon *mhd_start(struct http *h)
+{
+	/* One polling thread (epoll where there is one); connections are ours to add. */
+	return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+				MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, handle, h,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_SLOTS,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_SEND_S,
+				MHD_OPTION_NOTIFY_COMPLETED, completed, h,
+				MHD_OPTION_NOTIFY_CONNECTION, notified, h, MHD_OPTION_END);
+}
+
+static void http_free(struct http *h)
+{
+	for (int i = 0; i < HTTP_LINGERS; i++)
+		if (h->lingers[i].fd >= 0)
+			close(h->lingers[i].fd);
+	if (h->lfd >= 0)
+		close(h->lfd);
+	if (h->efd >= 0)
+		close(h->efd);
+	if (h->wake >= 0)
+		close(h->wake);
+	pthread_mutex_destroy(&h->mu);
+	free(h);
+}
+
+struct http *http__start(const char *addr, char *err, size_t len)
+{
+	struct http *h = calloc(1, sizeof(*h));
+	int rc;
+
+	if (!h)
+		return NULL;
+	pthread_mutex_init(&h->mu, NULL);
+	for (int i = 0; i < HTTP_LINGERS; i++)
+		h->lingers[i].fd = -1;
+	h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	h->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	h->lfd = listen_on(addr, err, len);
+	if (h->efd < 0 || h->wake < 0 || h->lfd < 0) {
+		rc = h->lfd < 0 ? h->lfd : -errno;
+		goto fail;
+	}
+	h->mhd = mhd_start(h);
+	if (!h->mhd) {
+		rc = -EIO;
+		snprintf(err, len, "cannot start the HTTP server on %s (libmicrohttpd)", addr);
+		goto fail;
+	}
+	rc = -pthread_create(&h->acceptor, NULL, acceptor, h);
+	if (rc) {
+		snprintf(err, len, "cannot start the HTTP server's thread: %s", strerror(-rc));
+		MHD_stop_daemon(h->mhd);
+		goto fail;
+	}
+	return h;
+fail:
+	http_free(h);
+	errno = -rc;
+	return NULL;
+}
+
 void http__stop(struct http *h)
 {
+	uint64_t one = 1;
 	struct dreq *r;
 
 	if (!h)
@@ -314,9 +746,10 @@ void http__stop(struct http *h)
 	pthread_mutex_unlock(&h->mu);
 	while ((r = http__next(h)))
 		http__answer_text(r, 503, "cuprobe daemon: shutting down\n");
-	/* MHD closes the listening socket it was given. */
+	if (write(h->wake, &one, sizeof(one)) != sizeof(one))
+		abort();
+	pthread_join(h->acceptor, NULL);
+	/* Suspended connections were all answered (resumed): libmicrohttpd requires it. */
 	MHD_stop_daemon(h->mhd);
-	close(h->efd);
-	pthread_mutex_destroy(&h->mu);
-	free(h);
+	http_free(h);
 }

@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The daemon's HTTP server (libmicrohttpd, a thread per connection). It
- * holds no daemon state: each request becomes a message on a queue that the
- * daemon's thread takes (http__next, when http__fd is readable) and answers
- * (http__answer), now or later (a capture is answered when its window is
- * written). The connection's thread waits for the answer.
+ * The daemon's HTTP server (libmicrohttpd's one polling thread, and an accept
+ * thread of ours that enforces the limits below). It holds no daemon state:
+ * each request becomes a message on a queue that the daemon's thread takes
+ * (http__next, when http__fd is readable) and answers (http__answer), now or
+ * later (a capture is answered when its window is written). The connection
+ * is suspended meanwhile: it costs no thread and no deadline runs on it.
+ *
+ * Limits (docs/daemon.md): HTTP_MAX_CONNS connections, HTTP_MAX_PER_ADDR from
+ * one address; a request's headers and body within HTTP_REQUEST_S of the
+ * accept; a body of at most HTTP_MAX_BODY bytes (else 413). Past a limit the
+ * connection that has waited longest for its request (at least
+ * HTTP_EVICT_MS) is closed to make room, else the newcomer is answered 503.
  */
 #ifndef DAEMON_HTTP_H
 #define DAEMON_HTTP_H
@@ -24,15 +31,17 @@ struct dreq {
 	uint32_t steps;
 	char mode[16];		/* "" (the daemon's choice), "bpf" or "cupti" */
 	struct dreq *next;	/* the queue's */
-	/* The answer, and its post (http.c). */
+	/* The answer (http__answer), read by the server's thread once resumed. */
 	unsigned int status;
 	char *body;
 	size_t len;
 	const char *ctype;
-	/* The connection's thread waits on cv until answered; mu guards the answer. */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool answered;
+	/* http.c's: the connection, its slot, the body's bytes, where it stands. */
+	struct http *h;
+	void *conn;
+	void *slot;
+	size_t body_in;
+	bool queued, answered;
 };
 
 struct http;
@@ -48,12 +57,15 @@ void http__stop(struct http *h);
 int http__fd(const struct http *h);
 /* The next request, or NULL. */
 struct dreq *http__next(struct http *h);
-/* Answers r with body (malloc'ed, taken over). r is the connection's again after this. */
+/*
+ * Answers r with body (malloc'ed, taken over), from any thread, once. r is the
+ * connection's again after this: the caller must not touch it.
+ */
 void http__answer(struct dreq *r, unsigned int status, const char *ctype, char *body, size_t len);
 /* Answers r with a one-line text message. */
 void http__answer_text(struct dreq *r, unsigned int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Requests refused so far (bad requests, unknown paths), from the server's side. */
+/* Requests refused so far (bad requests, unknown paths, 503s past the limits), from the server's side. */
 uint64_t http__refused(const struct http *h);
 
 #endif /* DAEMON_HTTP_H */
