@@ -2,9 +2,9 @@
 /*
  * Trace files into the report. Each file is read into a report of its own,
  * which is then added to the whole: a trace in cuprobe record's layout a
- * line at a time (stream.c), so that memory follows the report's tables and
- * not the file, any other (torch.profiler's) loaded whole and freed once
- * counted. Keys come from trace/format.h.
+ * line at a time (stream.c), any other (torch.profiler's) a value at a time
+ * (scan.c), so that memory follows the report's tables and not the file.
+ * Keys come from trace/format.h.
  *
  * An event the report uses (a launch, a step, GPU work, a thread's name)
  * with a field missing or of the wrong type is not used but counted, and
@@ -507,19 +507,6 @@ int read__file_end(struct report *r, const json_t *root, struct file_scan *fs)
 
 /* ---- files ---- */
 
-static int load_error(const char *path, const json_error_t *jerr)
-{
-	const char *dot = strrchr(path, '.');
-
-	if (dot && !strcmp(dot, ".gz"))
-		report_err("%s: compressed traces are not read: gunzip it first", path);
-	else
-		report_err("%s: not valid JSON at line %d, column %d (%s): pass a trace file "
-			   "written by cuprobe record",
-			   path, jerr->line, jerr->column, jerr->text);
-	return -EINVAL;
-}
-
 /* A FILE for reading fd from its start; fd stays open. NULL and errno on failure. */
 static FILE *stream_from_start(int fd)
 {
@@ -543,39 +530,16 @@ static int read_error(const char *path, int err)
 	return err;
 }
 
-/* Reads a trace loaded whole: any layout, any writer. */
-static int load_whole(struct report *r, int fd, const char *path)
+/* Reads a trace a value at a time: any layout, any writer. */
+static int scan_whole(struct report *r, int fd, const char *path)
 {
 	FILE *f = stream_from_start(fd);
-	struct file_scan fs;
-	json_error_t jerr;
-	json_t *root, *ev;
-	size_t i;
-	int err = 0;
+	int err;
 
 	if (!f)
 		return read_error(path, -errno);
-	root = json_loadf(f, 0, &jerr);
+	err = scan__read(r, f, path);
 	fclose(f);
-	if (!root)
-		return load_error(path, &jerr);
-	if (!json_is_array(json_object_get(root, TRACE_KEY_EVENTS))) {
-		report_err("%s: not a trace (no traceEvents array): pass a *.pt.trace.json file "
-			   "written by cuprobe record",
-			   path);
-		json_decref(root);
-		return -EINVAL;
-	}
-	file_scan__init(&fs, path);
-	json_array_foreach(json_object_get(root, TRACE_KEY_EVENTS), i, ev) {
-		err = read__event(r, ev, &fs);
-		if (err)
-			break;
-	}
-	if (!err)
-		err = read__file_end(r, root, &fs);
-	file_scan__free(&fs);
-	json_decref(root);
 	return err;
 }
 
@@ -607,7 +571,7 @@ static int open_trace(const char *path, struct stat *st)
 	return fd;
 }
 
-/* Line by line when the file is in cuprobe's layout, else whole. */
+/* Line by line when the file is in cuprobe's layout, else a value at a time. */
 static int read_into(struct report *f, int fd, const char *path)
 {
 	FILE *stream = stream_from_start(fd);
@@ -620,7 +584,7 @@ static int read_into(struct report *f, int fd, const char *path)
 	if (err && err != -ENOMEM) {
 		report__free(f);
 		report__init(f);
-		err = load_whole(f, fd, path);
+		err = scan_whole(f, fd, path);
 	}
 	return err;
 }

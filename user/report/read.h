@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Reading trace files into a report: read.c turns events into the model's
- * rows, whole files or a line at a time (stream.c, for cuprobe's own
- * layout); join.c keeps what joining GPU work to its launches needs until
+ * rows, read a line at a time (stream.c, for cuprobe's own layout) or a
+ * value at a time (scan.c, any layout); join.c keeps what joining GPU work to its launches needs until
  * the end of each file.
  */
 #ifndef REPORT_READ_H
@@ -50,6 +50,17 @@ int read__file_end(struct report *r, const json_t *root, struct file_scan *fs);
 int stream__read(struct report *r, FILE *f, const char *path);
 /* Files read a line at a time since the program started; the unit tests check it. */
 extern unsigned long report_streamed_files;
+
+/*
+ * Reads a trace in any layout a value at a time (scan.c): what reading it
+ * whole with jansson gives, in memory that follows the report's tables and
+ * the largest event, not the file. r holds this file alone. 0; -ENOMEM; any
+ * other error once reported (not JSON, with its line, column and byte; not a
+ * trace; not readable).
+ */
+int scan__read(struct report *r, FILE *f, const char *path);
+/* Files read by scan__read since the program started; the unit tests check it. */
+extern unsigned long report_scanned_files;
 
 /*
  * Adds the trace at path to r, once however often it is named; errors are
