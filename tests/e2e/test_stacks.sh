@@ -49,6 +49,38 @@ for v in 3.10 3.11 3.12 3.13; do
 	if [ -n "$py" ]; then python_case "$v" "$py"; else echo "# CPython $v (pyenv) not installed here: not tested end to end"; fi
 done
 
+# Names that do not depend on the process living on: BPF reads each code object when a stack
+# first shows it. Launches 0.2 s after start, then an exit at once: every frame named.
+"$CUPROBE" record -q --stack -o "$TMP/early" -- python3 "$ROOT/tests/workloads/py_launch.py" \
+	--pause 0.2 2>"$TMP/early.truth"
+"$CUPROBE" report --format folded -o "$TMP/early.folded" "$TMP/early" 2>/dev/null
+expect "a process that exits right after launching 0.2 s in: its Python frames, files and lines" \
+	$CS python "$TMP/early.truth" "$TMP/early.folded"
+# Launches 2 s in, then an exit: the module's code, freed as the interpreter ends, named too.
+"$CUPROBE" record -q --stack -o "$TMP/late" -- python3 "$ROOT/tests/workloads/py_launch.py" \
+	--pause 2 2>"$TMP/late.truth"
+"$CUPROBE" report --format folded -o "$TMP/late.folded" "$TMP/late" 2>/dev/null
+expect "the <module> frame of a script that exits after its launches is named, with its file" \
+	bash -c 'grep -qF "$(python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])[\"python\"][0])" "$1");" "$2" &&
+		! grep -q "<python frame" "$2"' _ "$TMP/late.truth" "$TMP/late.folded"
+# Killed (SIGKILL) right after its launches: nothing of it can be read late.
+"$CUPROBE" record -q --stack -o "$TMP/killed" -- python3 "$ROOT/tests/workloads/py_launch.py" \
+	--pause 0.2 --kill 2>"$TMP/killed.truth"
+"$CUPROBE" report --format folded -o "$TMP/killed.folded" "$TMP/killed" 2>/dev/null
+expect "a process killed (SIGKILL) right after its launches: its Python frames named" \
+	$CS python "$TMP/killed.truth" "$TMP/killed.folded"
+# f_0..f_9 compiled at one place, each freed before the next takes its address: each its own name.
+"$CUPROBE" record -q --stack -o "$TMP/redef" -- python3 "$ROOT/tests/workloads/py_launch.py" \
+	--redefine 10 --linger 1 2>"$TMP/redef.truth"
+"$CUPROBE" report --format folded -o "$TMP/redef.folded" "$TMP/redef" 2>/dev/null
+expect "a function redefined at one place 10 times: each version's launch names that version" \
+	$CS redefined "$TMP/redef.truth" "$TMP/redef.folded"
+"$CUPROBE" record -q --stack -o "$TMP/redef0" -- python3 "$ROOT/tests/workloads/py_launch.py" \
+	--redefine 10 2>"$TMP/redef0.truth"
+"$CUPROBE" report --format folded -o "$TMP/redef0.folded" "$TMP/redef0" 2>/dev/null
+expect "the same, exiting at once: each version named" \
+	$CS redefined "$TMP/redef0.truth" "$TMP/redef0.folded"
+
 # -p: a Python process that runs already, found at attach; its thread's state found in BPF.
 py_started() {
 	rm -f "$TMP/go"

@@ -9,11 +9,18 @@ with the line of the call each frame was making. Lingers --linger seconds
 before exiting, so that its code objects can still be read when the
 launches are named; --wait-file PATH waits for PATH to exist before launching.
 With --unique N it launches once from each of N functions of its own instead
-(unique_0 .. unique_<N-1>, 1 ms apart): N stacks, each seen once.
+(unique_0 .. unique_<N-1>, 1 ms apart): N stacks, each seen once. With
+--redefine N it compiles f_0 .. f_<N-1> at the same place (<redef>, line 1),
+one after the other, each freed before the next is made (so that the next
+often takes its code object's address), and each launches once. --pause S
+sleeps S seconds before launching; --kill ends the process with SIGKILL
+right after its launches (the ground truth printed first).
 """
 import ctypes
+import gc
 import json
 import os
+import signal
 import sys
 import time
 
@@ -65,8 +72,31 @@ def unique(n):
         time.sleep(0.001)
 
 
+def redefine(n):
+    """f_0 .. f_<n-1>, each made where the last was, launching once; how many took a freed one's address."""
+    scope = {"launch_leaf": launch_leaf}
+    seen, reused = set(), 0
+    for i in range(n):
+        exec(compile("def f_%d():\n    return launch_leaf(%d)\n" % (i, i), "<redef>", "exec"), scope)
+        fn = scope.pop("f_%d" % i)
+        fn()
+        reused += id(fn.__code__) in seen
+        seen.add(id(fn.__code__))
+        del fn
+        gc.collect()
+    return reused
+
+
 def main():
     linger = float(option("--linger", "0"))
+    time.sleep(float(option("--pause", "0")))
+    if "--redefine" in sys.argv:
+        n = int(option("--redefine", "0"))
+        reused = redefine(n)
+        print(json.dumps({"redefined": ["f_%d" % i for i in range(n)], "file": "<redef>", "line": 2,
+                          "reused": reused}), file=sys.stderr, flush=True)
+        time.sleep(linger)
+        return
     if "--unique" in sys.argv:
         unique(int(option("--unique", "0")))
         print(json.dumps({"unique": int(option("--unique", "0"))}), file=sys.stderr)
@@ -81,7 +111,9 @@ def main():
     frames = ["%s(%d): %s" % (__file__, s[n], n)
               for n in ("<module>", "main", "train_step", "model_forward", "launch_leaf")]
     print(json.dumps({"python": frames, "count": LAUNCHES, "version": "%d.%d" % sys.version_info[:2]}),
-          file=sys.stderr)
+          file=sys.stderr, flush=True)
+    if "--kill" in sys.argv:
+        os.kill(os.getpid(), signal.SIGKILL)
     time.sleep(linger)
 
 
