@@ -40,13 +40,32 @@ python_case() { # name, interpreter
 	expect "Python $name: functions, files and lines of the Python stack, merged with the native one" \
 		$CS python "$d.truth" "$d.folded"
 }
+# Each version's frames named from what BPF read: killed right after launching, and redefined.
+python_gone_case() { # name, interpreter
+	local name=$1 py=$2 d="$TMP/py-$((++NPY))"
+	"$CUPROBE" record -q --stack -o "$d" -- "$py" "$ROOT/tests/workloads/py_launch.py" \
+		--kill 2>"$d.truth"
+	"$CUPROBE" report --format folded -o "$d.folded" "$d" 2>/dev/null
+	expect "Python $name killed right after launching: its frames named" \
+		$CS python "$d.truth" "$d.folded"
+	"$CUPROBE" record -q --stack -o "$d.r" -- "$py" "$ROOT/tests/workloads/py_launch.py" \
+		--redefine 10 2>"$d.r.truth"
+	"$CUPROBE" report --format folded -o "$d.r.folded" "$d.r" 2>/dev/null
+	expect "Python $name: f_0..f_9 redefined at one place, each launch its own version's name" \
+		$CS redefined "$d.r.truth" "$d.r.folded"
+}
 # The distribution's python3 (Debian's links libpython statically into the executable);
 # others (pyenv's link libpython3.X.so) where installed.
 PY=$(command -v /usr/bin/python3 || command -v python3)
 python_case "$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])') ($PY)" "$PY"
 for v in 3.10 3.11 3.12 3.13; do
 	py=$(ls -d /root/.pyenv/versions/$v.*/bin/python$v 2>/dev/null | head -1)
-	if [ -n "$py" ]; then python_case "$v" "$py"; else echo "# CPython $v (pyenv) not installed here: not tested end to end"; fi
+	if [ -n "$py" ]; then
+		python_case "$v" "$py"
+		python_gone_case "$v" "$py"
+	else
+		echo "# CPython $v (pyenv) not installed here: not tested end to end"
+	fi
 done
 
 # Names that do not depend on the process living on: BPF reads each code object when a stack
