@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 """Launches through the real libcudart from named Python functions, for --stack.
 
-<module> -> main -> train_step -> model_forward -> launch_leaf -> cudaLaunchKernel
+<module> -> main -> train_step -> Model.forward -> launch_leaf -> cudaLaunchKernel
 (through ctypes), LAUNCHES times. Without a driver the call fails after the
 uprobe fired. Prints the ground truth on stderr as one JSON line: the Python
 frames root first, each as torch.profiler names it, "file(line): function",
@@ -39,13 +39,14 @@ def launch_leaf(i):
     return rt.cudaLaunchKernel(0x1234, 1 | (1 << 32), 1, 32 | (1 << 32), 1, None, 0, None)  # site:launch_leaf
 
 
-def model_forward(n):
-    for i in range(n):
-        launch_leaf(i)  # site:model_forward
+class Model:
+    def forward(self, n):
+        for i in range(n):
+            launch_leaf(i)  # site:model_forward
 
 
 def train_step():
-    model_forward(LAUNCHES)  # site:train_step
+    Model().forward(LAUNCHES)  # site:train_step
 
 
 def sites():
@@ -108,7 +109,10 @@ def main():
         time.sleep(0.005)
     train_step()  # site:main
     s = sites()
-    frames = ["%s(%d): %s" % (__file__, s[n], n)
+    # A method is its co_qualname where the version has one (3.11+), else its co_name.
+    code = Model.forward.__code__
+    shown = {"model_forward": getattr(code, "co_qualname", code.co_name)}
+    frames = ["%s(%d): %s" % (__file__, s[n], shown.get(n, n))
               for n in ("<module>", "main", "train_step", "model_forward", "launch_leaf")]
     print(json.dumps({"python": frames, "count": LAUNCHES, "version": "%d.%d" % sys.version_info[:2]}),
           file=sys.stderr, flush=True)
