@@ -59,12 +59,51 @@ struct py_frame_buf {
 	__u8 b[PY_FRAME_READ];
 };
 
+/* 0: a frame's head; 1: its code object's naming fields. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct py_frame_buf);
+} py_frame_buf SEC(".maps");
+
+/*
+ * Each code object a new stack shows, read then, while the process is
+ * there: its frames are named from this however soon the process exits
+ * (1 entry when --stack is off).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PY_CODE_ENTRIES);
+	__type(key, struct py_code_key);
+	__type(value, struct py_code_info);
+} py_codes SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct py_frame_buf);
-} py_frame_buf SEC(".maps");
+	__type(value, struct py_code_info);
+} py_code_scratch SEC(".maps");
+
+/* What the walk saw of each frame's code, for reading the new ones after it. */
+struct py_code_head {
+	__u64 name, file, table;
+	__u64 name_len;
+	__u32 name_state;
+	__s32 first;
+};
+
+struct py_code_heads {
+	struct py_code_head h[PY_MAX_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_code_heads);
+} py_code_heads SEC(".maps");
 
 /* The thread's PyThreadState found last time: checked before use, found again if stale. */
 struct {
@@ -109,6 +148,7 @@ struct py_walk {
 	__u64 hash;
 	__u32 tid;
 	__u32 n;
+	__u32 tgid;
 };
 
 static long py_thread_step(__u32 i, void *arg)
@@ -177,6 +217,48 @@ static __always_inline __u64 field(const struct py_frame_buf *buf, bool have, __
 	return v;
 }
 
+/* A compact str's length, hash and state (PyASCIIObject: at 16, 24, 32). */
+struct py_str_head {
+	__u64 len;
+	__u64 hash;
+	__u32 state;
+	__u32 pad;
+};
+
+/*
+ * The id of the code object at code (py_code_id), its naming fields kept
+ * in heads slot n: two reads, its head's window and its name's length and
+ * hash. 0 when they cannot be read.
+ */
+static __always_inline __u32 py_code_look(const struct py_offsets *o, __u64 code, __u32 n)
+{
+	struct py_frame_buf *buf;
+	struct py_code_heads *heads;
+	struct py_code_head *h;
+	struct py_str_head sh = {};
+	__u64 base = code + o->code_head;
+	__u32 zero = 0, one = 1;
+	bool have;
+
+	buf = bpf_map_lookup_elem(&py_frame_buf, &one);
+	heads = bpf_map_lookup_elem(&py_code_heads, &zero);
+	if (!buf || !heads || !code)
+		return 0;
+	h = &heads->h[n & (PY_MAX_FRAMES - 1)];
+	have = !bpf_probe_read_user(buf->b, sizeof(buf->b), (void *)base);
+	h->name = field(buf, have, base, o->code_name - o->code_head, 8);
+	h->file = field(buf, have, base, o->code_filename - o->code_head, 8);
+	h->table = field(buf, have, base, o->code_linetable - o->code_head, 8);
+	h->first = (__s32)field(buf, have, base, o->code_firstlineno - o->code_head, 4);
+	if (!h->name || bpf_probe_read_user(&sh, sizeof(sh), (void *)(h->name + 16))) {
+		h->name = 0;
+		return 0;
+	}
+	h->name_len = sh.len;
+	h->name_state = sh.state;
+	return py_code_id(h->name, h->file, h->table, (__u32)h->first, sh.len, sh.hash);
+}
+
 static long py_frame_step(__u32 i, void *arg)
 {
 	struct py_walk *w = arg;
@@ -215,10 +297,108 @@ static long py_frame_step(__u32 i, void *arg)
 	/* 3.10 has a C evaluation per frame. */
 	if (is_entry || o->version < 0x030b)
 		st->entry |= 1ull << (n & 63);
+	st->id[n & (PY_MAX_FRAMES - 1)] = py_code_look(o, f->code, n);
 	w->hash = (w->hash ^ f->code) * 1099511628211ull;
 	w->hash = (w->hash ^ f->instr) * 1099511628211ull;
+	w->hash = (w->hash ^ st->id[n & (PY_MAX_FRAMES - 1)]) * 1099511628211ull;
 	w->n = n + 1;
 	w->at = field(buf, have, w->at, o->frame_back, 8);
+	return 0;
+}
+
+
+/*
+ * A str's characters into dst, as many bytes as cap (with tail, its last
+ * ones): *kind the bytes a character, *full all its bytes. The held bytes, or
+ * -1 when it is no compact str.
+ */
+static __always_inline long py_str_read(const struct py_offsets *o, __u64 s, __u64 len,
+					__u32 state, __u8 *dst, __u32 cap, bool tail, __u8 *kind,
+					__u32 *full)
+{
+	__u32 k = state >> 2 & 7, n;
+	__u64 bytes, from = 0, data;
+
+	if (!s || !(state & 1u << 5) || (k != 1 && k != 2 && k != 4) || len > (1u << 20))
+		return -1;
+	bytes = len * k;
+	data = s + (state & 1u << 6 ? o->str_ascii_size : o->str_compact_size);
+	*full = bytes;
+	*kind = k;
+	if (bytes > cap) {
+		if (tail)
+			from = bytes - cap;
+		bytes = cap;
+	}
+	n = bytes;
+	if (n > cap)
+		return -1;
+	if (bpf_probe_read_user(dst, n, (void *)(data + from)))
+		return -1;
+	return n;
+}
+
+/* Whether code is a code object: its type's tp_name is "code". */
+static __always_inline bool py_is_code(__u64 code)
+{
+	__u64 type = read_u64(code + 8), tp_name;
+	char name[5] = {};
+
+	if (!type || !(tp_name = read_u64(type + 24)) ||
+	    bpf_probe_read_user(name, sizeof(name), (void *)tp_name))
+		return false;
+	return name[0] == 'c' && name[1] == 'o' && name[2] == 'd' && name[3] == 'e' && !name[4];
+}
+
+/* Frame i's code into py_codes, when it is not there: read now, while the process is. */
+static long py_code_step(__u32 i, void *arg)
+{
+	struct py_walk *w = arg;
+	const struct py_offsets *o = &w->o;
+	struct py_code_key key = { .tgid = w->tgid };
+	struct py_code_heads *heads;
+	struct py_code_info *c;
+	struct py_code_head *h;
+	struct py_str_head sh = {};
+	struct py_stack *st;
+	__u32 zero = 0, n;
+	__u64 size = 0;
+	long got;
+
+	st = bpf_map_lookup_elem(&py_scratch, &zero);
+	heads = bpf_map_lookup_elem(&py_code_heads, &zero);
+	c = bpf_map_lookup_elem(&py_code_scratch, &zero);
+	if (!st || !heads || !c || i >= w->n)
+		return 1;
+	key.code = st->f[i & (PY_MAX_FRAMES - 1)].code;
+	key.id = st->id[i & (PY_MAX_FRAMES - 1)];
+	h = &heads->h[i & (PY_MAX_FRAMES - 1)];
+	if (!key.id || bpf_map_lookup_elem(&py_codes, &key) || !py_is_code(key.code))
+		return 0;
+	got = py_str_read(o, h->name, h->name_len, h->name_state, c->name, PY_NAME_BYTES, false,
+			  &c->name_kind, &n);
+	if (got < 0)
+		return 0;
+	c->name_len = got;
+	if (!h->file || bpf_probe_read_user(&sh, sizeof(sh), (void *)(h->file + 16)))
+		return 0;
+	got = py_str_read(o, h->file, sh.len, sh.state, c->file, PY_FILE_BYTES, true, &c->file_kind,
+			  &c->file_full);
+	if (got < 0)
+		return 0;
+	c->file_len = got;
+	c->firstlineno = h->first;
+	c->lines_len = c->lines_full = 0;
+	/* A bytes object: ob_size at 16, its bytes at 32. */
+	if (h->table && !bpf_probe_read_user(&size, sizeof(size), (void *)(h->table + 16)) &&
+	    size < (1u << 24)) {
+		n = size < PY_LINES_BYTES ? size : PY_LINES_BYTES;
+		if (n <= PY_LINES_BYTES && !bpf_probe_read_user(c->lines, n, (void *)(h->table + 32))) {
+			c->lines_len = n;
+			c->lines_full = size;
+		}
+	}
+	bpf_map_update_elem(&py_codes, &key, c, BPF_NOEXIST);
 	return 0;
 }
 
@@ -257,10 +437,17 @@ static __noinline __u32 py_stack_take(__u32 tgid, __u32 tid, __u64 *key)
 		return 0;
 	st->n = w.n;
 	w.hash ^= st->entry;
+	/* Known already (the usual case): its code objects were read when it was new. */
+	if (bpf_map_lookup_elem(&py_stacks, &w.hash)) {
+		*key = w.hash;
+		return LAUNCH_F_PYSTACK;
+	}
 	err = bpf_map_update_elem(&py_stacks, &w.hash, st, BPF_NOEXIST);
 	if (err && err != -EEXIST)
 		return LAUNCH_F_PYLOST;
 	*key = w.hash;
+	w.tgid = tgid;
+	bpf_loop(PY_MAX_FRAMES, py_code_step, &w, 0);
 	return LAUNCH_F_PYSTACK;
 }
 

@@ -328,7 +328,60 @@ struct py_stack {
 	__u32 truncated; /* more frames than PY_MAX_FRAMES */
 	__u64 entry;	/* bit i: frame i is the first of its C evaluation call */
 	struct py_frame f[PY_MAX_FRAMES];
+	__u32 id[PY_MAX_FRAMES]; /* frame i's code: py_code_id, its key in py_codes with f[i].code */
 };
+
+/*
+ * A code object as BPF read it when a new stack first showed it (py_codes):
+ * what names its frames after the process is gone. Keyed by the code's
+ * address, the process and an id of what the code holds (py_code_id), so
+ * that a code object freed and another made at its address get two keys.
+ */
+#define PY_CODE_ENTRIES 4096
+#define PY_NAME_BYTES 128	/* of the name (co_qualname, else co_name), in its own kind */
+#define PY_FILE_BYTES 256	/* of the file name: its end when longer */
+#define PY_LINES_BYTES 1024	/* of the line table: its start when longer */
+
+struct py_code_key {
+	__u64 code;
+	__u32 tgid;
+	__u32 id;
+};
+
+struct py_code_info {
+	__s32 firstlineno;
+	__u32 lines_len;	/* bytes of the line table held */
+	__u32 lines_full;	/* the table's length */
+	__u16 name_len, file_len; /* bytes held */
+	__u32 file_full;	/* the file name's length in bytes */
+	__u8 name_kind, file_kind; /* bytes a character: 1, 2 or 4 (PEP 393) */
+	__u8 pad[2];
+	__u8 name[PY_NAME_BYTES];
+	__u8 file[PY_FILE_BYTES];
+	__u8 lines[PY_LINES_BYTES];
+};
+
+/*
+ * What tells one code object at an address from another made there later:
+ * its name's, file name's and line table's addresses, its first line, and
+ * its name's length and string hash (the name's content, which differs
+ * even where the allocator gave the new name the old one's address).
+ * BPF computes it for each frame, the loader again when it reads a code
+ * object late. Interned names have their hash; -1 when not computed.
+ */
+static inline __u32 py_code_id(__u64 name, __u64 file, __u64 table, __u32 first, __u64 name_len,
+			       __u64 name_hash)
+{
+	__u64 h = 14695981039346656037ull;
+
+	h = (h ^ name) * 1099511628211ull;
+	h = (h ^ file) * 1099511628211ull;
+	h = (h ^ table) * 1099511628211ull;
+	h = (h ^ first) * 1099511628211ull;
+	h = (h ^ name_len) * 1099511628211ull;
+	h = (h ^ name_hash) * 1099511628211ull;
+	return (__u32)(h ^ h >> 32);
+}
 
 /*
  * Where a process's interpreter keeps what BPF walks (per CPython version),
@@ -350,11 +403,22 @@ struct py_offsets {
 	__u16 frame_instr_size;	/* 4: an int (3.10's f_lasti); 8: a pointer */
 	__u16 frame_owner;	/* PY_NONE: no owner; FRAME_OWNED_BY_CSTACK (3) frames are shims */
 	__u16 frame_is_entry;	/* PY_NONE but in 3.11 */
-	__u16 pad[3];
+	/* Naming a code object: its fields, read as one window from code_head on. */
+	__u16 code_head;
+	__u16 code_filename;
+	__u16 code_name;	/* co_qualname where the version has it, else co_name */
+	__u16 code_firstlineno;
+	__u16 code_linetable;
+	__u16 str_ascii_size;	/* sizeof(PyASCIIObject): compact ASCII data follows */
+	__u16 str_compact_size;	/* sizeof(PyCompactUnicodeObject): other compact data follows */
+	__u16 pad[2];
 };
 
-_Static_assert(sizeof(struct py_offsets) == 48, "py_offsets layout");
+_Static_assert(sizeof(struct py_offsets) == 56, "py_offsets layout");
 _Static_assert(sizeof(struct ustack) == 8 + 8 * STACK_MAX_DEPTH, "ustack layout");
-_Static_assert(sizeof(struct py_stack) == 16 + 16 * PY_MAX_FRAMES, "py_stack layout");
+_Static_assert(sizeof(struct py_stack) == 16 + 20 * PY_MAX_FRAMES, "py_stack layout");
+_Static_assert(sizeof(struct py_code_key) == 16, "py_code_key layout");
+_Static_assert(sizeof(struct py_code_info) ==
+		       24 + PY_NAME_BYTES + PY_FILE_BYTES + PY_LINES_BYTES, "py_code_info layout");
 
 #endif /* CUPROBE_H */

@@ -5,6 +5,7 @@
   check_stacks.py native TRUTH FOLDED        named chains, inlined frame, counts
   check_stacks.py stripped FOLDED TRACE N    no chain names, addresses counted
   check_stacks.py python TRUTH FOLDED        Python frames, files, lines, merged
+  check_stacks.py redefined TRUTH FOLDED     f_0..f_N made at one place: each stack its own name
   check_stacks.py trace TRACE N              spans and launches linked, counts
   check_stacks.py svg SVG TOTAL NAME COUNT   well-formed, totals, one frame's count
   check_stacks.py gpu FOLDED TRACE           --weight gpu: each kernel's GPU ns, from the trace
@@ -97,6 +98,22 @@ def python(truth_path, folded_path):
         fail("not merged root-first with the API innermost: %s" % frames)
 
 
+def redefined(truth_path, folded_path):
+    """Each version of a function made where the last was freed names its own launch."""
+    truth = json.loads(open(truth_path).read().strip().splitlines()[-1])
+    lines = folded(folded_path)
+    if truth["reused"] < 1:
+        fail("no version took a freed one's address: the case is not exercised")
+    for name in truth["redefined"]:
+        frame = "%s(%d): %s" % (truth["file"], truth["line"], name)
+        found = [(s, n) for s, n in lines.items() if frame in s.split(";")]
+        if len(found) != 1 or found[0][1] != 1:
+            fail("%s: %s, want one stack of one launch: %s" % (frame, found, list(lines)))
+    unnamed = [s for s in lines if "<python frame" in s]
+    if unnamed:
+        fail("unnamed Python frames: %s" % unnamed)
+
+
 def trace(trace_path, n):
     d = json.load(open(trace_path))
     ev = d["traceEvents"]
@@ -161,6 +178,8 @@ def main():
         stripped(args[0], args[1], int(args[2]))
     elif cmd == "python":
         python(*args)
+    elif cmd == "redefined":
+        redefined(*args)
     elif cmd == "trace":
         trace(args[0], int(args[1]))
     elif cmd == "gpu":

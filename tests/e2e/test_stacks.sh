@@ -40,14 +40,65 @@ python_case() { # name, interpreter
 	expect "Python $name: functions, files and lines of the Python stack, merged with the native one" \
 		$CS python "$d.truth" "$d.folded"
 }
+# Each version's frames named from what BPF read: killed right after launching, and redefined.
+python_gone_case() { # name, interpreter
+	local name=$1 py=$2 d="$TMP/py-$((++NPY))"
+	"$CUPROBE" record -q --stack -o "$d" -- "$py" "$ROOT/tests/workloads/py_launch.py" \
+		--kill 2>"$d.truth"
+	"$CUPROBE" report --format folded -o "$d.folded" "$d" 2>/dev/null
+	expect "Python $name killed right after launching: its frames named" \
+		$CS python "$d.truth" "$d.folded"
+	"$CUPROBE" record -q --stack -o "$d.r" -- "$py" "$ROOT/tests/workloads/py_launch.py" \
+		--redefine 10 2>"$d.r.truth"
+	"$CUPROBE" report --format folded -o "$d.r.folded" "$d.r" 2>/dev/null
+	expect "Python $name: f_0..f_9 redefined at one place, each launch its own version's name" \
+		$CS redefined "$d.r.truth" "$d.r.folded"
+}
 # The distribution's python3 (Debian's links libpython statically into the executable);
 # others (pyenv's link libpython3.X.so) where installed.
 PY=$(command -v /usr/bin/python3 || command -v python3)
 python_case "$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])') ($PY)" "$PY"
 for v in 3.10 3.11 3.12 3.13; do
 	py=$(ls -d /root/.pyenv/versions/$v.*/bin/python$v 2>/dev/null | head -1)
-	if [ -n "$py" ]; then python_case "$v" "$py"; else echo "# CPython $v (pyenv) not installed here: not tested end to end"; fi
+	if [ -n "$py" ]; then
+		python_case "$v" "$py"
+		python_gone_case "$v" "$py"
+	else
+		echo "# CPython $v (pyenv) not installed here: not tested end to end"
+	fi
 done
+
+# Names that do not depend on the process living on: BPF reads each code object when a stack
+# first shows it. Launches 0.2 s after start, then an exit at once: every frame named.
+"$CUPROBE" record -q --stack -o "$TMP/early" -- python3 "$ROOT/tests/workloads/py_launch.py" \
+	--pause 0.2 2>"$TMP/early.truth"
+"$CUPROBE" report --format folded -o "$TMP/early.folded" "$TMP/early" 2>/dev/null
+expect "a process that exits right after launching 0.2 s in: its Python frames, files and lines" \
+	$CS python "$TMP/early.truth" "$TMP/early.folded"
+# Launches 2 s in, then an exit: the module's code, freed as the interpreter ends, named too.
+"$CUPROBE" record -q --stack -o "$TMP/late" -- python3 "$ROOT/tests/workloads/py_launch.py" \
+	--pause 2 2>"$TMP/late.truth"
+"$CUPROBE" report --format folded -o "$TMP/late.folded" "$TMP/late" 2>/dev/null
+expect "the <module> frame of a script that exits after its launches is named, with its file" \
+	bash -c 'grep -qF "$(python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).read().splitlines()[-1])[\"python\"][0])" "$1");" "$2" &&
+		! grep -q "<python frame" "$2"' _ "$TMP/late.truth" "$TMP/late.folded"
+# Killed (SIGKILL) right after its launches: nothing of it can be read late.
+"$CUPROBE" record -q --stack -o "$TMP/killed" -- python3 "$ROOT/tests/workloads/py_launch.py" \
+	--pause 0.2 --kill 2>"$TMP/killed.truth"
+"$CUPROBE" report --format folded -o "$TMP/killed.folded" "$TMP/killed" 2>/dev/null
+expect "a process killed (SIGKILL) right after its launches: its Python frames named" \
+	$CS python "$TMP/killed.truth" "$TMP/killed.folded"
+# f_0..f_9 compiled at one place, each freed before the next takes its address: each its own name.
+"$CUPROBE" record -q --stack -o "$TMP/redef" -- python3 "$ROOT/tests/workloads/py_launch.py" \
+	--redefine 10 --linger 1 2>"$TMP/redef.truth"
+"$CUPROBE" report --format folded -o "$TMP/redef.folded" "$TMP/redef" 2>/dev/null
+expect "a function redefined at one place 10 times: each version's launch names that version" \
+	$CS redefined "$TMP/redef.truth" "$TMP/redef.folded"
+"$CUPROBE" record -q --stack -o "$TMP/redef0" -- python3 "$ROOT/tests/workloads/py_launch.py" \
+	--redefine 10 2>"$TMP/redef0.truth"
+"$CUPROBE" report --format folded -o "$TMP/redef0.folded" "$TMP/redef0" 2>/dev/null
+expect "the same, exiting at once: each version named" \
+	$CS redefined "$TMP/redef0.truth" "$TMP/redef0.folded"
 
 # -p: a Python process that runs already, found at attach; its thread's state found in BPF.
 py_started() {

@@ -2,7 +2,8 @@
 /*
  * --stack's pure parts: CPython line tables (3.10's and 3.11+'s location
  * tables) against the lines each interpreter itself gives (co_lines()),
- * version names, folded output and the flame graph's SVG.
+ * version names, the strings and code ids BPF keeps of code objects, folded
+ * output and the flame graph's SVG.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -96,6 +97,50 @@ static void test_version_of(void **state)
 	assert_int_equal(pyproc_version_of("/usr/bin/python3"), 0);
 	assert_int_equal(pyproc_version_of("/usr/bin/python2.7"), 0);
 	assert_int_equal(pyproc_version_of("/usr/lib/libfoo.so"), 0);
+}
+
+/* The characters BPF copies of a str, in its kind (1, 2 or 4 bytes each), as UTF-8. */
+static void test_utf8(void **state)
+{
+	static const uint8_t k1[] = { 'f', '_', '0', 0xe9 };
+	static const uint16_t k2[] = { 'f', 0x4e2d };
+	static const uint32_t k4[] = { 'g', 0x1f600, 0x110000 };
+	char *s;
+
+	(void)state;
+	s = py_utf8(k1, sizeof(k1), 1);
+	assert_string_equal(s, "f_0\xc3\xa9");
+	free(s);
+	s = py_utf8((const uint8_t *)k2, sizeof(k2), 2);
+	assert_string_equal(s, "f\xe4\xb8\xad");
+	free(s);
+	/* Past U+10FFFF is no character: U+FFFD, never bytes made up. */
+	s = py_utf8((const uint8_t *)k4, sizeof(k4), 4);
+	assert_string_equal(s, "g\xf0\x9f\x98\x80\xef\xbf\xbd");
+	free(s);
+	s = py_utf8(k1, 0, 1);
+	assert_string_equal(s, "");
+	free(s);
+	assert_null(py_utf8(k1, sizeof(k1), 3));
+}
+
+/*
+ * A code object made where a freed one was, with its name, file name and
+ * line table at the same addresses (the allocator reuses them too), differs
+ * in its name's hash: another id. Each field counts.
+ */
+static void test_code_id(void **state)
+{
+	uint32_t id = py_code_id(0x7f0010, 0x7f0020, 0x7f0030, 1, 3, 0x1111);
+
+	(void)state;
+	assert_int_equal(id, py_code_id(0x7f0010, 0x7f0020, 0x7f0030, 1, 3, 0x1111));
+	assert_int_not_equal(id, py_code_id(0x7f0010, 0x7f0020, 0x7f0030, 1, 3, 0x1112));
+	assert_int_not_equal(id, py_code_id(0x7f0018, 0x7f0020, 0x7f0030, 1, 3, 0x1111));
+	assert_int_not_equal(id, py_code_id(0x7f0010, 0x7f0028, 0x7f0030, 1, 3, 0x1111));
+	assert_int_not_equal(id, py_code_id(0x7f0010, 0x7f0020, 0x7f0038, 1, 3, 0x1111));
+	assert_int_not_equal(id, py_code_id(0x7f0010, 0x7f0020, 0x7f0030, 2, 3, 0x1111));
+	assert_int_not_equal(id, py_code_id(0x7f0010, 0x7f0020, 0x7f0030, 1, 4, 0x1111));
 }
 
 static char *written(int (*fn)(FILE *, const struct folded_line *, size_t),
@@ -213,6 +258,7 @@ int main(void)
 		cmocka_unit_test(test_lines_312),  cmocka_unit_test(test_lines_313),
 		cmocka_unit_test(test_version_of), cmocka_unit_test(test_folded_text),
 		cmocka_unit_test(test_flamegraph), cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_utf8),	   cmocka_unit_test(test_code_id),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

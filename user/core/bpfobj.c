@@ -98,6 +98,7 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 		bpf_map__set_max_entries(skel->maps.ustacks, 1);
 		bpf_map__set_max_entries(skel->maps.py_stacks, 1);
 		bpf_map__set_max_entries(skel->maps.py_procs, 1);
+		bpf_map__set_max_entries(skel->maps.py_codes, 1);
 	}
 	skel->rodata->watch_exec = o->watch_exec;
 	b->multi = attach_has_uprobe_multi();
@@ -539,6 +540,11 @@ int bpfobj__stacks_fd(const struct bpfobj *b)
 int bpfobj__py_stacks_fd(const struct bpfobj *b)
 {
 	return b->stack ? bpf_map__fd(b->skel->maps.py_stacks) : -1;
+}
+
+int bpfobj__py_codes_fd(const struct bpfobj *b)
+{
+	return b->stack ? bpf_map__fd(b->skel->maps.py_codes) : -1;
 }
 
 int bpfobj__set_py_proc(struct bpfobj *b, pid_t pid, const struct py_offsets *o)

@@ -132,6 +132,7 @@ int bpfobj__each_launch(const void *data, size_t size, bpfobj_launch_fn fn, void
 /* --stack's maps: ustacks, py_stacks, py_procs; -1 without --stack. */
 int bpfobj__stacks_fd(const struct bpfobj *b);
 int bpfobj__py_stacks_fd(const struct bpfobj *b);
+int bpfobj__py_codes_fd(const struct bpfobj *b);
 int bpfobj__set_py_proc(struct bpfobj *b, pid_t pid, const struct py_offsets *o);
 void bpfobj__remove_py_proc(struct bpfobj *b, pid_t pid);
 /* Exec events of the host-wide watch lost to a full ctrl ring. */

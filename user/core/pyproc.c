@@ -27,7 +27,7 @@ static const struct py_version versions[] = {
 		 .tstate_frame = 24, .cframe_frame = N, .frame_code = 32, .frame_back = 24,
 		 .frame_instr = 96, .frame_instr_size = 4, .frame_owner = N, .frame_is_entry = N },
 	  .l = { .version = 0x030a, .code_filename = 104, .code_name = 112,
-		 .code_firstlineno = 40, .code_linetable = 120, .code_adaptive = N,
+		 .code_qualname = N, .code_firstlineno = 40, .code_linetable = 120, .code_adaptive = N,
 		 .ascii_size = 48, .compact_size = 72 } },
 	{ .o = { .version = 0x030b, .runtime_interp_head = 40, .interp_threads_head = 16,
 		 .tstate_next = 8, .tstate_native_tid = 160, .tstate_thread_id = 152,
@@ -35,21 +35,21 @@ static const struct py_version versions[] = {
 		 .frame_instr = 56, .frame_instr_size = 8, .frame_owner = 69,
 		 .frame_is_entry = 68 },
 	  .l = { .version = 0x030b, .code_filename = 112, .code_name = 120,
-		 .code_firstlineno = 72, .code_linetable = 136, .code_adaptive = 184,
+		 .code_qualname = 128, .code_firstlineno = 72, .code_linetable = 136, .code_adaptive = 184,
 		 .ascii_size = 48, .compact_size = 72 } },
 	{ .o = { .version = 0x030c, .runtime_interp_head = 40, .interp_threads_head = 72,
 		 .tstate_next = 8, .tstate_native_tid = 144, .tstate_thread_id = 136,
 		 .tstate_frame = 56, .cframe_frame = 0, .frame_code = 0, .frame_back = 8,
 		 .frame_instr = 56, .frame_instr_size = 8, .frame_owner = 70, .frame_is_entry = N },
 	  .l = { .version = 0x030c, .code_filename = 112, .code_name = 120,
-		 .code_firstlineno = 68, .code_linetable = 136, .code_adaptive = 192,
+		 .code_qualname = 128, .code_firstlineno = 68, .code_linetable = 136, .code_adaptive = 192,
 		 .ascii_size = 40, .compact_size = 56 } },
 	{ .o = { .version = 0x030d, .runtime_interp_head = 632, .interp_threads_head = 7344,
 		 .tstate_next = 8, .tstate_native_tid = 160, .tstate_thread_id = 152,
 		 .tstate_frame = 72, .cframe_frame = N, .frame_code = 0, .frame_back = 8,
 		 .frame_instr = 56, .frame_instr_size = 8, .frame_owner = 70, .frame_is_entry = N },
 	  .l = { .version = 0x030d, .code_filename = 112, .code_name = 120,
-		 .code_firstlineno = 68, .code_linetable = 136, .code_adaptive = 200,
+		 .code_qualname = 128, .code_firstlineno = 68, .code_linetable = 136, .code_adaptive = 200,
 		 .ascii_size = 40, .compact_size = 56 } },
 };
 #undef N
@@ -115,6 +115,7 @@ static int from_debug_offsets(struct elf_file *ef, uint64_t vaddr, uint32_t vers
 	o->frame_owner = off16(d.fr_owner);
 	l->code_filename = off16(d.co_filename);
 	l->code_name = off16(d.co_name);
+	l->code_qualname = off16(d.co_qualname);
 	l->code_firstlineno = off16(d.co_firstlineno);
 	l->code_linetable = off16(d.co_linetable);
 	l->code_adaptive = off16(d.co_code_adaptive);
@@ -140,6 +141,26 @@ static int runtime_address(const struct procmaps *pm, const struct map_entry *m,
 		}
 	}
 	return -ENOENT;
+}
+
+/* What BPF reads to name a code object when a stack first shows it. */
+static void naming_offsets(struct py_offsets *o, const struct py_layout *l)
+{
+	uint16_t head = l->code_filename;
+
+	o->code_filename = l->code_filename;
+	o->code_name = l->code_qualname != PY_NONE ? l->code_qualname : l->code_name;
+	o->code_firstlineno = l->code_firstlineno;
+	o->code_linetable = l->code_linetable;
+	o->str_ascii_size = l->ascii_size;
+	o->str_compact_size = l->compact_size;
+	if (o->code_name < head)
+		head = o->code_name;
+	if (o->code_firstlineno < head)
+		head = o->code_firstlineno;
+	if (o->code_linetable < head)
+		head = o->code_linetable;
+	o->code_head = head;
 }
 
 static int look_at(pid_t pid, const struct procmaps *pm, const struct map_entry *m,
@@ -173,10 +194,10 @@ static int look_at(pid_t pid, const struct procmaps *pm, const struct map_entry 
 			err = 0;
 		}
 	}
-	if (!err)
-		{
+	if (!err) {
 		uint64_t addr = 0;
 
+		naming_offsets(o, l);
 		err = runtime_address(pm, m, ef, sym.st_value, &addr);
 		o->runtime = addr;
 	}
@@ -206,6 +227,64 @@ int pyproc__find(pid_t pid, struct py_offsets *o, struct py_layout *l, char *whe
 	}
 	procmaps__free(&pm);
 	return ret;
+}
+
+/* ---- strings ---- */
+
+static void put_utf8(char **p, uint32_t c)
+{
+	unsigned char *q = (unsigned char *)*p;
+
+	if (c < 0x80) {
+		*q++ = c;
+	} else if (c < 0x800) {
+		*q++ = 0xc0 | c >> 6;
+		*q++ = 0x80 | (c & 0x3f);
+	} else if (c < 0x10000) {
+		*q++ = 0xe0 | c >> 12;
+		*q++ = 0x80 | (c >> 6 & 0x3f);
+		*q++ = 0x80 | (c & 0x3f);
+	} else {
+		*q++ = 0xf0 | (c >> 18 & 0x07);
+		*q++ = 0x80 | (c >> 12 & 0x3f);
+		*q++ = 0x80 | (c >> 6 & 0x3f);
+		*q++ = 0x80 | (c & 0x3f);
+	}
+	*p = (char *)q;
+}
+
+char *py_utf8(const uint8_t *raw, size_t nbytes, unsigned int kind)
+{
+	size_t len;
+	char *out, *p;
+
+	if (kind != 1 && kind != 2 && kind != 4)
+		return NULL;
+	len = nbytes / kind;
+	out = malloc(len * 4 + 1);
+	if (!out)
+		return NULL;
+	p = out;
+	for (size_t i = 0; i < len; i++) {
+		uint32_t c;
+
+		if (kind == 1) {
+			c = raw[i];
+		} else if (kind == 2) {
+			uint16_t v;
+
+			memcpy(&v, raw + 2 * i, 2);
+			c = v;
+		} else {
+			memcpy(&c, raw + 4 * i, 4);
+			/* Not a character (a str holds none past U+10FFFF): not made up either. */
+			if (c > 0x10ffff)
+				c = 0xfffd;
+		}
+		put_utf8(&p, c);
+	}
+	*p = '\0';
+	return out;
 }
 
 /* ---- line tables ---- */

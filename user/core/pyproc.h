@@ -18,6 +18,7 @@
 struct py_layout {
 	uint32_t version;		/* 0x030b for 3.11 */
 	uint16_t code_filename, code_name, code_firstlineno, code_linetable;
+	uint16_t code_qualname;		/* PY_NONE before 3.11 */
 	uint16_t code_adaptive;		/* the code's first instruction (3.11+) */
 	uint16_t ascii_size;		/* sizeof(PyASCIIObject): compact ASCII data follows */
 	uint16_t compact_size;		/* sizeof(PyCompactUnicodeObject) */
@@ -40,5 +41,11 @@ int pyproc__find(pid_t pid, struct py_offsets *o, struct py_layout *l, char *whe
  */
 int py_line_of(uint32_t version, const uint8_t *table, size_t len, int firstlineno,
 	       uint64_t addr);
+
+/*
+ * A str's characters as UTF-8, malloc'd: raw holds nbytes of them, kind bytes
+ * each (PEP 393: 1, 2 or 4). NULL for another kind or out of memory.
+ */
+char *py_utf8(const uint8_t *raw, size_t nbytes, unsigned int kind);
 
 #endif /* PYPROC_H */

@@ -245,7 +245,7 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	}
 	if (s->o.stack) {
 		s->stacks = stacks__new(bpfobj__stacks_fd(s->bpf), bpfobj__py_stacks_fd(s->bpf),
-					s->syms);
+					bpfobj__py_codes_fd(s->bpf), s->syms);
 		if (!s->stacks) {
 			err = -ENOMEM;
 			goto fail;

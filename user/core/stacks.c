@@ -5,7 +5,10 @@
  * /usr/lib/debug have it), inlined frames from DWARF scopes; an address no
  * module or symbol covers falls back to the ELF symbol cache (symbols.h),
  * then to object+offset, and is counted. Python frames are read from the
- * target's code objects (name, file, line table), once per code object.
+ * code objects BPF read when a stack first showed them (py_codes: the
+ * process may be gone by now), else from the target's memory, once per
+ * code object and id (py_code_id: a code object made where a freed one was
+ * is another).
  * Merging follows py-spy: each native _PyEval_EvalFrameDefault frame stands
  * for the Python frames of its evaluation; Python frames left over (the
  * native walk stopped inside code built without frame pointers) go above
@@ -46,16 +49,18 @@ struct py_proc {
 /* A code object, read once. */
 struct py_code {
 	pid_t pid;
+	uint32_t id;	/* py_code_id: the code object at addr, not one made there later */
 	uint64_t addr;
 	char *name, *file;
 	int firstlineno;
 	uint8_t *lines;
 	size_t nlines;
+	bool cut;	/* lines is the start of a longer table */
 	bool bad;
 };
 
 struct stacks {
-	int fd, py_fd;
+	int fd, py_fd, code_fd;
 	struct symbols *syms;
 	struct hmap *by_key;	/* struct stack * -> itself */
 	struct hmap *codes;	/* struct py_code * -> itself */
@@ -64,6 +69,7 @@ struct stacks {
 	struct hmap *strings;	/* char * -> itself: every frame name once, owned */
 	/* Keys of BPF's map entries launches have named: deleted in a sweep when many. */
 	struct hmap *live_u, *live_py;
+	struct hmap *live_codes;	/* struct py_code_key * (owned) -> itself */
 	struct stacks_counts counts;
 };
 
@@ -90,7 +96,7 @@ static size_t code_hash(long key, void *ctx)
 	const struct py_code *k = (const void *)key;
 
 	(void)ctx;
-	return hash_combine(hash_u64((uint64_t)k->pid), hash_u64(k->addr));
+	return hash_combine(hash_u64((uint64_t)k->pid << 32 | k->id), hash_u64(k->addr));
 }
 
 static bool code_equal(long a, long b, void *ctx)
@@ -98,10 +104,34 @@ static bool code_equal(long a, long b, void *ctx)
 	const struct py_code *x = (const void *)a, *y = (const void *)b;
 
 	(void)ctx;
-	return x->pid == y->pid && x->addr == y->addr;
+	return x->pid == y->pid && x->id == y->id && x->addr == y->addr;
 }
 
-struct stacks *stacks__new(int fd, int py_fd, struct symbols *syms)
+static size_t code_key_hash(long key, void *ctx)
+{
+	const struct py_code_key *k = (const void *)key;
+
+	(void)ctx;
+	return hash_combine(hash_u64((uint64_t)k->tgid << 32 | k->id), hash_u64(k->code));
+}
+
+static bool code_key_equal(long a, long b, void *ctx)
+{
+	(void)ctx;
+	return !memcmp((const void *)a, (const void *)b, sizeof(struct py_code_key));
+}
+
+static void free_keys(struct hmap *h)
+{
+	const struct hmap_entry *e;
+	size_t bkt;
+
+	hmap__for_each_entry(h, e, bkt)
+		free((void *)e->key);
+	hmap__clear(h);
+}
+
+struct stacks *stacks__new(int fd, int py_fd, int code_fd, struct symbols *syms)
 {
 	struct stacks *s = calloc(1, sizeof(*s));
 
@@ -109,6 +139,7 @@ struct stacks *stacks__new(int fd, int py_fd, struct symbols *syms)
 		return NULL;
 	s->fd = fd;
 	s->py_fd = py_fd;
+	s->code_fd = code_fd;
 	s->syms = syms;
 	s->dw = VEC_INIT(struct dw_proc);
 	s->py = VEC_INIT(struct py_proc);
@@ -117,7 +148,9 @@ struct stacks *stacks__new(int fd, int py_fd, struct symbols *syms)
 	s->codes = hmap__new(code_hash, code_equal, NULL);
 	s->live_u = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL);
 	s->live_py = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL);
-	if (!s->by_key || !s->codes || !s->strings || !s->live_u || !s->live_py) {
+	s->live_codes = hmap__new(code_key_hash, code_key_equal, NULL);
+	if (!s->by_key || !s->codes || !s->strings || !s->live_u || !s->live_py ||
+	    !s->live_codes) {
 		stacks__free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -162,6 +195,10 @@ void stacks__free(struct stacks *s)
 	}
 	hmap__free(s->live_u);
 	hmap__free(s->live_py);
+	if (s->live_codes) {
+		free_keys(s->live_codes);
+		hmap__free(s->live_codes);
+	}
 	vec__free(&s->dw);
 	vec__free(&s->py);
 	free(s);
@@ -412,35 +449,13 @@ static uint64_t peek_u64(pid_t pid, uint64_t addr)
 	return v;
 }
 
-static void put_utf8(char **p, uint32_t c)
-{
-	unsigned char *q = (unsigned char *)*p;
-
-	if (c < 0x80) {
-		*q++ = c;
-	} else if (c < 0x800) {
-		*q++ = 0xc0 | c >> 6;
-		*q++ = 0x80 | (c & 0x3f);
-	} else if (c < 0x10000) {
-		*q++ = 0xe0 | c >> 12;
-		*q++ = 0x80 | (c >> 6 & 0x3f);
-		*q++ = 0x80 | (c & 0x3f);
-	} else {
-		*q++ = 0xf0 | (c >> 18 & 0x07);
-		*q++ = 0x80 | (c >> 12 & 0x3f);
-		*q++ = 0x80 | (c >> 6 & 0x3f);
-		*q++ = 0x80 | (c & 0x3f);
-	}
-	*p = (char *)q;
-}
-
 /* A str object of the target as UTF-8 (compact strings only), malloc'd; NULL when unreadable. */
 static char *py_str(pid_t pid, const struct py_layout *l, uint64_t addr)
 {
-	uint8_t head[80], *raw = NULL;
+	uint8_t head[80], *raw;
 	uint64_t len;
 	uint32_t state, kind;
-	char *out = NULL, *p;
+	char *out;
 
 	if (!addr || l->compact_size > sizeof(head) || peek(pid, addr, head, l->compact_size))
 		return NULL;
@@ -451,23 +466,14 @@ static char *py_str(pid_t pid, const struct py_layout *l, uint64_t addr)
 	if (!(state & 1u << 5) || len > PY_STR_MAX || (kind != 1 && kind != 2 && kind != 4))
 		return NULL;
 	raw = malloc(len * kind + 1);
-	out = malloc(len * 4 + 1);
-	if (!raw || !out ||
-	    peek(pid, addr + (state & 1u << 6 ? l->ascii_size : l->compact_size), raw, len * kind))
-		goto fail;
-	p = out;
-	for (uint64_t i = 0; i < len; i++) {
-		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? ((uint16_t *)raw)[i] : ((uint32_t *)raw)[i];
-
-		put_utf8(&p, c);
+	if (!raw ||
+	    peek(pid, addr + (state & 1u << 6 ? l->ascii_size : l->compact_size), raw, len * kind)) {
+		free(raw);
+		return NULL;
 	}
-	*p = '\0';
+	out = py_utf8(raw, len * kind, kind);
 	free(raw);
 	return out;
-fail:
-	free(raw);
-	free(out);
-	return NULL;
 }
 
 static struct py_proc *py_proc_of(struct stacks *s, pid_t pid)
@@ -508,12 +514,85 @@ static bool py_is_code(struct py_proc *p, uint64_t addr)
 	return true;
 }
 
-static struct py_code *py_code_get(struct stacks *s, struct py_proc *p, uint64_t addr)
+/* The name co_qualname where the version has it, else co_name. */
+static uint16_t name_offset(const struct py_layout *l)
 {
-	struct py_code key = { .pid = p->pid, .addr = addr }, *c;
+	return l->code_qualname != PY_NONE ? l->code_qualname : l->code_name;
+}
+
+/*
+ * Read from the target now (BPF did not keep it: its map was full), if the
+ * code object there is still the one BPF saw: the same id.
+ */
+static void py_code_late(struct py_proc *p, struct py_code *c)
+{
 	const struct py_layout *l = &p->l;
-	uint64_t table, n = 0;
+	uint64_t name, file, table, n = 0, str[2] = {};
 	int32_t first = 0;
+
+	c->bad = true;
+	if (!py_is_code(p, c->addr))
+		return;
+	name = peek_u64(p->pid, c->addr + name_offset(l));
+	file = peek_u64(p->pid, c->addr + l->code_filename);
+	table = peek_u64(p->pid, c->addr + l->code_linetable);
+	peek(p->pid, c->addr + l->code_firstlineno, &first, sizeof(first));
+	/* The name's length and hash, at 16 and 24. */
+	if (!name || peek(p->pid, name + 16, str, sizeof(str)) ||
+	    py_code_id(name, file, table, (uint32_t)first, str[0], str[1]) != c->id)
+		return;
+	c->name = py_str(p->pid, l, name);
+	c->file = py_str(p->pid, l, file);
+	c->firstlineno = first;
+	free(c->lines);
+	c->lines = NULL;
+	c->nlines = 0;
+	/* A bytes object: ob_size at 16, its bytes at 32. */
+	if (table && !peek(p->pid, table + 16, &n, sizeof(n)) && n <= PY_LINETABLE_MAX &&
+	    (c->lines = malloc(n ? n : 1)) && !peek(p->pid, table + 32, c->lines, n))
+		c->nlines = n;
+	c->bad = !c->name || !c->file;
+}
+
+/* What BPF read of the code object when a stack first showed it: 0, or -ENOENT. */
+static int py_code_kept(struct stacks *s, struct py_code *c)
+{
+	struct py_code_key key = { .code = c->addr, .tgid = (uint32_t)c->pid, .id = c->id };
+	struct py_code_info *info = malloc(sizeof(*info));
+	char *file;
+
+	if (!info || s->code_fd < 0 || bpf_map_lookup_elem(s->code_fd, &key, info) ||
+	    info->name_len > PY_NAME_BYTES || info->file_len > PY_FILE_BYTES ||
+	    info->lines_len > PY_LINES_BYTES) {
+		free(info);
+		return -ENOENT;
+	}
+	c->name = py_utf8(info->name, info->name_len, info->name_kind);
+	file = py_utf8(info->file, info->file_len, info->file_kind);
+	/* Longer than BPF takes: its end, which names the file. */
+	if (file && info->file_full > info->file_len) {
+		if (asprintf(&c->file, "...%s", file) < 0)
+			c->file = NULL;
+		free(file);
+	} else {
+		c->file = file;
+	}
+	c->firstlineno = info->firstlineno;
+	c->lines = malloc(info->lines_len ? info->lines_len : 1);
+	if (c->lines) {
+		memcpy(c->lines, info->lines, info->lines_len);
+		c->nlines = info->lines_len;
+	}
+	c->cut = info->lines_full > info->lines_len;
+	c->bad = !c->name || !c->file;
+	free(info);
+	return 0;
+}
+
+static struct py_code *py_code_get(struct stacks *s, struct py_proc *p, uint64_t addr,
+				   uint32_t id)
+{
+	struct py_code key = { .pid = p->pid, .id = id, .addr = addr }, *c;
 	long v;
 
 	if (hmap__find(s->codes, (long)&key, &v))
@@ -522,20 +601,8 @@ static struct py_code *py_code_get(struct stacks *s, struct py_proc *p, uint64_t
 	if (!c)
 		return NULL;
 	*c = key;
-	if (!py_is_code(p, addr)) {
-		c->bad = true;
-	} else {
-		c->name = py_str(p->pid, l, peek_u64(p->pid, addr + l->code_name));
-		c->file = py_str(p->pid, l, peek_u64(p->pid, addr + l->code_filename));
-		peek(p->pid, addr + l->code_firstlineno, &first, sizeof(first));
-		c->firstlineno = first;
-		table = peek_u64(p->pid, addr + l->code_linetable);
-		/* A bytes object: ob_size at 16, its bytes at 32. */
-		if (table && !peek(p->pid, table + 16, &n, sizeof(n)) && n <= PY_LINETABLE_MAX &&
-		    (c->lines = malloc(n ? n : 1)) && !peek(p->pid, table + 32, c->lines, n))
-			c->nlines = n;
-		c->bad = !c->name || !c->file;
-	}
+	if (py_code_kept(s, c))
+		py_code_late(p, c);
 	if (hmap__add(s->codes, (long)c, (long)c)) {
 		free(c->name);
 		free(c->file);
@@ -548,9 +615,9 @@ static struct py_code *py_code_get(struct stacks *s, struct py_proc *p, uint64_t
 
 /* "file(line): name", as torch.profiler names Python frames. */
 static const char *py_frame_name(struct stacks *s, struct stack *st, struct py_proc *p,
-				 const struct py_frame *f)
+				 const struct py_frame *f, uint32_t id)
 {
-	struct py_code *c = py_code_get(s, p, f->code);
+	struct py_code *c = py_code_get(s, p, f->code, id);
 	uint64_t addr;
 	int line;
 
@@ -563,6 +630,20 @@ static const char *py_frame_name(struct stacks *s, struct stack *st, struct py_p
 	else
 		addr = f->instr - (f->code + p->l.code_adaptive);
 	line = py_line_of(p->l.version, c->lines, c->nlines, c->firstlineno, addr);
+	if (line < 0 && c->cut) {
+		/* Past the table's start BPF kept: the whole of it, while the process lives. */
+		struct py_code late = *c;
+
+		late.name = late.file = NULL;
+		late.lines = NULL;
+		py_code_late(p, &late);
+		if (!late.bad)
+			line = py_line_of(p->l.version, late.lines, late.nlines, late.firstlineno,
+					  addr);
+		free(late.name);
+		free(late.file);
+		free(late.lines);
+	}
 	if (line < 0)
 		line = c->firstlineno;
 	return keep(s, "%s(%d): %s", c->file, line, c->name);
@@ -621,6 +702,21 @@ static uint32_t plausible(struct stacks *s, pid_t pid, const uint64_t *ips, uint
 	return n;
 }
 
+/*
+ * A code object a new stack showed: its entry in BPF's py_codes (BPF's
+ * again, if it was read once more after a sweep) goes at the next sweep.
+ */
+static void live_code(struct stacks *s, pid_t pid, uint64_t code, uint32_t id)
+{
+	struct py_code_key key = { .code = code, .tgid = (uint32_t)pid, .id = id }, *k;
+
+	if (!id || hmap__find(s->live_codes, (long)&key, NULL) || !(k = malloc(sizeof(*k))))
+		return;
+	*k = key;
+	if (hmap__add(s->live_codes, (long)k, (long)k))
+		free(k);
+}
+
 static int build(struct stacks *s, struct stack *st)
 {
 	struct vec names = VEC_INIT(const char *), native = VEC_INIT(struct merge_frame);
@@ -647,8 +743,10 @@ static int build(struct stacks *s, struct stack *st)
 	    (raw = calloc(1, sizeof(*raw))) && !bpf_map_lookup_elem(s->py_fd, &st->pystack, raw)) {
 		np = raw->n < PY_MAX_FRAMES ? raw->n : PY_MAX_FRAMES;
 		st->truncated |= raw->truncated != 0;
-		for (uint32_t i = 0; i < np; i++)
-			py[i] = py_frame_name(s, st, p, &raw->f[i]);
+		for (uint32_t i = 0; i < np; i++) {
+			py[i] = py_frame_name(s, st, p, &raw->f[i], raw->id[i]);
+			live_code(s, st->pid, raw->f[i].code, raw->id[i]);
+		}
 		st->python = np;
 	}
 	for (uint32_t i = 0; i < nips && !err; i++) {
@@ -794,6 +892,14 @@ void stacks__count(struct stacks *s, const struct launch_event *e)
 		sweep(s->live_u, s->fd, STACK_MAP_ENTRIES);
 	if (e->flags & LAUNCH_F_PYSTACK && !hmap__set(s->live_py, (long)e->pystack, 1, NULL, NULL))
 		sweep(s->live_py, s->py_fd, PY_STACK_ENTRIES);
+	if (hmap__size(s->live_codes) >= PY_CODE_ENTRIES / 2) {
+		const struct hmap_entry *he;
+		size_t bkt;
+
+		hmap__for_each_entry(s->live_codes, he, bkt)
+			bpf_map_delete_elem(s->code_fd, (void *)he->key);
+		free_keys(s->live_codes);
+	}
 }
 
 void stacks__counts(const struct stacks *s, struct stacks_counts *c)

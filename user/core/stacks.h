@@ -42,8 +42,8 @@ struct stacks_counts {
 	uint64_t python_lost;	/* launches whose Python frames did not fit in theirs */
 };
 
-/* fd: the ustacks map; py_fd: py_stacks. NULL and errno. */
-struct stacks *stacks__new(int fd, int py_fd, struct symbols *syms);
+/* fd: the ustacks map; py_fd: py_stacks; code_fd: py_codes. NULL and errno. */
+struct stacks *stacks__new(int fd, int py_fd, int code_fd, struct symbols *syms);
 void stacks__free(struct stacks *s);
 
 /* The launch's stack, or NULL when it has none (no --stack, or both stacks lost). */
