@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "elf_file.h"
+#include "procmaps.h"
 
 #define VERSYM_HIDDEN 0x8000
 /* The note type of SystemTap's USDT probes (sys/sdt.h). */
@@ -39,12 +40,31 @@ static int read_loads(struct elf_file *ef)
 	return 0;
 }
 
+static bool section_fits(Elf_Scn *scn)
+{
+	GElf_Shdr sh;
+
+	return scn && gelf_getshdr(scn, &sh) &&
+	       (sh.sh_type == SHT_NOBITS || sh.sh_size <= ELF_SECTION_MAX);
+}
+
+Elf_Data *elf_section_data(Elf *elf, Elf_Scn *scn, bool strtab)
+{
+	GElf_Shdr sh;
+
+	if (!section_fits(scn) || !gelf_getshdr(scn, &sh))
+		return NULL;
+	if (strtab && !section_fits(elf_getscn(elf, sh.sh_link)))
+		return NULL;
+	return elf_getdata(scn, NULL);
+}
+
 static Elf_Scn *find_section(Elf *elf, const char *want, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 
-	if (elf_getshdrstrndx(elf, &shstrndx))
+	if (elf_getshdrstrndx(elf, &shstrndx) || !section_fits(elf_getscn(elf, shstrndx)))
 		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *name;
@@ -71,7 +91,12 @@ struct elf_file *elf_file__fdopen(int fd)
 	ef->fd = fd;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		goto fail;
-	ef->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/*
+	 * Read, not mapped: a target that truncates its file under a mapping
+	 * would make cuprobe's next touch of it a SIGBUS. libelf reads each
+	 * section when it is asked for (elf_section_data bounds its size).
+	 */
+	ef->elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF)
 		goto fail;
 	err = read_loads(ef);
@@ -88,9 +113,13 @@ fail:
 
 struct elf_file *elf_file__open(const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = target_file_open(path, true);
 
-	return fd < 0 ? NULL : elf_file__fdopen(fd);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	return elf_file__fdopen(fd);
 }
 
 void elf_file__close(struct elf_file *ef)
@@ -168,13 +197,13 @@ static Elf_Data *find_versym(Elf *elf)
 
 	while ((scn = elf_nextscn(elf, scn)))
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_GNU_versym)
-			return elf_getdata(scn, NULL);
+			return elf_section_data(elf, scn, false);
 	return NULL;
 }
 
 static int scan_table(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, elf_func_fn fn, void *ctx)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
+	Elf_Data *data = elf_section_data(elf, scn, true);
 	Elf_Data *versym = sh->sh_type == SHT_DYNSYM ? find_versym(elf) : NULL;
 	GElf_Versym ver;
 	GElf_Sym sym;
@@ -241,7 +270,7 @@ int elf_file__for_each_usdt(struct elf_file *ef, elf_usdt_fn fn, void *ctx)
 	GElf_Nhdr nh;
 	size_t off = 0, name_off, desc_off;
 
-	if (!scn || !(data = elf_getdata(scn, NULL)))
+	if (!scn || !(data = elf_section_data(ef->elf, scn, false)))
 		return 0;
 	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
 		struct elf_usdt n;
@@ -362,7 +391,7 @@ int elf_file__object(struct elf_file *ef, const char *name, GElf_Sym *out)
 			size_t n;
 
 			if (!gelf_getshdr(scn, &sh) || sh.sh_type != (GElf_Word)types[t] ||
-			    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			    !sh.sh_entsize || !(data = elf_section_data(ef->elf, scn, true)))
 				continue;
 			n = sh.sh_size / sh.sh_entsize;
 			for (size_t i = 0; i < n; i++) {
@@ -389,15 +418,13 @@ int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
 	GElf_Shdr sh;
 
 	while ((scn = elf_nextscn(ef->elf, scn))) {
-		Elf_Data *data;
-
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_ALLOC) ||
 		    vaddr < sh.sh_addr || vaddr + len > sh.sh_addr + sh.sh_size)
 			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf || vaddr - sh.sh_addr + len > data->d_size)
+		/* len bytes, not the section: a file's sections are read, not mapped. */
+		if (pread(ef->fd, buf, len, (off_t)(sh.sh_offset + (vaddr - sh.sh_addr))) !=
+		    (ssize_t)len)
 			return -ENOENT;
-		memcpy(buf, (const char *)data->d_buf + (vaddr - sh.sh_addr), len);
 		return 0;
 	}
 	return -ENOENT;

@@ -9,6 +9,7 @@
 #define ELF_FILE_H
 
 #include <gelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,7 +20,24 @@ struct elf_load {
 	uint64_t offset, vaddr, filesz, memsz;
 };
 
-/* Opens the ELF file at path, or the one behind fd (taken over). NULL and errno (ENOEXEC). */
+/*
+ * The most of one section that is read: files are read, not mapped, and come
+ * from targets, whose headers may claim anything up to the file's size.
+ */
+#define ELF_SECTION_MAX (1ull << 30)
+
+/*
+ * A section's data, or NULL where it is larger than ELF_SECTION_MAX; with
+ * strtab, also NULL where the string table it links to (sh_link) is.
+ */
+Elf_Data *elf_section_data(Elf *elf, Elf_Scn *scn, bool strtab);
+
+/*
+ * Opens the ELF file at path, or the one behind fd (taken over). NULL and
+ * errno (ENOEXEC). The path is opened as procmaps.h's target_file_open does
+ * (a regular file, never blocking); a file a target maps is opened with
+ * procmaps__open and handed to elf_file__fdopen.
+ */
 struct elf_file *elf_file__open(const char *path);
 struct elf_file *elf_file__fdopen(int fd);
 void elf_file__close(struct elf_file *ef);

@@ -290,22 +290,26 @@ static int find_dlopen(pid_t pid, struct libc_syms *ls)
 	err = -ENOENT;
 	for (size_t i = 0; i < m.n && err; i++) {
 		const struct map_entry *me = &m.v[i];
-		char path[PATH_MAX + 32];
+		char path[32];
 		uint64_t v_open, v_err;
-		int type;
+		int type, fd;
 
 		if (!me->exec || !me->path || me->path[0] != '/' || !libc_name(me->path))
 			continue;
 		ls->any_libc = true;
-		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, me->path);
-		if (remote_elf_symbol(path, "dlopen", &v_open, &type) || type != STT_FUNC ||
-		    remote_elf_symbol(path, "dlerror", &v_err, &type))
+		/* The mapped libc itself, checked (procmaps.h), never a name the target chose. */
+		fd = procmaps__open(pid, me);
+		if (fd < 0)
 			continue;
-		if (remote_symbol_addr(pid, path, v_open, &ls->dlopen) ||
-		    remote_symbol_addr(pid, path, v_err, &ls->dlerror))
-			continue;
-		snprintf(ls->object, sizeof(ls->object), "%s", me->path);
-		err = 0;
+		target_file_fd_path(fd, path, sizeof(path));
+		if (!remote_elf_symbol(path, "dlopen", &v_open, &type) && type == STT_FUNC &&
+		    !remote_elf_symbol(path, "dlerror", &v_err, &type) &&
+		    !remote_symbol_addr(pid, path, v_open, &ls->dlopen) &&
+		    !remote_symbol_addr(pid, path, v_err, &ls->dlerror)) {
+			snprintf(ls->object, sizeof(ls->object), "%s", me->path);
+			err = 0;
+		}
+		close(fd);
 	}
 	procmaps__free(&m);
 	return err;

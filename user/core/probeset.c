@@ -38,7 +38,10 @@
 struct examined {
 	uint64_t dev, ino;
 	char *path;		/* set when examined before exec, by path */
-	char *open_path;	/* the path probes attach through */
+	char *name;		/* the object's name: messages, --step OBJECT: */
+	struct map_entry where;	/* the mapping it was found by (start 0: before exec) */
+	int fd;			/* the checked file (procmaps.h), kept while probes may attach; -1 */
+	char open_path[32];	/* /proc/self/fd/N of fd: what ELF reads and probes go through */
 	bool runtime;		/* holds runtime launch APIs: its code is a runtime range */
 	uint64_t api_off[API__COUNT];	/* file offsets of launch APIs, 0 when absent */
 	struct uprobe_link *entry, *ret;
@@ -96,20 +99,40 @@ static struct examined *find_examined(const struct probeset *ps, uint64_t dev, u
 	return NULL;
 }
 
-static struct examined *add_examined(struct probeset *ps, uint64_t dev, uint64_t ino,
-				     const char *path)
+/* Takes fd over, whatever happens. */
+static struct examined *add_examined(struct probeset *ps, const struct map_entry *me,
+				     const char *name, int fd)
 {
-	char *open_path = strdup(path);
-	struct examined *e = open_path ? vec__push(&ps->objs) : NULL;
+	char *n = strdup(name), *mapped = strdup(me->path);
+	struct examined *e = n && mapped ? vec__push(&ps->objs) : NULL;
 
 	if (!e) {
-		free(open_path);
+		free(n);
+		free(mapped);
+		close(fd);
 		return NULL;
 	}
-	e->dev = dev;
-	e->ino = ino;
-	e->open_path = open_path;
+	e->dev = me->dev;
+	e->ino = me->inode;
+	e->where = *me;
+	e->where.path = mapped;
+	e->name = n;
+	e->fd = fd;
+	target_file_fd_path(fd, e->open_path, sizeof(e->open_path));
 	return e;
+}
+
+/* Only what probes may attach to later keeps its descriptor: the rest are many. */
+static void examined_settle(struct probeset *ps, struct examined *e)
+{
+	bool launches = false;
+
+	for (int api = 0; api < API__COUNT; api++)
+		launches |= e->api_off[api] != 0;
+	if (launches || (ps->agent && !strcmp(ps->agent, e->open_path)) || e->fd < 0)
+		return;
+	close(e->fd);
+	e->fd = -1;
 }
 
 static void dispose(const struct probe_env *env, bool sync, struct uprobe_link **l)
@@ -121,7 +144,7 @@ static void dispose(const struct probe_env *env, bool sync, struct uprobe_link *
 	*l = NULL;
 }
 
-static int attach_libmap(struct probeset *ps, const char *path, uint64_t off)
+static int attach_libmap(struct probeset *ps, const char *path, const char *name, uint64_t off)
 {
 	struct uprobe_spec s = { .path = path, .pid = ps->pid, .offsets = &off, .n = 1 };
 	int err;
@@ -131,7 +154,7 @@ static int attach_libmap(struct probeset *ps, const char *path, uint64_t off)
 	err = bpfobj__attach(ps->env->bpf, PROG_LIBMAP, &s, &ps->libmap);
 	if (err)
 		return err;
-	p_dbg("pid %d: watching the dynamic linker (%s) for new libraries", ps->pid, path);
+	p_dbg("pid %d: watching the dynamic linker (%s) for new libraries", ps->pid, name);
 	return 0;
 }
 
@@ -171,7 +194,7 @@ static int attach_launch(struct probeset *ps, struct examined *e)
 		e->ret = NULL;
 		return err;
 	}
-	p_dbg("pid %d: %zu launch probes on %s%s", ps->pid, s.n, e->open_path,
+	p_dbg("pid %d: %zu launch probes on %s%s", ps->pid, s.n, e->name,
 	      ps->want.latency ? ", with return probes" : "");
 	ps->probes_since = clock_mono_ns();
 	return 0;
@@ -211,7 +234,7 @@ static int attach_names(struct probeset *ps, struct examined *e, const uint64_t 
 		e->name_ret = NULL;
 		return err;
 	}
-	p_dbg("pid %d: %zu handle probes on %s", ps->pid, s.n, e->open_path);
+	p_dbg("pid %d: %zu handle probes on %s", ps->pid, s.n, e->name);
 	return 0;
 }
 
@@ -261,8 +284,9 @@ static int switch_agent(struct probeset *ps, bool on)
 }
 
 /* The agent library: it has the cuprobe:records USDT probe. Listen to it from now on. */
-static int attach_agent(struct probeset *ps, const char *path)
+static int attach_agent(struct probeset *ps, const struct examined *e)
 {
+	const char *path = e->open_path;
 	static const struct step_spec records = {
 		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "records",
 	};
@@ -277,7 +301,7 @@ static int attach_agent(struct probeset *ps, const char *path)
 	ps->agent = strdup(path);
 	if (!ps->agent)
 		return -ENOMEM;
-	p_dbg("pid %d: agent in %s", ps->pid, path);
+	p_dbg("pid %d: agent in %s", ps->pid, e->name);
 	/* Its eventfd is taken now, so that a window's wake is one write (-EAGAIN:
 	 * the agent has not started yet; taken at the first window then). */
 	agent_wake_prepare(ps->pid, ps->agent, &ps->agent_wake_fd);
@@ -303,16 +327,17 @@ int probeset__set(struct probeset *ps, const struct probe_want *w)
 	return err;
 }
 
-static int attach_step(struct probeset *ps, const char *path)
+static int attach_step(struct probeset *ps, const struct examined *e)
 {
 	const struct step_spec *step = ps->step_spec;
+	const char *path = e->name;
 	struct step_sites sites;
-	struct uprobe_spec s = { .path = path, .pid = ps->pid, .offsets = sites.offsets };
+	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = sites.offsets };
 	int found, err;
 
 	if (!step || ps->step || !step_spec__wants_object(step, path))
 		return 0;
-	found = step_spec__find(step, path, &sites);
+	found = step_spec__find(step, e->open_path, &sites);
 	if (found <= 0)
 		return found;
 	s.n = sites.n;
@@ -327,23 +352,19 @@ static int attach_step(struct probeset *ps, const char *path)
 }
 
 /* Examines one object file: launch APIs, the dynamic linker's hook, the step probe, the agent. */
-static int examine(struct probeset *ps, const char *path, uint64_t dev, uint64_t ino)
+static int examine_one(struct probeset *ps, struct examined *e)
 {
-	const char *names[NSYMS];
+	const char *names[NSYMS], *path = e->name;
 	uint64_t offs[NSYMS] = {};
-	struct examined *e;
 	int n, err = 0;
 
-	e = add_examined(ps, dev, ino, path);
-	if (!e)
-		return -ENOMEM;
 	launch_api_names(names);
 	names[SYM_DL_DEBUG_STATE] = "_dl_debug_state";
 	names[SYM_RUNTIME_MARK] = "cudaMalloc";
 	names[SYM_DRIVER_MARK] = "cuInit";
 	for (int i = 0; i < NAME__COUNT; i++)
 		names[SYM_NAME_API(i)] = name_apis[i];
-	n = elf_func_offsets(path, names, NSYMS, offs);
+	n = elf_func_offsets(e->open_path, names, NSYMS, offs);
 	if (n < 0)
 		return 0; /* not an ELF file */
 	for (int api = 0; api < API__COUNT; api++) {
@@ -363,19 +384,40 @@ static int examine(struct probeset *ps, const char *path, uint64_t dev, uint64_t
 		p_warn("pid %d: cannot probe the calls that make kernel handles in %s: %s; "
 		       "launches by handle there are unnamed", ps->pid, path, strerror(-n));
 	if (!err && offs[SYM_DL_DEBUG_STATE])
-		err = attach_libmap(ps, path, offs[SYM_DL_DEBUG_STATE]);
+		err = attach_libmap(ps, e->open_path, e->name, offs[SYM_DL_DEBUG_STATE]);
 	if (!err)
-		err = attach_step(ps, path);
+		err = attach_step(ps, e);
 	if (!err)
-		err = attach_agent(ps, path);
+		err = attach_agent(ps, e);
 	return err;
 }
 
-/* A path this process can open for the target's object (containers: through /proc/PID/root). */
+/*
+ * Examines the object of mapping me (the executable before exec: start 0),
+ * read through its checked descriptor fd (taken over), named name.
+ */
+static int examine(struct probeset *ps, const struct map_entry *me, const char *name, int fd)
+{
+	struct examined *e = add_examined(ps, me, name, fd);
+	int err;
+
+	if (!e)
+		return -ENOMEM;
+	err = examine_one(ps, e);
+	examined_settle(ps, OBJ(ps, ps->objs.len - 1));
+	return err;
+}
+
+/*
+ * The target's object by the name this process knows it by (containers:
+ * through /proc/PID/root): for messages and --step OBJECT, never opened.
+ */
 static void object_path(pid_t pid, const char *mapped, char *buf, size_t len)
 {
+	struct stat st;
+
 	snprintf(buf, len, "/proc/%d/root%s", (int)pid, mapped);
-	if (access(buf, R_OK))
+	if (lstat(buf, &st))
 		snprintf(buf, len, "%s", mapped);
 }
 
@@ -394,14 +436,27 @@ static int interp_of(const char *exe, char *buf, size_t len)
 static int examine_file(struct probeset *ps, const char *file)
 {
 	char path[PATH_MAX];
+	struct map_entry me = { .path = path };
 	struct stat st;
-	int err;
+	int fd, err;
 
-	if (!realpath(file, path) || stat(path, &st))
+	if (!realpath(file, path))
 		return -errno;
-	if (find_examined(ps, st.st_dev, st.st_ino, path))
+	fd = target_file_open(path, true);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (find_examined(ps, st.st_dev, st.st_ino, path)) {
+		close(fd);
 		return 0;
-	err = examine(ps, path, st.st_dev, st.st_ino);
+	}
+	me.dev = st.st_dev;
+	me.inode = st.st_ino;
+	err = examine(ps, &me, path, fd);
 	if (!err) {
 		OBJ(ps, ps->objs.len - 1)->path = strdup(path);
 		if (!OBJ(ps, ps->objs.len - 1)->path)
@@ -458,12 +513,19 @@ int probeset__scan(struct probeset *ps)
 		return err;
 	for (size_t i = 0; i < m.n; i++) {
 		const struct map_entry *me = &m.v[i];
+		int fd;
 
 		if (!me->exec || !me->path || me->path[0] != '/' ||
 		    find_examined(ps, me->dev, me->inode, me->path))
 			continue;
+		/* What cannot be opened safely (procmaps.h) is left alone, and said at debug level. */
+		fd = procmaps__open(ps->pid, me);
+		if (fd < 0) {
+			p_dbg("pid %d: not probing %s: %s", ps->pid, me->path, strerror(-fd));
+			continue;
+		}
 		object_path(ps->pid, me->path, path, sizeof(path));
-		err = examine(ps, path, me->dev, me->inode);
+		err = examine(ps, me, path, fd);
 		/* One bad object does not stop the others. */
 		if (err)
 			p_warn("pid %d: cannot probe %s: %s", ps->pid, me->path, strerror(-err));
@@ -491,9 +553,21 @@ void probeset__facts(const struct probeset *ps, struct probe_facts *f)
 
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)
 {
-	for (size_t i = 0; ps->step_spec && i < ps->objs.len; i++)
-		if (step_spec__wants_object(ps->step_spec, OBJ(ps, i)->open_path))
-			step_spec__suggest(ps->step_spec, OBJ(ps, i)->open_path, buf, len);
+	for (size_t i = 0; ps->step_spec && i < ps->objs.len; i++) {
+		struct examined *e = OBJ(ps, i);
+		char path[32];
+		int fd;
+
+		if (!step_spec__wants_object(ps->step_spec, e->name))
+			continue;
+		/* A descriptor let go is taken again the same checked way. */
+		fd = e->fd >= 0 ? dup(e->fd) : procmaps__open(ps->pid, &e->where);
+		if (fd < 0)
+			continue;
+		target_file_fd_path(fd, path, sizeof(path));
+		step_spec__suggest(ps->step_spec, path, buf, len);
+		close(fd);
+	}
 }
 
 void probeset__free(struct probeset *ps)
@@ -506,7 +580,10 @@ void probeset__free(struct probeset *ps)
 		uprobe_link__destroy(OBJ(ps, i)->ret);
 		uprobe_link__destroy(OBJ(ps, i)->name_entry);
 		uprobe_link__destroy(OBJ(ps, i)->name_ret);
-		free(OBJ(ps, i)->open_path);
+		if (OBJ(ps, i)->fd >= 0)
+			close(OBJ(ps, i)->fd);
+		free(OBJ(ps, i)->name);
+		free(OBJ(ps, i)->where.path);
 		free(OBJ(ps, i)->path);
 	}
 	uprobe_link__destroy(ps->libmap);

@@ -166,17 +166,15 @@ static void naming_offsets(struct py_offsets *o, const struct py_layout *l)
 static int look_at(pid_t pid, const struct procmaps *pm, const struct map_entry *m,
 		   uint32_t version, struct py_offsets *o, struct py_layout *l)
 {
-	char path[64];
 	struct elf_file *ef;
 	GElf_Sym sym;
-	int err = -ENOTSUP;
+	int fd, err = -ENOTSUP;
 
-	/* Through the process's own view of the file: right even in another mount namespace. */
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%lx-%lx", pid, (unsigned long)m->start,
-		 (unsigned long)m->end);
-	ef = elf_file__open(path);
-	if (!ef)
-		ef = elf_file__open(m->path);
+	/* Through the process's own view of the file, checked (procmaps.h). */
+	fd = procmaps__open(pid, m);
+	if (fd < 0)
+		return fd;
+	ef = elf_file__fdopen(fd);
 	if (!ef)
 		return -errno;
 	if (elf_file__object(ef, "_PyRuntime", &sym)) {

@@ -25,7 +25,7 @@ static int find_in(Elf *e, GElf_Word shtype, const char *name, uint64_t *value, 
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != shtype || !sh.sh_entsize)
 			continue;
-		d = elf_getdata(scn, NULL);
+		d = elf_section_data(e, scn, true);
 		if (!d)
 			continue;
 		strndx = sh.sh_link;
@@ -55,10 +55,11 @@ int remote_elf_symbol(const char *path, const char *name, uint64_t *value, int *
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = target_file_open(path, true);
 	if (fd < 0)
-		return -errno;
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		return fd;
+	/* Read, not mapped: see elf_file__fdopen. */
+	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF) {
 		err = -ENOEXEC;
 	} else {
@@ -82,11 +83,18 @@ int remote_symbol_addr(pid_t pid, const char *path, uint64_t value, uint64_t *ad
 	size_t n;
 	char copy[PATH_MAX];
 	const char *base;
-	int err;
+	ssize_t len;
+	int fd, err;
 
-	if (stat(path, &st))
-		return -errno;
-	ef = elf_file__open(path);
+	fd = target_file_open(path, true);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	ef = elf_file__fdopen(fd);
 	if (!ef)
 		return -errno;
 	loads = elf_file__loads(ef, &n);
@@ -98,7 +106,12 @@ int remote_symbol_addr(pid_t pid, const char *path, uint64_t value, uint64_t *ad
 	/* A byte past filesz (.bss) lies in the segment's anonymous tail: address it by its page. */
 	off = l->offset + (value - l->vaddr);
 	elf_file__close(ef);
-	snprintf(copy, sizeof(copy), "%s", path);
+	/* The file's own name where path is a descriptor's (/proc/self/fd/N): for overlay. */
+	len = readlink(path, copy, sizeof(copy) - 1);
+	if (len > 0 && copy[0] == '/')
+		copy[len] = '\0';
+	else
+		snprintf(copy, sizeof(copy), "%s", path);
 	base = basename(copy);
 	err = procmaps__read(pid, &m);
 	if (err)

@@ -22,7 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include "elf_file.h"
 #include "procmaps.h"
@@ -247,32 +249,79 @@ static const char *base_name(const char *path)
  * process may be gone. Debug info is looked for the standard way (the file,
  * .gnu_debuglink, /usr/lib/debug/.build-id).
  */
+
+/*
+ * Separate debug files by build ID under /usr/lib/debug, root's folder, and
+ * only there: the standard search also tries the folder of the target's file
+ * and the target's own .gnu_debuglink name (a path of its choosing, opened
+ * with a plain open(): a FIFO there blocks), and debuginfod over the network.
+ * A file's own DWARF is read without asking this.
+ */
+static int find_debuginfo_by_build_id(Dwfl_Module *mod, void **userdata, const char *modname,
+				      Dwarf_Addr base, const char *file_name,
+				      const char *debuglink_file, GElf_Word debuglink_crc,
+				      char **debuginfo_file_name)
+{
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	char path[PATH_MAX];
+	int n, len, fd;
+
+	(void)userdata, (void)modname, (void)base, (void)file_name, (void)debuglink_file,
+		(void)debuglink_crc;
+	n = dwfl_module_build_id(mod, &id, &vaddr);
+	if (n < 2 || n > 64)
+		return -1;
+	len = snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%02x/", id[0]);
+	for (int i = 1; i < n; i++)
+		len += snprintf(path + len, sizeof(path) - (size_t)len, "%02x", id[i]);
+	snprintf(path + len, sizeof(path) - (size_t)len, ".debug");
+	fd = target_file_open(path, true);
+	if (fd < 0)
+		return -1;
+	*debuginfo_file_name = strdup(path);
+	return fd;
+}
+
 static const Dwfl_Callbacks file_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo_by_build_id,
 	.section_address = dwfl_offline_section_address,
 };
 
-/* Reports each mapped ELF file once, at the bias its offset-0 mapping gives. */
-static void report_maps(Dwfl *dwfl, const struct procmaps *pm)
+/*
+ * Reports each mapped ELF file once, at the bias its offset-0 mapping gives,
+ * read through the descriptor procmaps__open checked (libdwfl keeps it).
+ */
+static void report_maps(Dwfl *dwfl, pid_t pid, const struct procmaps *pm)
 {
 	for (size_t i = 0; i < pm->n; i++) {
 		const struct map_entry *m = &pm->v[i];
 		struct elf_file *ef;
 		const struct elf_load *loads;
+		char path[32];
 		size_t n;
 		uint64_t first_vaddr;
+		int fd;
 
 		if (!m->path || m->path[0] != '/' || !m->inode || m->offset != 0)
 			continue;
-		ef = elf_file__open(m->path);
-		if (!ef)
+		fd = procmaps__open(pid, m);
+		if (fd < 0)
 			continue;
+		ef = elf_file__fdopen(dup(fd));
+		if (!ef) {
+			close(fd);
+			continue;
+		}
 		loads = elf_file__loads(ef, &n);
 		first_vaddr = n ? loads[0].vaddr - loads[0].offset : 0;
 		elf_file__close(ef);
-		dwfl_report_elf(dwfl, base_name(m->path), m->path, -1, m->start - first_vaddr,
-				false);
+		target_file_fd_path(fd, path, sizeof(path));
+		/* libdwfl closes fd with the module, or not at all when there is none. */
+		if (!dwfl_report_elf(dwfl, base_name(m->path), path, fd, m->start - first_vaddr,
+				     false))
+			close(fd);
 	}
 }
 
@@ -293,7 +342,7 @@ static struct dw_proc *dw_get(struct stacks *s, pid_t pid)
 	if (d->dwfl) {
 		dwfl_report_begin(d->dwfl);
 		if (pm)
-			report_maps(d->dwfl, pm);
+			report_maps(d->dwfl, pid, pm);
 		dwfl_report_end(d->dwfl, NULL, NULL);
 	}
 	return d;

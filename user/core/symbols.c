@@ -214,63 +214,11 @@ static void sym_file_sort(struct sym_file *f)
 	f->nsyms = out + 1;
 }
 
-static int sym_open_same(const char *path, uint64_t ino)
-{
-	struct stat st;
-	int fd, err;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	/*
-	 * A path can name a different file than the one mapped (replaced on
-	 * disk, another mount namespace); wrong names are worse than none.
-	 * Only the inode is compared: on overlayfs the device differs.
-	 */
-	if ((uint64_t)st.st_ino != ino) {
-		close(fd);
-		return -ESTALE;
-	}
-	return fd;
-}
-
 static bool sym_path_deleted(const char *path)
 {
 	size_t len = strlen(path), dlen = strlen(SYM_DELETED);
 
 	return len > dlen && !strcmp(path + len - dlen, SYM_DELETED);
-}
-
-/*
- * Opens the file behind a mapping. map_files is the mapped file itself, even
- * deleted or in another mount namespace, but needs privilege; the target's
- * root comes next, then the path as this process sees it (which is all that
- * is left once the target has exited).
- */
-static int sym_open_mapped(pid_t pid, const struct map_entry *m)
-{
-	char path[4096 + 64];
-	int fd, len;
-
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-		 m->start, m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	if (sym_path_deleted(m->path))
-		return -ENOENT;
-	len = snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-	if (len > 0 && (size_t)len < sizeof(path)) {
-		fd = sym_open_same(path, m->inode);
-		if (fd >= 0)
-			return fd;
-	}
-	return sym_open_same(m->path, m->inode);
 }
 
 static int sym_file_load(struct sym_file *f, pid_t pid, const struct map_entry *m)
@@ -279,7 +227,8 @@ static int sym_file_load(struct sym_file *f, pid_t pid, const struct map_entry *
 	struct elf_file *ef;
 	int fd, err;
 
-	fd = sym_open_mapped(pid, m);
+	/* map_files, else a regular file of the mapping's inode, never blocking (procmaps.h). */
+	fd = procmaps__open(pid, m);
 	if (fd < 0)
 		return fd;
 	ef = elf_file__fdopen(fd);
