@@ -56,6 +56,14 @@ struct session_ring {
 	char said[256];		/* what the growth under way says once it is done */
 };
 
+/* Cycles whose trace could not be written (session_lost.c). */
+struct session_lost {
+	uint64_t cycles, launches;	/* lost */
+	uint64_t written;		/* cycles whose trace was written */
+	int told[8];			/* the causes (-errno) said already */
+	size_t ntold;
+};
+
 struct session {
 	struct session_opts o;
 	struct target_plan one_cycle;	/* the schedule of a target without steps or slices */
@@ -90,6 +98,7 @@ struct session {
 	unsigned long placed_at_once; /* launches placed as read: the queue was full */
 	struct stacks *stacks;	/* --stack; NULL without */
 	struct session_ring ring;
+	struct session_lost lost;
 };
 
 /* A message to the prober about one target's probeset, and its answer. */
@@ -156,5 +165,12 @@ void session_ring_turn(struct session *s);
 void session_ring_stop(struct session *s);
 /* Its final size, said at the end when it grew. */
 void session_ring_report(struct session *s);
+/*
+ * session_lost.c: a cycle written or lost (ci->err), before the front-end
+ * hears of it; a loss is counted and its cause said once.
+ */
+void session_cycle_done(struct session *s, const struct target *t, const struct cycle_info *ci);
+/* The lost cycles and launches, said at the end when there were any. */
+void session_lost_report(const struct session *s);
 
 #endif /* SESSION_INT_H */
