@@ -242,6 +242,7 @@ struct session *session__new(const struct session_opts *o, const struct session_
 		s->cenv.stacks = s->stacks;
 	}
 	calibrate(s);
+	session_ring_start(s);
 	err = setup_loop(s);
 	if (!err)
 		return s;
