@@ -22,6 +22,23 @@ expect_fail "bad PID list" "not a process id" "$CUPROBE" record -p 12,abc
 expect_fail "bad duration" "duration" "$CUPROBE" record --duration -3 -- true
 expect_fail "bad ring size" "power of two" "$CUPROBE" record --ringbuf-size 3000 -- true
 expect_fail "unknown command" "unknown command 'rekord'" "$CUPROBE" rekord
+# Every command is named where the commands are listed: the unknown-command
+# message, --help (on stdout, exit 0) and no arguments (on stderr, exit 2).
+cmds="record report compare daemon capture"
+unknown=$("$CUPROBE" rekord 2>&1)
+helped=$("$CUPROBE" --help 2>/dev/null)
+help_rc=$?
+bare=$("$CUPROBE" 2>&1 >/dev/null)
+bare_rc=$?
+for c in $cmds; do
+	grep -qE "use (.*(, | or ))?$c(,| or | \()" <<<"$unknown" && ok "unknown command: lists $c" ||
+		not_ok "unknown command: lists $c" "$unknown"
+	grep -qE "^  $c +[a-z]" <<<"$helped" && ok "--help: lists $c" || not_ok "--help: lists $c" "$helped"
+	grep -qE "^  $c +[a-z]" <<<"$bare" && ok "no arguments: lists $c" ||
+		not_ok "no arguments: lists $c" "$bare"
+done
+[ $help_rc -eq 0 ] && [ $bare_rc -eq 2 ] && ok "--help exits 0, no arguments exits 2" ||
+	not_ok "--help exits 0, no arguments exits 2" "--help $help_rc, none $bare_rc"
 
 expect_fail "command not found" "cannot execute no-such-command-xyz.*PATH" \
 	"$CUPROBE" record -o "$out" -- no-such-command-xyz
