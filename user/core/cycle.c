@@ -137,18 +137,12 @@ static int open_run_dir(const char *dir)
 
 	snprintf(parent, sizeof(parent), "%.*s", name ? (int)(name - dir) : 1, name ? dir : ".");
 	name = name ? name + 1 : dir;
-	/* Any other failure is the lost cycle's, said once per cause by the session. */
+	/* A failure loses the cycle: the session says it, once per cause. */
 	pfd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pfd < 0)
 		return -errno;
 	fd = safe_file__child_dir(pfd, name, 0755, &created);
 	close(pfd);
-	if (fd == -ELOOP || fd == -ENOTDIR)
-		p_err("%s is not a folder cuprobe can write in (a symlink or a file): remove it, or "
-		      "choose another folder with -o", dir);
-	else if (fd == -EPERM)
-		p_err("%s belongs to another user: cuprobe does not write in it; remove it, or "
-		      "choose another folder with -o", dir);
 	return fd;
 }
 

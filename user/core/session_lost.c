@@ -25,9 +25,15 @@ static const char *lost_fix(int err)
 	case ENOENT:
 		return "its folder was removed while cuprobe wrote in it: leave the output folder "
 		       "in place while recording";
+	case ELOOP:
+	case ENOTDIR:
+		return "it is not a folder cuprobe can write in (a symlink or a file), and nothing "
+		       "is written through it: remove it, or choose another folder with -o";
+	case EPERM:
+		return "it belongs to another user (or is immutable): cuprobe does not write in "
+		       "it; remove it, or choose another folder with -o";
 	case EROFS:
 	case EACCES:
-	case EPERM:
 		return "make the output folder writable again (the next cycles are written once "
 		       "it is), or choose another folder with -o";
 	case EIO:
