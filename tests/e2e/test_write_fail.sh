@@ -33,7 +33,7 @@ start() {
 # wait_log NAME PATTERN: until the log says PATTERN (or the run ends).
 wait_log() {
 	local n=400
-	while ! grep -qE -- "$2" "$TMP/$1.log" && kill -0 "$rec" 2>/dev/null && [ $n -gt 0 ]; do
+	while ! grep -qsE -- "$2" "$TMP/$1.log" && kill -0 "$rec" 2>/dev/null && [ $n -gt 0 ]; do
 		sleep 0.01
 		n=$((n - 1))
 	done
