@@ -190,7 +190,6 @@ static struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
 	close(fd);
 	if (!oc->t) {
 		lose_cycle(oc, err, dir);
-		rmdir(dir); /* made for it and left empty; another process's trace keeps it */
 		return NULL;
 	}
 	if (env->stacks)
