@@ -71,8 +71,8 @@ void session_cycle_done(struct session *s, const struct target *t, const struct 
 		return;
 	}
 	p_warn("pid %d (%s): cycle %u is lost: its %lu launches could not be written to %s: %s; "
-	       "%s. Recording goes on, the command is not disturbed; lost cycles are counted at "
-	       "the end", t->pid, t->comm, ci->k, (unsigned long)ci->launches,
+	       "%s. Recording goes on and the profiled processes are not disturbed; lost cycles "
+	       "are counted at the end", t->pid, t->comm, ci->k, (unsigned long)ci->launches,
 	       ci->failed_path ? ci->failed_path : "the output folder", strerror(-ci->err),
 	       lost_fix(ci->err));
 }
