@@ -22,6 +22,23 @@ expect_fail "bad PID list" "not a process id" "$CUPROBE" record -p 12,abc
 expect_fail "bad duration" "duration" "$CUPROBE" record --duration -3 -- true
 expect_fail "bad ring size" "power of two" "$CUPROBE" record --ringbuf-size 3000 -- true
 expect_fail "unknown command" "unknown command 'rekord'" "$CUPROBE" rekord
+# Every command is named where the commands are listed: the unknown-command
+# message, --help (on stdout, exit 0) and no arguments (on stderr, exit 2).
+cmds="record report compare daemon capture"
+unknown=$("$CUPROBE" rekord 2>&1)
+helped=$("$CUPROBE" --help 2>/dev/null)
+help_rc=$?
+bare=$("$CUPROBE" 2>&1 >/dev/null)
+bare_rc=$?
+for c in $cmds; do
+	grep -qE "use (.*(, | or ))?$c(,| or | \()" <<<"$unknown" && ok "unknown command: lists $c" ||
+		not_ok "unknown command: lists $c" "$unknown"
+	grep -qE "^  $c +[a-z]" <<<"$helped" && ok "--help: lists $c" || not_ok "--help: lists $c" "$helped"
+	grep -qE "^  $c +[a-z]" <<<"$bare" && ok "no arguments: lists $c" ||
+		not_ok "no arguments: lists $c" "$bare"
+done
+[ $help_rc -eq 0 ] && [ $bare_rc -eq 2 ] && ok "--help exits 0, no arguments exits 2" ||
+	not_ok "--help exits 0, no arguments exits 2" "--help $help_rc, none $bare_rc"
 
 expect_fail "command not found" "cannot execute no-such-command-xyz.*PATH" \
 	"$CUPROBE" record -o "$out" -- no-such-command-xyz
@@ -92,7 +109,8 @@ expect_fail "command not found, new folder" "cannot execute" "$CUPROBE" record -
 [ ! -e "$TMP/new3" ] && ok "a command that cannot start leaves no output folder" ||
 	not_ok "a command that cannot start leaves no output folder" "$(find "$TMP/new3")"
 
-# A full disk: the error names it, completed traces stay whole, nothing half-written.
+# A full disk: the lost cycles are said, the command's status comes through,
+# completed traces stay whole, nothing half-written (test_write_fail.sh has more).
 mkdir -p "$TMP/small"
 if mount -t tmpfs -o size=40k none "$TMP/small"; then
 	"$CUPROBE" record -q -o "$TMP/small" --step cuprobe_step --schedule wait=0,warmup=1,active=1 \
@@ -103,11 +121,12 @@ if mount -t tmpfs -o size=40k none "$TMP/small"; then
 		python3 -m json.tool "$f" >/dev/null 2>&1 || bad="$bad $f"
 	done
 	leftovers=$(find "$TMP/small" -name '*.tmp' -o -type d -empty -name 'run_*')
-	[ $rc -ne 0 ] && grep -q "No space left on device; the traces written before it are whole" \
-		"$TMP/small.log" && [ -z "$bad" ] && [ -z "$leftovers" ] &&
+	[ $rc -eq 0 ] && grep -qE "cycle [0-9]+ is lost: .*No space left on device" "$TMP/small.log" &&
+		grep -qE "[0-9]+ cycles? lost, with [0-9]+ launches" "$TMP/small.log" &&
+		[ -z "$bad" ] && [ -z "$leftovers" ] &&
 		[ -n "$(ls "$TMP"/small/run_0/*.json 2>/dev/null)" ] &&
-		ok "full disk: said, exit 1, completed traces whole, nothing half-written" ||
-		not_ok "full disk: said, exit 1, completed traces whole, nothing half-written" \
+		ok "full disk: said, the command's status, completed traces whole, nothing half-written" ||
+		not_ok "full disk: said, the command's status, completed traces whole, nothing half-written" \
 			"rc $rc bad [$bad] leftovers [$leftovers]: $(tail -2 "$TMP/small.log")"
 	umount "$TMP/small"
 else

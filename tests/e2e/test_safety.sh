@@ -148,23 +148,27 @@ sleep 0.1
 ln -s "$TMP/secret" "$TMP/shared/run_0"
 wait $rec
 rc=$?
-[ $rc -ne 0 ] && grep -q "run_0 is not a folder cuprobe can write in" "$TMP/plant.log" &&
+# Refused, said, and its cycle lost; the command is not disturbed (its status, 0).
+[ $rc -eq 0 ] && grep -q "cycle 0 is lost: .*run_0: .*not a folder cuprobe can write in" "$TMP/plant.log" &&
 	ok "a planted run_0 symlink: refused, with a clear error" ||
 	not_ok "a planted run_0 symlink: refused" "rc $rc: $(cat "$TMP/plant.log")"
 [ -z "$(ls -A "$TMP/secret")" ] && ok "a planted run_0 symlink: nothing written through it" ||
 	not_ok "a planted run_0 symlink: nothing written through it" "$(ls "$TMP/secret")"
 
-rm -f "$TMP/shared/run_0"
-"$CUPROBE" record -q -o "$TMP/shared" --step cuprobe_step --schedule wait=3,warmup=1,active=1 \
+# A folder of its own: the first run went on to write run_1 in shared, so the next run
+# starts at run_2 there.
+mkdir -p "$TMP/shared2"
+chmod 1777 "$TMP/shared2"
+"$CUPROBE" record -q -o "$TMP/shared2" --step cuprobe_step --schedule wait=3,warmup=1,active=1 \
 	-- "$W/basic" --threads 1 --iters 12 --steps --sleep-ms 40 >"$TMP/own.log" 2>&1 &
 rec=$!
 sleep 0.1
-mkdir "$TMP/shared/run_0" && chown 65534:65534 "$TMP/shared/run_0"
+mkdir "$TMP/shared2/run_0" && chown 65534:65534 "$TMP/shared2/run_0"
 wait $rec
 rc=$?
-[ $rc -ne 0 ] && grep -q "run_0 belongs to another user" "$TMP/own.log" &&
+[ $rc -eq 0 ] && grep -q "cycle 0 is lost: .*run_0: .*belongs to another user" "$TMP/own.log" &&
 	ok "a run folder made by another user: refused" ||
 	not_ok "a run folder made by another user: refused" "rc $rc: $(cat "$TMP/own.log")"
-[ -z "$(ls -A "$TMP/shared/run_0")" ] && ok "a run folder made by another user: nothing written in it" ||
-	not_ok "a run folder made by another user: nothing written in it" "$(ls "$TMP/shared/run_0")"
+[ -z "$(ls -A "$TMP/shared2/run_0")" ] && ok "a run folder made by another user: nothing written in it" ||
+	not_ok "a run folder made by another user: nothing written in it" "$(ls "$TMP/shared2/run_0")"
 done_testing

@@ -6,18 +6,47 @@
 #include "record.h"
 #include "report.h"
 
+/* The static build has no daemon (daemon_main is weak): said, not crashed. */
+static int daemon_cmd(int argc, char **argv)
+{
+	if (!daemon_main) {
+		fprintf(stderr, "cuprobe daemon: this cuprobe was built without the daemon "
+			"(the static build: libmicrohttpd cannot be linked statically here); "
+			"use the dynamic build (make) or the packaged binary\n");
+		return 1;
+	}
+	return daemon_main(argc, argv);
+}
+
+/* Every command, once: dispatch, --help and the unknown-command message read it. */
+static const struct command {
+	const char *name;
+	int (*main)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{ "record", record_main, "profile CUDA launches of a command or running processes" },
+	{ "report", report_main, "summarise traces written by record" },
+	{ "compare", compare_main,
+	  "the low-overhead view against full CUPTI timings, with what each costs" },
+	{ "daemon", daemon_cmd, "sample every CUDA process on the host, serve Prometheus metrics" },
+	{ "capture", capture_main, "ask a running daemon for the next steps of a process" },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
 static void usage(FILE *f)
 {
-	fputs("usage: cuprobe <command> [OPTIONS]\n"
-	      "\n"
-	      "  record   profile CUDA launches of a command or running processes\n"
-	      "  report   summarise traces written by record\n"
-	      "  compare  the low-overhead view against full CUPTI timings, with what each costs\n"
-	      "  daemon   sample every CUDA process on the host, serve Prometheus metrics\n"
-	      "  capture  ask a running daemon for the next steps of a process\n"
-	      "\n"
-	      "cuprobe <command> --help shows a command's options.\n",
-	      f);
+	fputs("usage: cuprobe <command> [OPTIONS]\n\n", f);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fputs("\ncuprobe <command> --help shows a command's options.\n", f);
+}
+
+/* "record, report, compare, daemon or capture" */
+static void command_list(FILE *f)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "%s%s", i == 0 ? "" : i + 1 == NCOMMANDS ? " or " : ", ",
+			commands[i].name);
 }
 
 int main(int argc, char **argv)
@@ -26,28 +55,15 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "record"))
-		return record_main(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "report"))
-		return report_main(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "compare"))
-		return compare_main(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "daemon")) {
-		if (!daemon_main) {
-			fprintf(stderr, "cuprobe daemon: this cuprobe was built without the daemon "
-				"(the static build: libmicrohttpd cannot be linked statically here); "
-				"use the dynamic build (make) or the packaged binary\n");
-			return 1;
-		}
-		return daemon_main(argc - 1, argv + 1);
-	}
-	if (!strcmp(argv[1], "capture"))
-		return capture_main(argc - 1, argv + 1);
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;
 	}
-	fprintf(stderr, "cuprobe: unknown command '%s': use record, report or compare "
-		"(cuprobe --help)\n", argv[1]);
+	fprintf(stderr, "cuprobe: unknown command '%s': use ", argv[1]);
+	command_list(stderr);
+	fputs(" (cuprobe --help)\n", stderr);
 	return 2;
 }

@@ -24,6 +24,7 @@
 #include "session.h"
 #include "step.h"
 #include "target.h"
+#include "util/safe_file.h"
 
 #define POLL_MS 100
 
@@ -35,6 +36,7 @@ struct record {
 	char agent[PATH_MAX];	/* --cupti -- COMMAND: the agent the command loads */
 	struct cmd_loop loop;
 	bool status_tty;	/* the status line is redrawn in place */
+	bool told_remade;	/* said that -o was removed and made again */
 };
 
 static void print_status(void *ctx, const struct target *t, const struct cycle_status *st,
@@ -237,12 +239,35 @@ static int exit_code(struct record *r, int err)
 	return 0;
 }
 
+/*
+ * -o was removed while recording: it is made again, as at the start, so
+ * that the next cycles are kept (run numbers go on: none is reused). A
+ * failure is left to the cycle's own, which the session says.
+ */
+static void remake_output(struct record *r)
+{
+	unsigned int made;
+	int fd;
+
+	if (!access(r->o.output, F_OK) || errno != ENOENT)
+		return;
+	fd = safe_file__make_dirs(r->o.output, 0755, &made);
+	if (fd < 0)
+		return;
+	close(fd);
+	if (!r->told_remade)
+		p_warn("the output folder %s was removed while recording: made it again for the "
+		       "next cycles; the traces that were in it are gone", r->o.output);
+	r->told_remade = true;
+}
+
 /* Cycle k of every process goes to OUT/run_<k>, after the runs already there. */
 static int cycle_dir(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len)
 {
 	struct record *r = ctx;
 
 	(void)t;
+	remake_output(r);
 	return snprintf(buf, len, "%s/run_%ld", r->o.output, r->out.run_base + (long)k) <
 			       (int)len ? 0 : -ENAMETOOLONG;
 }

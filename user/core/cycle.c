@@ -35,6 +35,12 @@ struct open_cycle {
 	const char *cut;
 	int64_t cut_step;
 	uint64_t cut_mono, cut_launches;
+	/*
+	 * Its trace could not be made or written (-errno), and where: the cycle
+	 * is lost, its launches only counted, and it is not tried again.
+	 */
+	int write_err;
+	char *failed_path;
 };
 
 struct thread_name {
@@ -135,27 +141,28 @@ static int open_run_dir(const char *dir, const struct out_mode *om)
 
 	snprintf(parent, sizeof(parent), "%.*s", name ? (int)(name - dir) : 1, name ? dir : ".");
 	name = name ? name + 1 : dir;
+	/* A failure loses the cycle: the session says it, once per cause. */
 	pfd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (pfd < 0) {
-		p_err("cannot open %s: %s", parent, strerror(errno));
+	if (pfd < 0)
 		return -errno;
-	}
 	fd = safe_file__child_dir(pfd, name, om->dir ? om->dir : 0700, &created);
 	close(pfd);
 	if (fd >= 0 && created && om->share_group && fchown(fd, (uid_t)-1, om->gid))
 		p_warn("cannot give %s the group %u: %s", dir, (unsigned)om->gid, strerror(errno));
-	if (fd == -ELOOP || fd == -ENOTDIR)
-		p_err("%s is not a folder cuprobe can write in (a symlink or a file): remove it, or "
-		      "choose another folder with -o", dir);
-	else if (fd == -EPERM)
-		p_err("%s belongs to another user: cuprobe does not write in it; remove it, or "
-		      "choose another folder with -o", dir);
-	else if (fd < 0)
-		p_err("cannot create %s: %s", dir, strerror(-fd));
 	return fd;
 }
 
-/* The cycle's trace file, made when first needed. */
+/* The cycle is lost: err and where are kept for what the front-end hears. */
+static void lose_cycle(struct open_cycle *oc, int err, const char *where)
+{
+	if (oc->write_err)
+		return;
+	oc->write_err = err ?: -EIO;
+	free(oc->failed_path);
+	oc->failed_path = strdup(where);
+}
+
+/* The cycle's trace file, made when first needed; NULL once the cycle is lost. */
 static struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
 {
 	const struct cycle_env *env = pc->env;
@@ -173,21 +180,29 @@ static struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
 		.share_group = env->out.share_group,
 	};
 	char dir[4096];
-	int fd;
+	int fd, err;
 
-	if (oc->t)
+	if (oc->t || oc->write_err)
 		return oc->t;
-	if (env->cycle_dir(env->ctx, pc->t, oc->k, dir, sizeof(dir)))
+	err = env->cycle_dir(env->ctx, pc->t, oc->k, dir, sizeof(dir));
+	if (err) {
+		lose_cycle(oc, err, "the output folder");
 		return NULL;
+	}
 	fd = open_run_dir(dir, &env->out);
-	if (fd < 0)
+	if (fd < 0) {
+		lose_cycle(oc, fd, dir);
 		return NULL;
+	}
 	oc->t = trace__openat(fd, &m);
-	if (oc->t && env->stacks)
-		trace__set_stacks(oc->t, env->stacks);
-	if (!oc->t)
-		p_err("cannot create a trace in %s: %s", dir, strerror(errno));
+	err = -errno;
 	close(fd);
+	if (!oc->t) {
+		lose_cycle(oc, err, dir);
+		return NULL;
+	}
+	if (env->stacks)
+		trace__set_stacks(oc->t, env->stacks);
 	return oc->t;
 }
 
@@ -310,11 +325,9 @@ int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, co
 	} else if (oc->mode == MODE_CUPTI) {
 		if (hold_launch(oc, e, kernel, unnamed, correlation))
 			return -ENOMEM;
-	} else {
-		if (!cycle_trace(pc, oc))
-			return -EIO;
+	} else if (cycle_trace(pc, oc)) {
 		trace__launch(oc->t, e, kernel, correlation);
-	}
+	} /* else the cycle is lost: its launches are counted, and said when it ends */
 	oc->launches++;
 	oc->unnamed += unnamed;
 	pc->launches++;
@@ -421,6 +434,7 @@ static void tell_cycle(struct proc_cycles *pc, const struct open_cycle *oc, uint
 		.mode = oc->mode,
 		.path = oc->t && !err ? trace__path(oc->t) : NULL,
 		.err = err,
+		.failed_path = err ? oc->failed_path : NULL,
 		.launches = oc->launches,
 		.drops = oc->c.drops,
 		.hits = oc->c.hits,
@@ -474,7 +488,7 @@ static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t e
 	int err;
 
 	if (!cycle_trace(pc, oc))
-		return -EIO;
+		return oc->write_err;
 	if (oc->mode == MODE_CUPTI)
 		sum.unnamed -= join_gpu(pc, oc, end_mono, timed_out);
 	for (size_t k = 0; k < pc->threads.len; k++) {
@@ -484,8 +498,8 @@ static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t e
 	}
 	err = trace__close(oc->t, &sum);
 	if (err) {
-		p_err("cannot write %s: %s; the traces written before it are whole",
-		      trace__path(oc->t), strerror(-err));
+		/* Nothing of it stays (safe_file): the cycle is lost, said by the session. */
+		lose_cycle(oc, err, trace__path(oc->t));
 		remove_empty_dir(trace__path(oc->t));
 	} else {
 		tell_written(pc, oc, partial);
@@ -493,7 +507,11 @@ static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t e
 	return err;
 }
 
-/* A window with no probes (MODE_OFF) has no trace: only what the front-end hears. */
+/*
+ * A window with no probes (MODE_OFF) has no trace: only what the front-end
+ * hears. A trace that cannot be written loses its cycle, which the front-end
+ * hears (ci->err); it is no error of the recording, which goes on.
+ */
 static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool partial,
 		       bool timed_out)
 {
@@ -508,9 +526,10 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 	pc->written += !err;
 	trace__free(oc->t);
 	vec__free(&oc->pending);
+	free(oc->failed_path);
 	/* The rest keep their order, oldest first (proc_cycles__flush relies on it). */
 	memmove(&pc->oc[i], &pc->oc[i + 1], (--pc->noc - i) * sizeof(pc->oc[0]));
-	return err;
+	return 0;
 }
 
 static void add_counts(struct cycle_counts *sum, const struct cycle_counts *a,
@@ -729,6 +748,7 @@ void proc_cycles__free(struct proc_cycles *pc)
 	for (size_t i = 0; i < pc->noc; i++) {
 		trace__free(pc->oc[i].t);
 		vec__free(&pc->oc[i].pending);
+		free(pc->oc[i].failed_path);
 	}
 	gpu_store__free(pc->gpu);
 	vec__free(&pc->threads);

@@ -48,7 +48,9 @@ struct cycle_info {
 	enum window_mode mode;
 	const char *path;	/* the trace, valid during the hook; NULL when none was written
 				 * (MODE_OFF, or err) */
-	int err;
+	int err;		/* -errno: the trace could not be made or written, the cycle
+				 * is lost (nothing of it stays); its launches are counted */
+	const char *failed_path;	/* with err: the folder or file, valid during the hook */
 	uint64_t launches, drops, hits;
 	uint64_t start_mono, end_mono;
 	int64_t first_step, last_step;	/* -1 without steps */
@@ -143,9 +145,16 @@ void proc_cycles__thread(struct proc_cycles *pc, const struct thread_event *e);
 void proc_cycles__agent_chunk(struct proc_cycles *pc, const void *data, size_t len);
 /* The agent flushed a window at or after ts (its records are all in). */
 bool proc_cycles__flushed_since(const struct proc_cycles *pc, uint64_t ts);
-/* A step boundary: spans, cycle ends and starts. Returns -errno when a trace cannot be made. */
+/*
+ * A step boundary: spans, cycle ends and starts. Returns -errno when no more
+ * cycles can be kept open; a trace that cannot be made loses its cycle (the
+ * cycle_done hook hears err), and is no error here.
+ */
 int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e);
-/* Writes finished cycles whose grace has passed (all of them when now is UINT64_MAX). */
+/*
+ * Writes finished cycles whose grace has passed (all of them when now is
+ * UINT64_MAX). One that cannot be written is lost, told to cycle_done. 0.
+ */
 int proc_cycles__flush(struct proc_cycles *pc, uint64_t now);
 /*
  * The recording stops: every open cycle is written, the running one marked

@@ -105,6 +105,7 @@ static void cycle_done(void *ctx, const struct target *t, const struct cycle_inf
 {
 	struct session *s = ctx;
 
+	session_cycle_done(s, t, ci);
 	if (s->h.cycle_done)
 		s->h.cycle_done(s->h.ctx, t, ci);
 }
@@ -253,6 +254,7 @@ struct session *session__new(const struct session_opts *o, const struct session_
 		s->cenv.stacks = s->stacks;
 	}
 	calibrate(s);
+	session_ring_start(s);
 	err = setup_loop(s);
 	if (!err)
 		return s;
@@ -495,6 +497,7 @@ static void tell_counters(struct session *s)
 		       "missing; raise --ringbuf-size", (unsigned long)c.agent_drops);
 	tell_name_counters(s);
 	session_ring_report(s);
+	session_lost_report(s);
 	if (s->stacks) {
 		struct stacks_counts sc;
 

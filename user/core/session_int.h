@@ -35,6 +35,12 @@ struct stacks;
 /* How often each target's BPF counters are looked at for lost ctrl events. */
 #define POLL_STATE_NS (200 * 1000 * 1000ull)
 
+/* Launches and bytes that came (read, or lost for want of room) over ns. */
+struct ring_span {
+	double launches, bytes;
+	uint64_t ns;		/* 0: no span long enough to measure */
+};
+
 /* The events ring's growth (session_ring.c). */
 struct session_ring {
 	uint64_t cap;		/* the largest it may grow to; 0 until the first turn */
@@ -45,15 +51,30 @@ struct session_ring {
 	uint64_t rate_ts;	/* the rate's window began, rate_n launches and rate_b bytes in */
 	unsigned long rate_n;
 	double rate_b;
-	double rate, byte_rate;	/* launches and bytes that came per second, latest window */
-	uint64_t turn_ts;	/* the last turn, turn_b bytes in then */
+	struct ring_span window;	/* what came in the latest whole window */
+	uint64_t turn_ts;	/* the last turn, turn_n launches and turn_b bytes in then */
+	unsigned long turn_n;
 	double turn_b;
+	uint64_t lost_said;	/* launches lost for want of room, as the last growth said */
+	unsigned long last_n;	/* what had come by the last turn */
+	uint64_t quiet_ts;	/* the last turn to which nothing came, quiet_n launches, */
+	unsigned long quiet_n;	/* quiet_b bytes and quiet_lost lost in then: the start */
+	double quiet_b;		/* of a burst, which a growth's rate is measured over */
+	uint64_t quiet_lost;
 	bool putting;		/* putter is putting a new ring in BPF's slot */
 	bool put_done;		/* it has, with put_err */
 	int put_err;
 	uint64_t grow_at, put_at;	/* when the growth began, and the update came back */
 	pthread_t putter;
 	char said[256];		/* what the growth under way says once it is done */
+};
+
+/* Cycles whose trace could not be written (session_lost.c). */
+struct session_lost {
+	uint64_t cycles, launches;	/* lost */
+	uint64_t written;		/* cycles whose trace was written */
+	int told[8];			/* the causes (-errno) said already */
+	size_t ntold;
 };
 
 struct session {
@@ -90,6 +111,7 @@ struct session {
 	unsigned long placed_at_once; /* launches placed as read: the queue was full */
 	struct stacks *stacks;	/* --stack; NULL without */
 	struct session_ring ring;
+	struct session_lost lost;
 };
 
 /* A message to the prober about one target's probeset, and its answer. */
@@ -162,9 +184,18 @@ bool session_place(struct session *s, size_t max);
 void session_check_warmup(struct target *t, uint64_t step, uint64_t ts);
 /* session_ring.c: the events ring grows with the rate, looked at every turn. */
 void session_ring_turn(struct session *s);
+/* What came so far (the calibration's own hits) is no rate: measured from now. */
+void session_ring_start(struct session *s);
 /* A growth under way waited for (before the BPF object goes). */
 void session_ring_stop(struct session *s);
 /* Its final size, said at the end when it grew. */
 void session_ring_report(struct session *s);
+/*
+ * session_lost.c: a cycle written or lost (ci->err), before the front-end
+ * hears of it; a loss is counted and its cause said once.
+ */
+void session_cycle_done(struct session *s, const struct target *t, const struct cycle_info *ci);
+/* The lost cycles and launches, said at the end when there were any. */
+void session_lost_report(const struct session *s);
 
 #endif /* SESSION_INT_H */

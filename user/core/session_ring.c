@@ -79,16 +79,28 @@ static void came(struct session *s, unsigned long *launches, double *bytes)
 	*bytes = (double)s->ring.bytes_read + (double)lost * LAUNCH_RING_BYTES;
 }
 
+static double span_bytes_per_s(const struct ring_span *sp)
+{
+	return sp->ns ? sp->bytes * 1e9 / (double)sp->ns : 0;
+}
+
+static struct ring_span span_since(unsigned long n, double b, unsigned long n0, double b0,
+				   uint64_t ns)
+{
+	return (struct ring_span){ .launches = n - n0, .bytes = b - b0, .ns = ns };
+}
+
 /*
- * Launches and bytes that came per second (read, or lost: the rate made,
- * not only what the loader kept up with): the latest window's, or the
- * window so far when it says more.
+ * What came (read, or lost: the rate made, not only what the loader kept up
+ * with) over the latest whole window, or over the window so far when it
+ * says more. ns is 0 when no span long enough to say anything has passed.
  */
-static void read_rate(struct session *s, uint64_t now, double *launches, double *bytes)
+static struct ring_span read_rate(struct session *s, uint64_t now)
 {
 	struct session_ring *r = &s->ring;
+	struct ring_span sp;
 	unsigned long n;
-	double b, dt;
+	double b;
 
 	came(s, &n, &b);
 	if (!r->rate_ts || now <= r->rate_ts) {
@@ -97,29 +109,19 @@ static void read_rate(struct session *s, uint64_t now, double *launches, double 
 			r->rate_n = n;
 			r->rate_b = b;
 		}
-		*launches = r->rate;
-		*bytes = r->byte_rate;
-		return;
+		return r->window;
 	}
-	dt = (double)(now - r->rate_ts) / 1e9;
 	if (now - r->rate_ts >= RATE_NS) {
-		r->rate = (double)(n - r->rate_n) / dt;
-		r->byte_rate = (b - r->rate_b) / dt;
+		r->window = span_since(n, b, r->rate_n, r->rate_b, now - r->rate_ts);
 		r->rate_ts = now;
 		r->rate_n = n;
 		r->rate_b = b;
 	}
-	*launches = r->rate;
-	*bytes = r->byte_rate;
-	/*
-	 * The window so far, when it says more (the rate rose, or no window
-	 * ended yet), once it is long enough to say anything.
-	 */
-	dt = (double)(now - r->rate_ts) / 1e9;
-	if (now - r->rate_ts >= RATE_MIN_NS && (b - r->rate_b) / dt > *bytes) {
-		*launches = (double)(n - r->rate_n) / dt;
-		*bytes = (b - r->rate_b) / dt;
-	}
+	/* The window so far, when it says more (the rate rose, or no window ended yet). */
+	sp = span_since(n, b, r->rate_n, r->rate_b, now - r->rate_ts);
+	if (sp.ns >= RATE_MIN_NS && span_bytes_per_s(&sp) > span_bytes_per_s(&r->window))
+		return sp;
+	return r->window;
 }
 
 /* The old ring read to its end: the reader keeps only the new one. */
@@ -184,18 +186,62 @@ static void *put_ring(void *arg)
 	return NULL;
 }
 
-static void grow(struct session *s, uint64_t high, uint64_t now, double turn_bytes)
+/*
+ * What the growth says once it is done: the rate over the burst, from the
+ * last turn to which nothing came (launches may have come faster within
+ * it: the rate is their average over it), and how many of them were lost
+ * for want of room. The rate windows that size the ring say less: a burst
+ * shorter than a turn falls into one window, and the window measured after
+ * it, while the slot's update waits, says 0. No rate is made up where none
+ * can be measured (nothing came since that turn).
+ */
+static void say_growth(struct session *s, const char *from_s, const char *to_s, double full,
+		       uint64_t now)
+{
+	struct session_ring *r = &s->ring;
+	uint64_t lost = bpfobj__events_lost(s->bpf) - r->quiet_lost;
+	char lost_s[64] = "";
+	struct ring_span sp;
+	unsigned long n;
+	double b;
+	int len;
+
+	if (lost)
+		snprintf(lost_s, sizeof(lost_s), ", %llu of them lost for want of room",
+			 (unsigned long long)lost);
+	came(s, &n, &b);
+	sp = span_since(n, b, r->quiet_n, r->quiet_b, now - r->quiet_ts);
+	len = snprintf(r->said, sizeof(r->said), "the events ring grew from %s to %s: it was %.0f%% "
+		       "full", from_s, to_s, full);
+	if (len < 0 || (size_t)len >= sizeof(r->said))
+		return;
+	if (sp.ns && sp.launches > 0)
+		snprintf(r->said + len, sizeof(r->said) - (size_t)len, ", with launches coming at "
+			 "%.2f M/s (%.0f MB/s): %.0f came within %.1f ms%s",
+			 sp.launches * 1e3 / (double)sp.ns, span_bytes_per_s(&sp) / 1e6, sp.launches,
+			 (double)sp.ns / 1e6, lost_s);
+	else if ((lost = bpfobj__events_lost(s->bpf) - r->lost_said))
+		snprintf(r->said + len, sizeof(r->said) - (size_t)len, "; %llu launches were lost "
+			 "for want of room (no rate measured: none came since the last turn)",
+			 (unsigned long long)lost);
+	else
+		snprintf(r->said + len, sizeof(r->said) - (size_t)len, " (no rate measured: no "
+			 "launch came since the last turn)");
+	r->lost_said = bpfobj__events_lost(s->bpf);
+}
+
+static void grow(struct session *s, uint64_t high, uint64_t now, const struct ring_span *turn)
 {
 	struct session_ring *r = &s->ring;
 	uint64_t size = bpfobj__events_bytes(s->bpf), to;
-	double launches, bytes;
+	struct ring_span sp = read_rate(s, now);
 	char from_s[24], to_s[24];
 	int fd, err;
 
-	read_rate(s, now, &launches, &bytes);
-	if (turn_bytes > bytes)
-		bytes = turn_bytes;
-	to = grow_to(s, size, high, bytes);
+	/* Under a flood that began within the window, the last turns' rate says more. */
+	if (span_bytes_per_s(turn) > span_bytes_per_s(&sp))
+		sp = *turn;
+	to = grow_to(s, size, high, span_bytes_per_s(&sp));
 	size_str(size, from_s, sizeof(from_s));
 	size_str(to, to_s, sizeof(to_s));
 	fd = bpfobj__events_new(s->bpf, to);
@@ -220,15 +266,13 @@ static void grow(struct session *s, uint64_t high, uint64_t now, double turn_byt
 	}
 	r->putting = true;
 	r->grow_at = now;
-	snprintf(r->said, sizeof(r->said), "the events ring grew from %s to %s: it was %.0f%% full",
-		 from_s, to_s, 100.0 * high / size);
+	say_growth(s, from_s, to_s, 100.0 * high / size, now);
 }
 
 /* The slot's update came back: the new ring is BPF's, or (refused) let go. */
 static void put_back(struct session *s)
 {
 	struct session_ring *r = &s->ring;
-	double launches, bytes;
 	int err;
 
 	pthread_join(r->putter, NULL);
@@ -245,33 +289,59 @@ static void put_back(struct session *s)
 	}
 	r->grows++;
 	s->ring_events = (long)((bpfobj__events_bytes(s->bpf) + CUPROBE_CTRL_RING) / 16);
-	/* The rate now: the loader read on while the slot's update waited. */
-	read_rate(s, clock_mono_ns(), &launches, &bytes);
-	p_info("%s, with launches coming at %.2f M/s (%.0f MB/s)", r->said, launches / 1e6,
-	       bytes / 1e6);
+	/*
+	 * The rate that sized it, not the rate now: a burst is over by the time
+	 * the slot's update comes back (tens to hundreds of ms), and a window
+	 * measured after it says 0.
+	 */
+	p_info("%s", r->said);
+}
+
+void session_ring_start(struct session *s)
+{
+	struct session_ring *r = &s->ring;
+	uint64_t now = clock_mono_ns();
+	unsigned long n;
+	double b;
+
+	came(s, &n, &b);
+	r->rate_ts = r->turn_ts = r->quiet_ts = now;
+	r->rate_n = r->turn_n = r->quiet_n = r->last_n = n;
+	r->rate_b = r->turn_b = r->quiet_b = b;
+	r->lost_said = r->quiet_lost = bpfobj__events_lost(s->bpf);
 }
 
 void session_ring_turn(struct session *s)
 {
 	struct session_ring *r = &s->ring;
 	uint64_t now = clock_mono_ns(), high, size;
-	double launches, bytes, turn_bytes = 0, b;
+	struct ring_span turn = { 0 };
 	unsigned long n;
+	double b;
 
 	if (!r->cap)
 		r->cap = ring_cap();
-	read_rate(s, now, &launches, &bytes);
+	read_rate(s, now);
 	/*
-	 * The rate since the last turns (at least TURN_MIN_NS): under a flood
+	 * What came since the last turns (at least TURN_MIN_NS): under a flood
 	 * that began within the window, the window's rate says too little.
 	 */
 	came(s, &n, &b);
 	if (r->turn_ts && now - r->turn_ts >= TURN_MIN_NS)
-		turn_bytes = (b - r->turn_b) / ((double)(now - r->turn_ts) / 1e9);
+		turn = span_since(n, b, r->turn_n, r->turn_b, now - r->turn_ts);
 	if (!r->turn_ts || now - r->turn_ts >= TURN_MIN_NS) {
 		r->turn_ts = now;
+		r->turn_n = n;
 		r->turn_b = b;
 	}
+	/* Nothing came since the last turn: a burst after this one is measured from here. */
+	if (n == r->last_n) {
+		r->quiet_ts = now;
+		r->quiet_n = n;
+		r->quiet_b = b;
+		r->quiet_lost = bpfobj__events_lost(s->bpf);
+	}
+	r->last_n = n;
 	if (r->putting) {
 		if (!__atomic_load_n(&r->put_done, __ATOMIC_ACQUIRE))
 			return;
@@ -284,7 +354,7 @@ void session_ring_turn(struct session *s)
 	high = bpfobj__events_high(s->bpf);
 	size = bpfobj__events_bytes(s->bpf);
 	if (high > size / 2 && size < r->cap && !r->stuck)
-		grow(s, high, now, turn_bytes);
+		grow(s, high, now, &turn);
 }
 
 void session_ring_stop(struct session *s)
