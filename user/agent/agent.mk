@@ -78,7 +78,8 @@ test-agent: agent-tests
 
 # The harness loads cuprobe's own skeleton (the top Makefile builds it).
 $(AT_HARNESS): tests/agent/agent_harness.c user/core/agent_records.c user/core/agent_wake.c \
-		user/core/remote.c user/core/elf_file.c user/core/procmaps.c $(OUTPUT)/cuprobe.skel.h
+		user/core/remote.c user/core/elf_file.c user/core/procmaps.c user/util/safe_file.c \
+		user/util/log.c $(OUTPUT)/cuprobe.skel.h
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(AT_CPPFLAGS) $(CFLAGS) $(filter %.c,$^) -lbpf -lelf -lz -lstdc++ -o $@
