@@ -97,7 +97,7 @@ kb=$(du -sk "$TMP/out" | cut -f1)
 
 stop_daemon
 # A sampled window of 1000 steps is cut too, and counted so.
-if start_daemon "$TMP/d1b.log" -o "$TMP/out" -i 1 -P 1 -n 1000 --step basic=cuprobe_step \
+if start_daemon "$TMP/d1b.log" -o "$TMP/out" -i 1 -P 1 -n 1000 --budget 100 --step basic=cuprobe_step \
 	--window-max-launches 50 --window-max-bytes 256K --retention 1M; then
 	until_true 30 sh -c "curl -s http://127.0.0.1:$PORT/metrics | grep -q 'pid=\"$P\".*result=\"cut\"} [1-9]'"
 	expect "a sampled window is cut, and counted as result=\"cut\"" sh -c \

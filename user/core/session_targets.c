@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include "bpfobj.h"
 #include "clock.h"
@@ -232,13 +233,23 @@ int session__attach_plan(struct session *s, pid_t pid, const struct target_plan 
 }
 
 /* Finds what execvp would run, so that it can be probed before it starts. */
+/* 0 when path is a regular file one may execute; else what execve would say. */
+static int executable(const char *path)
+{
+	struct stat sb;
+
+	if (access(path, X_OK))
+		return -errno;
+	return stat(path, &sb) ? -errno : S_ISREG(sb.st_mode) ? 0 : -EACCES;
+}
+
 static int resolve_command(const char *cmd, char *buf, size_t len)
 {
 	const char *path = getenv("PATH");
 
 	if (strchr(cmd, '/')) {
 		snprintf(buf, len, "%s", cmd);
-		return access(buf, X_OK) ? -errno : 0;
+		return executable(buf);
 	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -246,7 +257,7 @@ static int resolve_command(const char *cmd, char *buf, size_t len)
 		size_t n = strcspn(path, ":");
 
 		snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", cmd);
-		if (!access(buf, X_OK))
+		if (!executable(buf))
 			return 0;
 		path += n + (path[n] == ':');
 	}

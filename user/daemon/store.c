@@ -139,7 +139,8 @@ static void scan(struct store *st)
 		push(st, n, du_at(st->dirfd, de->d_name, 0));
 	}
 	closedir(d);
-	qsort(st->v, st->nv, sizeof(*st->v), by_n);
+	if (st->nv > 1)
+		qsort(st->v, st->nv, sizeof(*st->v), by_n);
 }
 
 /*
