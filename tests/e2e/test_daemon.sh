@@ -7,36 +7,22 @@
 # requests, a bad config, a port in use, SIGHUP reloads; 50 short-lived CUDA
 # processes with no leak; SIGTERM.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/daemon_lib.sh"
 DC="python3 $ROOT/tests/e2e/daemon_check.py"
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-CGNAME=cuprobe-daemon-test-$$
-CG=$CG2/$CGNAME
 DPID= PROMPID=
 cleanup() {
 	[ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null
 	[ -n "$PROMPID" ] && kill "$PROMPID" 2>/dev/null && wait "$PROMPID" 2>/dev/null
-	if [ -d "$CG" ]; then
-		for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-		sleep 0.2
-		rmdir "$CG" 2>/dev/null
-	fi
+	cgroup_kill
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-if [ -z "$CG2" ] || ! mkdir "$CG"; then
+if ! cgroup_setup cuprobe-daemon-test; then
 	not_ok "daemon: a cgroup of the test's own" "no writable cgroup2 mount in /proc/mounts"
 	done_testing
 	exit 0
 fi
-
-# "${in_cg[@]}" CMD... &: CMD runs in the test's cgroup (the daemon's --cgroup), and
-# $! is its pid (sh moves itself into the cgroup, then execs CMD).
-in_cg=(sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG")
 
 # metric NAME_AND_LABELS: its value in the daemon's /metrics, 0 when absent.
 metric() {
@@ -45,14 +31,6 @@ metric() {
 
 # metric_is NAME_AND_LABELS OP VALUE: test(1) of the metric's value now (for until_true).
 metric_is() { test "$(metric "$1")" "$2" "$3"; }
-
-# until_true SECONDS COMMAND...: polls COMMAND until it succeeds.
-until_true() {
-	local n=$(( $1 * 10 ))
-	shift
-	while ! "$@" >/dev/null 2>&1 && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
-	"$@" >/dev/null 2>&1
-}
 
 PORT=$(free_port)
 cat > "$TMP/d.conf" <<CONF

@@ -7,38 +7,20 @@
 # valid for promtool and the capture's answer valid JSON; captures answer at
 # every moment of a process's life; a thread id is told its process id.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/daemon_lib.sh"
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-CGNAME=cuprobe-dsafety-$$
-CG=$CG2/$CGNAME
 DPID=
 cleanup() {
 	[ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null
-	if [ -d "$CG" ]; then
-		for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-		sleep 0.2
-		rmdir "$CG" 2>/dev/null
-	fi
+	cgroup_kill
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-if [ -z "$CG2" ] || ! mkdir "$CG"; then
+if ! cgroup_setup cuprobe-dsafety; then
 	not_ok "daemon safety: a cgroup of the test's own" "no writable cgroup2 mount"
 	done_testing
 	exit 0
 fi
-in_cg=(sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG")
-
-until_true() {
-	local n=$(( $1 * 10 ))
-	shift
-	while ! "$@" >/dev/null 2>&1 && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
-	"$@" >/dev/null 2>&1
-}
 
 # start_daemon LOG ARGS...: a daemon on a free port of its own, sampling the test's cgroup.
 start_daemon() {

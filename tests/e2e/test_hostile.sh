@@ -6,6 +6,7 @@
 # on time, the daemon keeps answering and stops on SIGTERM, no link is followed
 # and the launches through the mapped file are all recorded.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/daemon_lib.sh"
 
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)
@@ -16,11 +17,7 @@ cleanup() {
 	[ -n "$HPID" ] && kill -KILL "$HPID" 2>/dev/null
 	[ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null
 	[ -n "$HD" ] && rm -rf "$HD" "$HD.out"
-	if [ -n "$CG" ] && [ -d "$CG" ]; then
-		for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-		sleep 0.2
-		rmdir "$CG" 2>/dev/null
-	fi
+	cgroup_kill
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -114,13 +111,7 @@ done
 
 # C: the daemon, watching a cgroup of the test's own, meets the FIFO target:
 # /healthz and /metrics keep answering, and SIGTERM stops it.
-free_port() {
-	"$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-CGNAME=cuprobe-hostile-test-$$
-CG=$CG2/$CGNAME
-if [ -z "$CG2" ] || ! mkdir "$CG"; then
+if ! cgroup_setup cuprobe-hostile-test; then
 	not_ok "daemon: a cgroup of the test's own" "no writable cgroup2 mount in /proc/mounts"
 	CG=
 	done_testing

@@ -9,42 +9,23 @@
 # JSON. Clients use source addresses 127.0.0.2-9 (all of 127/8 is loopback)
 # so that the per-address bound does not stop the test's own curl.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/daemon_lib.sh"
 HC="python3 $ROOT/tests/e2e/http_check.py"
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-CGNAME=cuprobe-http-test-$$
-CG=$CG2/$CGNAME
 DPID= FAKE= WL=
 cleanup() {
 	[ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null
 	[ -n "$FAKE" ] && kill "$FAKE" 2>/dev/null
 	for j in $(jobs -p); do kill "$j" 2>/dev/null; done
-	if [ -d "$CG" ]; then
-		for p in $(cat "$CG/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-		sleep 0.2
-		rmdir "$CG" 2>/dev/null
-	fi
+	cgroup_kill
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-if [ -z "$CG2" ] || ! mkdir "$CG"; then
+if ! cgroup_setup cuprobe-http-test; then
 	not_ok "http: a cgroup of the test's own" "no writable cgroup2 mount in /proc/mounts"
 	done_testing
 	exit 0
 fi
-in_cg=(sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$CG")
-
-# until_true SECONDS COMMAND...: polls COMMAND until it succeeds.
-until_true() {
-	local n=$(( $1 * 20 ))
-	shift
-	while ! "$@" >/dev/null 2>&1 && [ $n -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
-	"$@" >/dev/null 2>&1
-}
 
 # http_is CODE PATTERN CURL-ARGS...: the status, and the body or headers match PATTERN.
 http_is() {
