@@ -2,7 +2,8 @@
 # record --cupti on a process using the real driver (the CUDA 12 runtime of
 # PyPI's wheel, which calls cuInit) and PyPI's real libcupti 13: the driver
 # loads the agent at cuInit, the agent loads that libcupti, CUPTI cannot start
-# without a device, and cuprobe says so, naming the cause, while the launches
+# without a device, and cuprobe says so, naming the cause (the agent looks for
+# the NVIDIA kernel driver and the CUDA driver's version), while the launches
 # are recorded exactly.
 source "$(dirname "$0")/lib.sh"
 need_built "$R/basic12" "$ROOT/.output/libcuprobe-agent.so"
@@ -19,8 +20,8 @@ for lib in "$REAL_CUDART12" "$REAL_LIBDIR/libcuda.so.1" "$REAL_CUPTI" "$ROOT/.ou
 	grep -qxF "$lib" <<<"$loaded" && ok "--cupti: the target loaded $(basename "$lib")" ||
 		not_ok "--cupti: the target loaded $(basename "$lib")" "not in: $(echo $loaded)"
 done
-expect "--cupti: the CUPTI error is said with its cause (no usable GPU)" \
-	grep -qE "CUPTI error [0-9]+: .*CUPTI_ERROR_[A-Z_]+ \(no usable GPU" "$TMP/log"
+expect "--cupti: the CUPTI error is said with its cause (no NVIDIA kernel driver, no GPU)" \
+	grep -qE "CUPTI error [0-9]+: .*CUPTI_ERROR_[A-Z_]+; no NVIDIA kernel driver \(no /proc/driver/nvidia\): the CUDA driver finds no GPU here" "$TMP/log"
 expect "--cupti: the launches are recorded all the same" $CHECK match --gt "$TMP/gt.json" \
 	"$(trace_in "$TMP/out/run_0")"
 done_testing
