@@ -1,7 +1,7 @@
 #!/bin/sh
 # Installs NVIDIA's real user-space binaries for the `real` and `torch` test
 # tiers into a cache folder, without installing a driver. Safe to run again: a
-# step whose result is already there is skipped, and pip's downloads are kept.
+# step whose result is already there is skipped, and the downloaded wheels are kept.
 #   scripts/install-real.sh            the driver library and the CUDA wheels
 #   scripts/install-real.sh --torch    also torch with its CUDA wheels (~3.4 GB)
 # Root. The folder is /var/cache/cuprobe/real, or CUPROBE_REAL=DIR. It holds:
@@ -9,7 +9,7 @@
 #   lib/        libcuda.so.1 and libcuda.so, links to the unpacked driver
 #   venv/       a Python venv with nvidia-cuda-runtime (13), -cu12, nvidia-cuda-cupti,
 #               nvidia-nccl-cu13 and, with --torch, torch
-#   pip-cache/  pip's download cache
+#   wheels/     the wheels pip downloaded, installed from here when the venv is made again
 #   env.sh      shell variables naming all of these, for the tests
 set -eu
 torch=0
@@ -93,13 +93,22 @@ if [ ! -x "$py" ]; then
 		python3 -m venv "$venv" || die "python3 -m venv $venv failed"
 	fi
 fi
-pip() { "$py" -m pip --disable-pip-version-check --cache-dir "$real/pip-cache" "$@"; }
+pip() { "$py" -m pip --disable-pip-version-check "$@"; }
+# The wheels themselves are kept in wheels/ (pip's HTTP cache keeps nothing
+# where the index says no-store): what is there is installed without the network.
+wheel_install() { # names...
+	pip install -q --no-index --find-links "$real/wheels" "$@" >/dev/null 2>&1 &&
+		echo "install-real: $* from $real/wheels, nothing downloaded" && return 0
+	echo "install-real: downloading $* into $real/wheels"
+	pip download -q -d "$real/wheels" "$@" &&
+		pip install -q --no-index --find-links "$real/wheels" "$@"
+}
 wheels="nvidia-cuda-runtime nvidia-cuda-runtime-cu12 nvidia-cuda-cupti nvidia-nccl-cu13"
 # pip show fails only when none of the names is installed: ask one by one.
 missing=""
 for w in $wheels; do pip show -q "$w" >/dev/null 2>&1 || missing="$missing $w"; done
 if [ -n "$missing" ]; then
-	pip install -q $wheels || die "pip install $wheels failed: is PyPI reachable (pip config, proxy)?"
+	wheel_install $wheels || die "pip install $wheels failed: is PyPI reachable (pip config, proxy)?"
 fi
 took "venv: $wheels" "$t" "$venv"
 
@@ -107,7 +116,7 @@ took "venv: $wheels" "$t" "$venv"
 if [ "$torch" -eq 1 ]; then
 	t=$(now)
 	if ! pip show -q torch >/dev/null 2>&1; then
-		pip install -q torch || die "pip install torch failed: is PyPI reachable, is there ~8 GB free under $real?"
+		wheel_install torch || die "pip install torch failed: is PyPI reachable, is there ~8 GB free under $real?"
 	fi
 	took "venv: torch" "$t" "$venv"
 fi

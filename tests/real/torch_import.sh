@@ -19,7 +19,7 @@ timeout 300 "$CUPROBE" record -v -o "$TMP/imp" -- "$REAL_PY" -c 'import torch; p
 	>"$TMP/imp.log" 2>&1
 rc=$?
 t2=$(date +%s.%N)
-echo "# import torch: $(echo "$t1 - $t0" | bc) s alone, $(echo "$t2 - $t1" | bc) s under cuprobe record"
+awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { printf "# import torch: %.2f s alone, %.2f s under cuprobe record\n", b - a, c - b }'
 if [ $rc = 0 ] && grep -q '^imported ' "$TMP/imp.log"; then
 	ok "import torch under record -- completes"
 else
