@@ -3,7 +3,9 @@
 #   make              build ./cuprobe
 #   make STATIC=1     a self-contained ./cuprobe (no libbpf needed where it runs)
 #   make demo         build and profile the bundled demo workload, then report
-#   make test         unit, ASan/UBSan, BPF and end-to-end tests (root)
+#   make test         unit, ASan/UBSan, BPF, end-to-end and real-binary tests (root;
+#                     scripts/install-real.sh fetches NVIDIA's real libcuda and CUDA wheels)
+#   make test-torch   the torch tier: installs torch into that venv (~3.4 GB, kept), then runs it
 #   make bench        benchmarks (ratios against a baseline measured in the same run)
 #   make install      PREFIX=/usr/local (default) and DESTDIR= for packagers: the
 #                     binary, the agent in lib/cuprobe/ and the man pages
@@ -76,7 +78,7 @@ TSAN_OBJS  := $(patsubst user/%.c,$(OUTPUT)/tsan/user/%.o,$(USER_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS) $(OUTPUT)/cuprobe.bpf.o
-.PHONY: all deps demo test unit bench clean workloads san install FORCE
+.PHONY: all deps real-deps demo test test-torch unit bench clean workloads san install FORCE
 
 all: cuprobe agent
 
@@ -158,6 +160,8 @@ include user/agent/agent.mk
 include tests/inject/inject.mk
 # The BPF tier: the real programs attached to the test binary's own functions.
 include tests/bpf/bpf.mk
+# The real tier: programs run against NVIDIA's real libcuda and PyPI's CUDA wheels.
+include tests/real/real.mk
 # What make bench runs besides cuprobe.
 include bench/bench.mk
 
@@ -175,10 +179,20 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory cuprobe agent $(OUTPUT)/workloads/demo
 	$(Q)scripts/demo.sh
 
-test: deps
+# NVIDIA's real binaries for the real tier, in a cache folder (CUPROBE_REAL=).
+real-deps:
+	$(Q)scripts/install-real.sh
+
+# The sub-make reads the env.sh that install-real.sh wrote.
+test: deps real-deps
 	$(Q)$(MAKE) --no-print-directory cuprobe workloads $(UNIT_BINS) $(BT_BINS) san agent-tests \
-		$(AT_FUZZ) $(OUTPUT)/static/cuprobe
+		$(AT_FUZZ) $(OUTPUT)/static/cuprobe real-tests
 	$(Q)tests/run.sh
+
+test-torch: deps
+	$(Q)scripts/install-real.sh --torch
+	$(Q)$(MAKE) --no-print-directory cuprobe
+	$(Q)tests/run.sh torch
 
 unit: $(UNIT_BINS)
 	$(Q)tests/run.sh unit

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs the test tiers and ends with one line: "N passed, N failed".
-#   tests/run.sh            all tiers
-#   tests/run.sh unit san   some of them (unit, san, fuzz, bpf, e2e)
+#   tests/run.sh            all tiers but torch
+#   tests/run.sh unit san   some of them (unit, san, fuzz, bpf, e2e, real, torch)
 # Tiers: unit (cmocka, no root), san (the same under ASan/UBSan), fuzz (the
 # agent record decoder, briefly), bpf (root: cuprobe's BPF programs attached
 # to the test binary's own functions), e2e (root: the real cuprobe on nvcc
 # workloads, bad inputs, the ASan build of cuprobe, the agent on the CUPTI
-# simulator).
+# simulator), real (root: NVIDIA's real libcuda, libcudart 12 and 13 and
+# libcupti, from scripts/install-real.sh), torch (root: import torch under
+# cuprobe; scripts/install-real.sh --torch; make test-torch).
 set -u
 cd "$(dirname "$0")/.."
 OUT=.output
@@ -73,8 +75,24 @@ run_e2e() {
 	done
 }
 
+# Scripts of TAP lines, each ending "# done": the e2e, real and torch tiers.
+run_scripts() { # tier, scripts...
+	local tier=$1 t
+	shift
+	need_root "$tier" || return
+	for t in "$@"; do
+		echo "# $t"
+		bash "$t" > "$OUT/last-$tier.log" 2>&1
+		count_tap "$t" < "$OUT/last-$tier.log"
+		if ! tail -1 "$OUT/last-$tier.log" | grep -q '^# done'; then
+			failed=$((failed + 1)); failures+=("$t: did not run to its end")
+			echo "not ok - $t did not run to its end"
+		fi
+	done
+}
+
 tiers=("$@")
-[ ${#tiers[@]} -gt 0 ] || tiers=(unit san fuzz bpf e2e)
+[ ${#tiers[@]} -gt 0 ] || tiers=(unit san fuzz bpf e2e real)
 for tier in "${tiers[@]}"; do
 	case "$tier" in
 	unit) run_units "$OUT/tests" ;;
@@ -82,7 +100,9 @@ for tier in "${tiers[@]}"; do
 	fuzz) run_fuzz ;;
 	bpf) need_root bpf && run_units "$OUT/bpf_tests" ;;
 	e2e) run_e2e ;;
-	*) echo "run.sh: unknown tier $tier (unit, san, fuzz, bpf, e2e)" >&2; exit 2 ;;
+	real) run_scripts real tests/real/test_*.sh ;;
+	torch) run_scripts torch tests/real/torch_*.sh ;;
+	*) echo "run.sh: unknown tier $tier (unit, san, fuzz, bpf, e2e, real, torch)" >&2; exit 2 ;;
 	esac
 done
 

@@ -17,6 +17,7 @@
  * listens (cuprobe:records' semaphore); once none does, it tears CUPTI down
  * (cuptiFinalize) and sleeps without a timeout again.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -202,8 +203,40 @@ static __u64 pool_take_refused(void)
 static void report_error(CUptiResult code, __u32 stage, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * When CUPTI fails as it does without a usable GPU, what can be told of the
+ * cause without initialising anything: no NVIDIA kernel driver loaded (so the
+ * CUDA driver finds no device; libcuda may make /dev/nvidiactl all the same,
+ * so that node proves nothing), or a CUDA driver older than this CUPTI
+ * (cuDriverGetVersion needs no cuInit). "" when neither.
+ */
+static void driver_cause(CUptiResult code, char *buf, size_t n)
+{
+	int (*driver_version)(int *);
+	void *lib;
+	int v = 0;
+
+	buf[0] = '\0';
+	if (code != CUPTI_ERROR_UNKNOWN && code != CUPTI_ERROR_NOT_INITIALIZED &&
+	    code != CUPTI_ERROR_INVALID_DEVICE)
+		return;
+	if (access("/proc/driver/nvidia/version", F_OK) != 0) {
+		snprintf(buf, n, "; no NVIDIA kernel driver (no /proc/driver/nvidia): "
+				 "the CUDA driver finds no GPU here");
+		return;
+	}
+	lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	driver_version = lib ? (int (*)(int *))dlsym(lib, "cuDriverGetVersion") : NULL;
+	if (driver_version && driver_version(&v) == 0 && v / 1000 < CUPTI_API_VERSION / 10000)
+		snprintf(buf, n, "; the CUDA driver is %d.%d, older than this CUPTI (CUDA %d)",
+			 v / 1000, v % 1000 / 10, CUPTI_API_VERSION / 10000);
+	if (lib)
+		dlclose(lib);
+}
+
 static void report_error(CUptiResult code, __u32 stage, const char *fmt, ...)
 {
+	char cause[96];
 	char msg[CUPROBE_AGENT_ERROR_MAX];
 	const char *what = NULL;
 	va_list ap;
@@ -217,10 +250,11 @@ static void report_error(CUptiResult code, __u32 stage, const char *fmt, ...)
 	if ((size_t)n < sizeof(msg) && code != CUPTI_SUCCESS) {
 		if (cuptiGetResultString(code, &what) != CUPTI_SUCCESS || !what)
 			what = "unknown CUPTI error";
-		snprintf(msg + n, sizeof(msg) - n, ": %s%s", what,
+		driver_cause(code, cause, sizeof(cause));
+		snprintf(msg + n, sizeof(msg) - n, ": %s%s%s", what,
 			 code == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
 				 ? " (another profiler holds CUPTI)"
-				 : "");
+				 : "", cause);
 	}
 	emitter__error(agent.em, code, stage, agent.window, msg);
 }
