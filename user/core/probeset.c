@@ -17,6 +17,7 @@
 #include "cuprobe.h"
 #include "launch.h"
 #include "log.h"
+#include "placement.h"
 #include "probeset.h"
 #include "procmaps.h"
 #include "step.h"
@@ -340,6 +341,10 @@ static int attach_step(struct probeset *ps, const struct examined *e)
 	found = step_spec__find(step, e->open_path, &sites);
 	if (found <= 0)
 		return found;
+	/* A function, not a USDT site (a nop the kernel emulates, with its semaphore). */
+	if (step->kind != STEP_USDT)
+		placement_adjust(e->fd, e->name, (const char *const[]){ step->symbol }, 1,
+				 sites.offsets);
 	s.n = sites.n;
 	s.ref_ctr_offsets = sites.ref_ctr;
 	err = bpfobj__attach(ps->env->bpf, PROG_STEP, &s, &ps->step);
@@ -349,6 +354,26 @@ static int attach_step(struct probeset *ps, const struct examined *e)
 	p_dbg("pid %d: step probe %s in %s (%zu sites)", ps->pid, step_spec__str(step), path,
 	      sites.n);
 	return 0;
+}
+
+/*
+ * The launch, handle and linker probes go on the first instruction the
+ * kernel emulates, where only harmless ones come before it (placement.h):
+ * the driver's entries begin with a rip-relative cmp, which is single-stepped.
+ * A failure keeps the entries, said at debug level.
+ */
+static void place_probes(struct examined *e, const char **names, uint64_t *offs)
+{
+	int err = placement_adjust(e->fd, e->name, names, API__COUNT, e->api_off);
+
+	if (!err)
+		err = placement_adjust(e->fd, e->name, names + SYM_DL_DEBUG_STATE, 1,
+				       offs + SYM_DL_DEBUG_STATE);
+	if (!err)
+		err = placement_adjust(e->fd, e->name, names + SYM_NAME_API(0), NAME__COUNT,
+				       offs + SYM_NAME_API(0));
+	if (err)
+		p_dbg("%s: probes stay on function entries: %s", e->name, strerror(-err));
 }
 
 /* Examines one object file: launch APIs, the dynamic linker's hook, the step probe, the agent. */
@@ -376,6 +401,7 @@ static int examine_one(struct probeset *ps, struct examined *e)
 			e->runtime |= !launch_api_is_driver(api);
 		}
 	}
+	place_probes(e, names, offs);
 	if (ps->want.launch)
 		err = attach_launch(ps, e);
 	/* Without names, launches are still recorded: a failure here is said, not fatal. */
