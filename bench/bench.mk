@@ -53,7 +53,7 @@ $(BENCH_DIR)/real_loop: bench/real_loop.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(BENCH_REAL_CFLAGS) -MMD -MP -MF $@.d $< -o $@ -ldl
 
-$(BENCH_DIR)/libreal_rt.so: bench/real_rt.c
+$(BENCH_DIR)/libreal_rt.so: tests/workloads/realrt.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(BENCH_REAL_CFLAGS) -fPIC -shared -MMD -MP -MF $@.d $< -o $@ -ldl

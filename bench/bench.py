@@ -296,7 +296,9 @@ def driver_probe_vs_empty():
     lib = real_env()
     say("== driver_probe_vs_empty_uprobe: cost per launch of cuprobe's probe on the real")
     say("   cuLaunchKernel (%s) over an empty uprobe on its je at +10 (emulated)" % lib)
-    loop = [REAL_LOOP, "--launches", "100000"]
+    say("   after 600 ms of untimed launches: cuprobe's loader reads libcuda's symbols as")
+    say("   the loop starts, which on a small machine takes the loop's CPU")
+    loop = [REAL_LOOP, "--launches", "100000", "--warmup-ms", "600"]
     return added_cost(loop, cuprobe_on(loop), lambda: loop_result(run(
         [EMPTY, "--lib", lib, "--func", "cuLaunchKernel", "--at", "10", "--"] + loop)[0]),
         "empty uprobe")
@@ -307,7 +309,9 @@ def nested_vs_empty():
     say("== nested_launch_vs_empty_uprobe: a runtime launch (a stand-in runtime that takes")
     say("   cuLaunchKernel from cuGetProcAddress, as libcudart does) entering the real driver;")
     say("   cuprobe over an empty uprobe on the runtime's entry (a push, emulated)")
-    loop = [REAL_LOOP, "--nested", "--launches", "100000"]
+    say("   after 1 s of untimed launches, in which cuprobe learns the host stub and")
+    say("   leaves out the runtime's probe (one trap per launch)")
+    loop = [REAL_LOOP, "--nested", "--launches", "100000", "--warmup-ms", "1000"]
     return added_cost(loop, cuprobe_on(loop), lambda: loop_result(run(
         [EMPTY, "--lib", REAL_RT, "--func", "cudaLaunchKernel", "--"] + loop)[0]),
         "empty uprobe")
@@ -325,7 +329,7 @@ def vs_bpftrace_driver():
     lib = real_env()
     say("== vs_bpftrace_driver: cuprobe's added cost per launch over bpftrace's count() on")
     say("   the real cuLaunchKernel, as bpftrace places it (its entry)")
-    loop = [REAL_LOOP, "--launches", "100000"]
+    loop = [REAL_LOOP, "--launches", "100000", "--warmup-ms", "600"]
     return added_cost(loop, cuprobe_on(loop), bpftrace_count(lib, "cuLaunchKernel", loop),
                       "bpftrace")
 

@@ -4,11 +4,12 @@
  * returns CUDA_ERROR_NOT_INITIALIZED in ~40 ns without cuInit, after the
  * probes on its entry have fired.
  *
- *   real_loop [--nested] [--launches N] [--blocks N]
+ *   real_loop [--nested] [--launches N] [--blocks N] [--warmup-ms N]
  *
  * Direct: cuLaunchKernel from dlsym. --nested: cudaLaunchKernel of
- * libreal_rt.so (next to this program), which enters the driver as libcudart
- * does. Times N equal blocks and prints the median block, on stdout:
+ * libreal_rt.so (next to this program, built from tests/workloads/realrt.c), which enters the driver as libcudart
+ * does. --warmup-ms launches that long untimed first (cuprobe learns the
+ * runtime's host stubs, then drops to one trap a launch). Times N equal blocks and prints the median block, on stdout:
  * "launch_loop: ns_per_launch=X launches=N".
  */
 #include <dlfcn.h>
@@ -53,7 +54,7 @@ static void *load(const char *path, const char *sym)
 
 int main(int argc, char **argv)
 {
-	long launches = 100000, blocks = 5;
+	long launches = 100000, blocks = 5, warmup_ms = 0;
 	int nested = 0;
 	drv_fn drv = NULL;
 	rt_fn rt = NULL;
@@ -67,8 +68,11 @@ int main(int argc, char **argv)
 			launches = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--blocks") && i + 1 < argc)
 			blocks = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--warmup-ms") && i + 1 < argc)
+			warmup_ms = atol(argv[++i]);
 		else {
-			fprintf(stderr, "usage: real_loop [--nested] [--launches N] [--blocks N]\n");
+			fprintf(stderr, "usage: real_loop [--nested] [--launches N] [--blocks N] "
+					"[--warmup-ms N]\n");
 			return 2;
 		}
 	}
@@ -80,6 +84,12 @@ int main(int argc, char **argv)
 		rt = (rt_fn)load(rtpath, "cudaLaunchKernel");
 	} else {
 		drv = (drv_fn)load(getenv("REAL_LIBCUDA"), "cuLaunchKernel");
+	}
+	for (double end = now_ns() + warmup_ms * 1e6; now_ns() < end;) {
+		if (rt)
+			rt((const void *)main, (dim3){ 2, 1, 1 }, (dim3){ 32, 1, 1 }, NULL, 0, NULL);
+		else
+			drv((CUfunction)0x1234, 2, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
 	}
 	for (long b = 0; b < blocks; b++) {
 		double t0 = now_ns();

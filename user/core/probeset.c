@@ -58,6 +58,7 @@ struct probeset {
 	struct vec objs;	/* struct examined: every object looked at, probed or not */
 	bool has_launch_apis;
 	struct probe_want want;	/* what is attached */
+	struct runtime_ranges rr;	/* as last given to BPF, RR_ONE_TRAP included */
 	uint64_t probes_since;
 	struct uprobe_link *libmap;	/* the dynamic linker's hook, for the whole session */
 	struct uprobe_link *step;	/* the step probe, once found */
@@ -175,7 +176,7 @@ static int attach_launch(struct probeset *ps, struct examined *e)
 	if (e->entry)
 		return 0;
 	for (int api = 0; api < API__COUNT; api++) {
-		if (!e->api_off[api])
+		if (!e->api_off[api] || (ps->want.one_trap && launch_api_one_trap(api)))
 			continue;
 		o[s.n] = e->api_off[api];
 		cookies[s.n++] = api | (ps->want.latency ? COOKIE_LATENCY : 0) |
@@ -309,9 +310,47 @@ static int attach_agent(struct probeset *ps, const struct examined *e)
 	return switch_agent(ps, ps->want.agent);
 }
 
+/*
+ * One trap per launch from now on: BPF is told first, so that a runtime
+ * launch whose probe still fired is not recorded again at the driver, and
+ * one whose probe is already gone is; then the runtime's kernel launch
+ * links are made again without those APIs.
+ */
+static int go_one_trap(struct probeset *ps)
+{
+	int err;
+
+	ps->rr.flags |= RR_ONE_TRAP;
+	err = bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &ps->rr);
+	if (err)
+		return err;
+	for (size_t i = 0; i < ps->objs.len; i++) {
+		struct examined *e = OBJ(ps, i);
+
+		if (!e->runtime || !e->entry)
+			continue;
+		uprobe_link__destroy(e->entry);
+		e->entry = NULL;
+		uprobe_link__destroy(e->ret);
+		e->ret = NULL;
+		err = attach_launch(ps, e);
+		if (err)
+			return err;
+	}
+	p_dbg("pid %d: runtime kernel launches are recorded at the driver's probe: one trap each",
+	      ps->pid);
+	return 0;
+}
+
 int probeset__set(struct probeset *ps, const struct probe_want *w)
 {
 	int err = 0;
+
+	if (w->one_trap && !ps->want.one_trap && ps->want.launch && w->launch &&
+	    w->latency == ps->want.latency && w->gen == ps->want.gen) {
+		ps->want = *w;
+		return go_one_trap(ps);
+	}
 
 	/* A change of return probes or generation is a new set of links: the old ones go first. */
 	if (!w->launch || w->latency != ps->want.latency || w->gen != ps->want.gen) {
@@ -322,7 +361,12 @@ int probeset__set(struct probeset *ps, const struct probe_want *w)
 	ps->want = *w;
 	if (!w->launch)
 		ps->want.latency = ps->want.agent = false;
-	err = switch_agent(ps, ps->want.agent);
+	if (w->one_trap && ps->rr.n && !(ps->rr.flags & RR_ONE_TRAP)) {
+		ps->rr.flags |= RR_ONE_TRAP;
+		err = bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &ps->rr);
+	}
+	if (!err)
+		err = switch_agent(ps, ps->want.agent);
 	for (size_t i = 0; i < ps->objs.len && !err && w->launch; i++)
 		err = attach_launch(ps, OBJ(ps, i));
 	return err;
@@ -525,6 +569,8 @@ static int update_runtime_ranges(struct probeset *ps, const struct procmaps *m)
 	}
 	if (!rr.n)
 		return 0;
+	rr.flags = ps->want.one_trap ? RR_ONE_TRAP : 0;
+	ps->rr = rr;
 	return bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &rr);
 }
 

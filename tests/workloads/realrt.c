@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libreal_rt.so: a stand-in runtime on NVIDIA's real driver, for the nested
- * figure. It takes the driver's cuLaunchKernel the way libcudart does, from
+ * librealrt.so: a stand-in runtime on NVIDIA's real driver, for the
+ * real_nested workload and the nested benchmark (bench/real_loop). It takes the driver's cuLaunchKernel the way libcudart does, from
  * cuGetProcAddress_v2 on the driver dlopened by path (REAL_LIBCUDA), and its
  * cudaLaunchKernel forwards each launch there: one user launch enters a
  * runtime entry (a push, emulated) and the driver's (its thunk). cudaMalloc
@@ -27,7 +27,7 @@ __attribute__((constructor)) static void real_rt_init(void)
 	get = h ? (__typeof__(get))dlsym(h, "cuGetProcAddress_v2") : NULL;
 	if (!get || get("cuLaunchKernel", (void **)&drv_launch, 12000, CU_GET_PROC_ADDRESS_DEFAULT,
 			&q) != CUDA_SUCCESS || !drv_launch) {
-		fprintf(stderr, "libreal_rt: no cuLaunchKernel from %s (set REAL_LIBCUDA)\n",
+		fprintf(stderr, "librealrt: no cuLaunchKernel from %s (set REAL_LIBCUDA)\n",
 			path ? path : "(unset)");
 		exit(1);
 	}
