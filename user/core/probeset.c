@@ -346,8 +346,10 @@ int probeset__set(struct probeset *ps, const struct probe_want *w)
 {
 	int err = 0;
 
+	/* Only one_trap changes: the driver's links stay, the runtime's are made again. */
 	if (w->one_trap && !ps->want.one_trap && ps->want.launch && w->launch &&
-	    w->latency == ps->want.latency && w->gen == ps->want.gen) {
+	    w->latency == ps->want.latency && w->gen == ps->want.gen &&
+	    w->agent == ps->want.agent && w->sync == ps->want.sync) {
 		ps->want = *w;
 		return go_one_trap(ps);
 	}
