@@ -10,7 +10,8 @@ ifndef BENCH_MK
 BENCH_MK := 1
 
 BENCH_DIR   := $(OUTPUT)/bench
-BENCH_TOOLS := $(BENCH_DIR)/launch_loop $(BENCH_DIR)/empty_uprobe $(BENCH_DIR)/trace_write
+BENCH_TOOLS := $(BENCH_DIR)/launch_loop $(BENCH_DIR)/empty_uprobe $(BENCH_DIR)/trace_write \
+	       $(BENCH_DIR)/real_loop $(BENCH_DIR)/libreal_rt.so
 
 # Frame pointers give cuprobe_step a leading push, as in the test workloads.
 BENCH_NVFLAGS := -O2 -std=c++17 -Werror all-warnings \
@@ -35,13 +36,27 @@ $(BENCH_DIR)/empty.skel.h: $(BENCH_DIR)/empty.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name empty_bpf > $@
 
 # It links cuprobe's own attach and symbol code: the baseline attaches as cuprobe does.
-BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,core/attach.o core/symbols.o core/elf_file.o core/procmaps.o util/log.o \
+BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,core/attach.o core/symbols.o core/elf_file.o core/procmaps.o util/log.o util/safe_file.o \
 		     util/hashmap.o util/vec.o)
 
 $(BENCH_DIR)/empty_uprobe: bench/empty_uprobe.c $(BENCH_DIR)/empty.skel.h $(BENCH_USER_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -D_GNU_SOURCE -Iuser -Iuser/core -Iuser/util -Iinclude -I$(BENCH_DIR) $(CFLAGS) -MF $@.d $< \
 		$(BENCH_USER_OBJS) -lbpf -lelf -lz -lstdc++ -o $@
+
+# Launches into NVIDIA's real libcuda (dlopened by path), direct or through a
+# stand-in runtime next to the loop. Frame pointers: the runtime's entry is a push.
+BENCH_REAL_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -fno-omit-frame-pointer -I$(CUDA_HOME)/include
+
+$(BENCH_DIR)/real_loop: bench/real_loop.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(BENCH_REAL_CFLAGS) -MMD -MP -MF $@.d $< -o $@ -ldl
+
+$(BENCH_DIR)/libreal_rt.so: tests/workloads/realrt.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(BENCH_REAL_CFLAGS) -fPIC -shared -MMD -MP -MF $@.d $< -o $@ -ldl
 
 # The trace writer alone, on cuprobe's own objects.
 $(BENCH_DIR)/trace_write: bench/trace_write.c $(LIB_OBJS)

@@ -13,7 +13,8 @@ figure, then ends with one line per figure:
 Environment: BENCH_REPS scales the repetitions (default 5), BENCH_TMP is
 where traces go while a run lasts (default /dev/shm), BENCH_RSS_EVENTS is
 the larger event count of rss_growth (default 10000000), BENCH_ONLY picks
-measurements by name (probe_vs_empty_uprobe, steps, detach_ms,
+measurements by name (probe_vs_empty_uprobe, driver_probe_vs_empty_uprobe,
+nested_launch_vs_empty_uprobe, vs_bpftrace_driver, vs_bpftrace_runtime, steps, detach_ms,
 trace_write_events_per_s, first_step_complete, latency_vs_entry,
 stack_vs_nostack, python_stack_vs_nostack, ...), and
 BENCH_CUPROBE names another cuprobe binary to measure (default ./cuprobe).
@@ -34,6 +35,9 @@ TOOLS = os.path.join(ROOT, ".output", "bench")
 LOOP = os.path.join(TOOLS, "launch_loop")
 EMPTY = os.path.join(TOOLS, "empty_uprobe")
 TRACE_WRITE = os.path.join(TOOLS, "trace_write")
+REAL_LOOP = os.path.join(TOOLS, "real_loop")
+REAL_RT = os.path.join(TOOLS, "libreal_rt.so")
+REAL_DIR = os.environ.get("CUPROBE_REAL", "/var/cache/cuprobe/real")
 
 REPS = max(3, int(os.environ.get("BENCH_REPS", "5")))
 TMP = os.environ.get("BENCH_TMP") or ("/dev/shm" if os.path.isdir("/dev/shm") else "/tmp")
@@ -236,6 +240,108 @@ def probe_vs_empty():
     if drops:
         say("   WARNING: drops in B make its probe cheaper than it is")
     return median(ratios)
+
+
+# --- the real driver: driver_probe_vs_empty_uprobe, nested_launch_vs_empty_uprobe, vs_bpftrace
+
+def real_libcuda():
+    """NVIDIA's libcuda as scripts/install-real.sh unpacks it (Debian's libcuda1)."""
+    base = os.path.join(REAL_DIR, "libcuda1", "usr", "lib")
+    for d, _, files in os.walk(base):
+        for f in sorted(files):
+            if re.match(r"libcuda\.so\.\d+\.\d+", f):
+                return os.path.join(d, f)
+    raise BenchError("no real libcuda under %s: run scripts/install-real.sh" % base)
+
+
+def added_cost(loop, probed, base, what):
+    """(probed - none) / (base - none) per round, for one loop command; prints the rounds."""
+    def none():
+        return loop_result(run(loop)[0])
+
+    res = rounds([("none", none), ("probed", probed), ("base", base)], REPS + 2)
+    a = [float(r["ns_per_launch"]) for r in res["none"]]
+    b = [float(r["ns_per_launch"]) for r in res["probed"]]
+    c = [float(r["ns_per_launch"]) for r in res["base"]]
+    ratios = [(bi - ai) / (ci - ai) for ai, bi, ci in zip(a, b, c)]
+    say("   ns per launch, median of 5 blocks, each round:")
+    say("     A none          %s  median %.1f" % (fmt_list(a), median(a)))
+    say("     B cuprobe       %s  median %.1f" % (fmt_list(b), median(b)))
+    say("     C %-13s %s  median %.1f" % (what, fmt_list(c), median(c)))
+    say("   (B-A)/(C-A) per round %s" % fmt_list(ratios, "%.3f"))
+    return median(ratios)
+
+
+def cuprobe_on(loop):
+    def probed():
+        t = Traces()
+        try:
+            out, err = run([CUPROBE, "record", "-q", "-o", t.dir, "--"] + loop)
+            r = loop_result(out)
+            r.update(t.summary())
+            if r["launches"] < 100000:
+                raise BenchError("cuprobe recorded %d launches of 100000" % r["launches"])
+            return r
+        finally:
+            t.remove()
+    return probed
+
+
+def real_env():
+    os.environ["REAL_LIBCUDA"] = real_libcuda()
+    return os.environ["REAL_LIBCUDA"]
+
+
+def driver_probe_vs_empty():
+    lib = real_env()
+    say("== driver_probe_vs_empty_uprobe: cost per launch of cuprobe's probe on the real")
+    say("   cuLaunchKernel (%s) over an empty uprobe on its je at +10 (emulated)" % lib)
+    say("   after 600 ms of untimed launches: cuprobe's loader reads libcuda's symbols as")
+    say("   the loop starts, which on a small machine takes the loop's CPU")
+    loop = [REAL_LOOP, "--launches", "100000", "--warmup-ms", "600"]
+    return added_cost(loop, cuprobe_on(loop), lambda: loop_result(run(
+        [EMPTY, "--lib", lib, "--func", "cuLaunchKernel", "--at", "10", "--"] + loop)[0]),
+        "empty uprobe")
+
+
+def nested_vs_empty():
+    real_env()
+    say("== nested_launch_vs_empty_uprobe: a runtime launch (a stand-in runtime that takes")
+    say("   cuLaunchKernel from cuGetProcAddress, as libcudart does) entering the real driver;")
+    say("   cuprobe over an empty uprobe on the runtime's entry (a push, emulated)")
+    say("   after 1 s of untimed launches, in which cuprobe learns the host stub and")
+    say("   leaves out the runtime's probe (one trap per launch)")
+    loop = [REAL_LOOP, "--nested", "--launches", "100000", "--warmup-ms", "1000"]
+    return added_cost(loop, cuprobe_on(loop), lambda: loop_result(run(
+        [EMPTY, "--lib", REAL_RT, "--func", "cudaLaunchKernel", "--"] + loop)[0]),
+        "empty uprobe")
+
+
+def bpftrace_count(lib, func, loop):
+    def base():
+        out, _ = run(["bpftrace", "-e", "uprobe:%s:%s { @n = count(); }" % (lib, func),
+                      "-c", " ".join(loop)])
+        return loop_result(out)
+    return base
+
+
+def vs_bpftrace_driver():
+    lib = real_env()
+    say("== vs_bpftrace_driver: cuprobe's added cost per launch over bpftrace's count() on")
+    say("   the real cuLaunchKernel, as bpftrace places it (its entry)")
+    loop = [REAL_LOOP, "--launches", "100000", "--warmup-ms", "600"]
+    return added_cost(loop, cuprobe_on(loop), bpftrace_count(lib, "cuLaunchKernel", loop),
+                      "bpftrace")
+
+
+def vs_bpftrace_runtime():
+    cudart = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "lib64",
+                          "libcudart.so.13")
+    say("== vs_bpftrace_runtime: the same on libcudart.so.13's cudaLaunchKernel (launch_loop)")
+    loop = [LOOP, "--launches", "100000", "--blocks", "5"]
+    return added_cost(loop, cuprobe_on(loop),
+                      bpftrace_count(os.path.realpath(cudart), "cudaLaunchKernel", loop),
+                      "bpftrace")
 
 
 # --- wait_step_vs_none, active_step_vs_none --------------------------------
@@ -534,6 +640,10 @@ def rss_growth():
 FIGURES = [
     # name, value format, goal: operator and target (None: reported only)
     ("probe_vs_empty_uprobe", "%.2f", "<=", "1.10"),
+    ("driver_probe_vs_empty_uprobe", "%.2f", "<=", "1.10"),
+    ("nested_launch_vs_empty_uprobe", "%.2f", "<=", "1.10"),
+    ("vs_bpftrace_driver", "%.2f", "<=", "1.0"),
+    ("vs_bpftrace_runtime", "%.2f", "<=", "1.0"),
     ("wait_step_vs_none", "%.3f", "<=", "1.01"),
     ("active_step_vs_none", "%.2f", None, None),
     ("detach_ms", "%.1f", "<=", "50"),
@@ -558,7 +668,7 @@ def met(value, op, target):
 def main():
     if os.geteuid() != 0:
         sys.exit("bench: cuprobe loads BPF programs: run make bench as root")
-    for f in (CUPROBE, LOOP, EMPTY, TRACE_WRITE):
+    for f in (CUPROBE, LOOP, EMPTY, TRACE_WRITE, REAL_LOOP, REAL_RT):
         if not os.access(f, os.X_OK):
             sys.exit("bench: %s is missing: run make bench" % f)
     say("bench: %s, %d CPUs, kernel %s; traces in %s; %d repetitions"
@@ -582,6 +692,10 @@ def main():
         say()
 
     measure("probe_vs_empty_uprobe", probe_vs_empty)
+    measure("driver_probe_vs_empty_uprobe", driver_probe_vs_empty)
+    measure("nested_launch_vs_empty_uprobe", nested_vs_empty)
+    measure("vs_bpftrace_driver", vs_bpftrace_driver)
+    measure("vs_bpftrace_runtime", vs_bpftrace_runtime)
     measure("steps", step_figures)
     if values.get("steps"):
         values["wait_step_vs_none"], values["active_step_vs_none"] = values["steps"]

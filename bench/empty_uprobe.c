@@ -5,9 +5,10 @@
  * attaches its launch probe (a uprobe_multi link where the kernel has one),
  * so the two differ only in the program that runs.
  *
- *   empty_uprobe [--perf] [--lib PATH] [--func NAME] -- COMMAND [ARGS...]
+ *   empty_uprobe [--perf] [--lib PATH] [--func NAME] [--at N] -- COMMAND [ARGS...]
  *
- * --perf attaches a perf-event uprobe instead of a uprobe_multi link.
+ * --perf attaches a perf-event uprobe instead of a uprobe_multi link; --at N
+ * puts it N bytes into the function (on an instruction the kernel emulates).
  * Exits with the command's status.
  */
 #include <errno.h>
@@ -29,6 +30,7 @@ struct opts {
 	bool perf;
 	const char *lib;
 	const char *func;
+	unsigned long at;
 	char **cmd;
 };
 
@@ -37,7 +39,8 @@ static void usage(FILE *f)
 	fprintf(f, "usage: empty_uprobe [--perf] [--lib PATH] [--func NAME] -- COMMAND [ARGS...]\n"
 		   "  --lib PATH   library to probe (default $CUDA_HOME/lib64/libcudart.so.13)\n"
 		   "  --func NAME  function to probe (default cudaLaunchKernel)\n"
-		   "  --perf       a perf-event uprobe instead of a uprobe_multi link\n");
+		   "  --perf       a perf-event uprobe instead of a uprobe_multi link\n"
+		   "  --at N       N bytes into the function, not on its entry\n");
 }
 
 static int parse_opts(struct opts *o, int argc, char **argv)
@@ -46,6 +49,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "perf", no_argument, NULL, 'P' },
 		{ "lib", required_argument, NULL, 'l' },
 		{ "func", required_argument, NULL, 'f' },
+		{ "at", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -65,6 +69,9 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case 'f':
 			o->func = optarg;
+			break;
+		case 'a':
+			o->at = strtoul(optarg, NULL, 0);
 			break;
 		case 'h':
 			usage(stdout);
@@ -92,6 +99,7 @@ static int attach(struct empty_bpf *skel, const struct opts *o, pid_t pid,
 
 	if (n <= 0)
 		return n ?: -ENOENT;
+	off += o->at;
 	return attach_uprobes(skel->progs.empty, !o->perf, &spec, link);
 }
 

@@ -17,6 +17,8 @@
 #include "launch.bpf.h"
 #include "stack.bpf.h"
 
+#define barrier() asm volatile("" ::: "memory")
+
 /* A call waiting for its return (latency cookie), one per thread. */
 struct inflight {
 	__u64 sp;	/* stack pointer at entry; 0 when the slot is free */
@@ -30,7 +32,6 @@ struct {
 	__type(value, struct inflight);
 } inflight SEC(".maps");
 
-#define barrier() asm volatile("" ::: "memory")
 
 /* One stage per possible CPU: the loader sets max_entries and maps it. */
 struct {
@@ -49,7 +50,8 @@ struct {
 	__type(value, __u8);
 } threads_seen SEC(".maps");
 
-static __always_inline bool called_from_runtime(struct pt_regs *ctx, __u32 tgid)
+/* The driver entry's return address is in a runtime's code; *flags: its RR_* then. */
+static __always_inline bool called_from_runtime(struct pt_regs *ctx, __u32 tgid, __u32 *flags)
 {
 	struct runtime_ranges *rr;
 	__u64 ret = 0;
@@ -60,6 +62,7 @@ static __always_inline bool called_from_runtime(struct pt_regs *ctx, __u32 tgid)
 		return false;
 	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx)))
 		return false;
+	*flags = rr->flags;
 	for (i = 0; i < MAX_RUNTIME_RANGES; i++) {
 		if (i >= rr->n)
 			break;
@@ -69,13 +72,149 @@ static __always_inline bool called_from_runtime(struct pt_regs *ctx, __u32 tgid)
 	return false;
 }
 
-static __always_inline __u64 stack_arg(struct pt_regs *ctx, int n)
-{
-	__u64 v = 0;
+/*
+ * One trap per launch. A runtime kernel launch enters a driver entry with
+ * the CUfunction it made for its host stub. While both probes are on, the
+ * runtime's probe notes the call in its thread (rt_open), and the driver's
+ * learns handle -> stub from it (handle_stubs) and counts itself nested.
+ * Once the loader leaves the runtime's launch probes out (RR_ONE_TRAP), a
+ * driver entry from a runtime whose probe did not fire is recorded as that
+ * runtime's launch: its learned stub and API, else the handle (LAUNCH_F_HANDLE).
+ */
+struct rt_call {
+	__u64 sp;	/* the runtime entry's stack pointer; 0: none open */
+	__u64 stub;	/* the host stub it was given */
+	__u32 api;
+	__u32 pad;
+};
 
-	/* [sp] is the return address; the 7th integer argument is at sp + 8. */
-	bpf_probe_read_user(&v, sizeof(v), (void *)(PT_REGS_SP(ctx) + 8 * n));
-	return v;
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct rt_call);
+} rt_open SEC(".maps");
+
+struct stub_key {
+	__u32 tgid;
+	__u32 drv_api;
+	__u64 handle;
+};
+
+struct stub_val {
+	__u64 stub;
+	__u32 api;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct stub_key);
+	__type(value, struct stub_val);
+} handle_stubs SEC(".maps");
+
+/* The launch as another API sees it: the runtime's, for a driver entry (one trap). */
+struct as_api {
+	__u32 api;
+	__u32 flags;
+	__u64 func;
+};
+
+/* Runtime launches of kernels and graphs: each enters one probed driver entry. */
+static __always_inline bool rt_enters_driver(__u32 api)
+{
+	return api <= API_cudaGraphLaunch_ptsz;
+}
+
+/* The runtime launch a driver kernel launch stands for when no stub was learned. */
+static __always_inline __u32 rt_api_of(__u32 drv)
+{
+	switch (drv) {
+	case API_cuLaunchKernel:
+		return API_cudaLaunchKernel;
+	case API_cuLaunchKernel_ptsz:
+		return API_cudaLaunchKernel_ptsz;
+	case API_cuLaunchKernelEx:
+		return API_cudaLaunchKernelExC;
+	case API_cuLaunchKernelEx_ptsz:
+		return API_cudaLaunchKernelExC_ptsz;
+	default:
+		return API__COUNT;
+	}
+}
+
+/* The runtime APIs the loader leaves out: their launches all enter a kernel launch entry. */
+static __always_inline bool rt_left_out(__u32 api)
+{
+	return api <= API_cudaLaunchKernelExC_ptsz;
+}
+
+static __always_inline __u64 launch_func(struct pt_regs *ctx, __u32 api)
+{
+	bool second = api == API_cudaLaunchKernelExC || api == API_cudaLaunchKernelExC_ptsz ||
+		      api == API_cuLaunchKernelEx || api == API_cuLaunchKernelEx_ptsz;
+
+	/* Two loads, not a computed offset: the verifier wants fixed ctx offsets. */
+	__u64 a = PT_REGS_PARM1(ctx), b = PT_REGS_PARM2(ctx);
+
+	barrier();
+	return second ? b : a;
+}
+
+static __always_inline void rt_enter(struct pt_regs *ctx, __u32 api)
+{
+	struct rt_call *rc;
+
+	rc = bpf_task_storage_get(&rt_open, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!rc)
+		return;
+	rc->sp = PT_REGS_SP(ctx);
+	rc->stub = launch_func(ctx, api);
+	rc->api = api;
+}
+
+/*
+ * A driver entry called from a runtime: true when it is part of a launch the
+ * runtime's probe recorded (learned from, and closed), or when the runtime's
+ * probes are on (the call is theirs); false when it is to be recorded, as as.
+ */
+static __always_inline bool rt_nested(struct pt_regs *ctx, __u32 tgid, __u32 api, __u32 flags,
+				      struct as_api *as)
+{
+	struct rt_call *rc = bpf_task_storage_get(&rt_open, bpf_get_current_task_btf(), 0, 0);
+	struct stub_key k = { .tgid = tgid, .drv_api = api, .handle = launch_func(ctx, api) };
+	struct stub_val *v;
+
+	if (rc && rc->sp > PT_REGS_SP(ctx)) {
+		if (rt_left_out(rc->api) && rt_api_of(api) != API__COUNT) {
+			struct stub_val nv = { .stub = rc->stub, .api = rc->api };
+
+			if (!bpf_map_update_elem(&handle_stubs, &k, &nv, BPF_NOEXIST)) {
+				struct proc_state *ps = bpf_map_lookup_elem(&proc_state, &tgid);
+
+				if (ps) {
+					__sync_fetch_and_add(&ps->learned, 1);
+					ps->nested_at_learned = ps->nested;
+				}
+			}
+		}
+		rc->sp = 0;
+		return true;
+	}
+	if (!(flags & RR_ONE_TRAP) || rt_api_of(api) == API__COUNT)
+		return true;
+	v = bpf_map_lookup_elem(&handle_stubs, &k);
+	if (v) {
+		as->api = v->api;
+		as->func = v->stub;
+	} else {
+		as->api = rt_api_of(api);
+		as->func = k.handle;
+		as->flags = LAUNCH_F_HANDLE;
+	}
+	return false;
 }
 
 /*
@@ -89,6 +228,17 @@ static __always_inline void stack_args2(struct pt_regs *ctx, __u64 *a, __u64 *b)
 	bpf_probe_read_user(v, sizeof(v), (void *)(PT_REGS_SP(ctx) + 8));
 	*a = v[0];
 	*b = v[1];
+}
+
+/* The 7th to 9th integer arguments in one read: each read of user memory costs ~100 ns. */
+static __always_inline void stack_args3(struct pt_regs *ctx, __u32 *a, __u64 *b, __u64 *c)
+{
+	__u64 v[3] = {};
+
+	bpf_probe_read_user(v, sizeof(v), (void *)(PT_REGS_SP(ctx) + 8));
+	*a = (__u32)v[0];
+	*b = (__u32)v[1];
+	*c = v[2];
 }
 
 static __always_inline void fill_args(struct pt_regs *ctx, struct launch_event *e)
@@ -131,9 +281,7 @@ static __always_inline void fill_args(struct pt_regs *ctx, struct launch_event *
 		e->grid[2] = PT_REGS_PARM4(ctx);
 		e->block[0] = PT_REGS_PARM5(ctx);
 		e->block[1] = ctx->r9;
-		e->block[2] = stack_arg(ctx, 1);
-		e->shmem = (__u32)stack_arg(ctx, 2);
-		e->stream = stack_arg(ctx, 3);
+		stack_args3(ctx, &e->block[2], &e->shmem, &e->stream);
 		break;
 	case API_cuLaunchKernelEx:
 	case API_cuLaunchKernelEx_ptsz:
@@ -250,7 +398,8 @@ static __always_inline bool name_thread(struct proc_state *ps, struct launch_slo
 }
 
 static __always_inline void fill(struct pt_regs *ctx, struct launch_event *e, __u32 api,
-				 __u32 tgid, __u32 tid, __u32 step, __u32 phase)
+				 __u32 tgid, __u32 tid, __u32 step, __u32 phase,
+				 const struct as_api *as)
 {
 	e->type = REC_LAUNCH;
 	e->api = api;
@@ -271,6 +420,11 @@ static __always_inline void fill(struct pt_regs *ctx, struct launch_event *e, __
 	e->ustack = 0;
 	e->pystack = 0;
 	fill_args(ctx, e);
+	if (as->api < API__COUNT) {
+		e->api = as->api;
+		e->func = as->func;
+		e->flags = as->flags;
+	}
 	if (stack_on)
 		stack_take(ctx, e);
 }
@@ -294,7 +448,8 @@ static __always_inline bool stage_flush(struct launch_stage *sg)
  */
 static __always_inline void stage_launch(struct pt_regs *ctx, struct launch_stage *sg,
 					 struct proc_state *ps, struct launch_slot *sl, __u32 api,
-					 __u32 tgid, __u32 tid, __u32 step, __u32 phase)
+					 __u32 tgid, __u32 tid, __u32 step, __u32 phase,
+					 const struct as_api *as)
 {
 	__u32 n = sg->b.n;
 
@@ -306,7 +461,7 @@ static __always_inline void stage_launch(struct pt_regs *ctx, struct launch_stag
 		}
 		n = 0;
 	}
-	fill(ctx, &sg->b.ev[n & (LAUNCH_BATCH_N - 1)], api, tgid, tid, step, phase);
+	fill(ctx, &sg->b.ev[n & (LAUNCH_BATCH_N - 1)], api, tgid, tid, step, phase, as);
 	sg->b.n = ++n;
 	if (n == LAUNCH_BATCH_N && stage_flush(sg))
 		sg->b.n = 0;
@@ -320,7 +475,7 @@ static __always_inline void stage_launch(struct pt_regs *ctx, struct launch_stag
  */
 static __always_inline void hold_for_return(struct pt_regs *ctx, struct proc_state *ps,
 					    struct launch_slot *sl, __u32 api, __u32 tgid, __u32 tid,
-					    __u32 step, __u32 phase)
+					    __u32 step, __u32 phase, const struct as_api *as)
 {
 	struct inflight *in;
 	__u64 sp = PT_REGS_SP(ctx);
@@ -335,7 +490,7 @@ static __always_inline void hold_for_return(struct pt_regs *ctx, struct proc_sta
 		return;
 	if (in->sp)
 		COUNT_RARE(ps, sl, tgid, drops);
-	fill(ctx, &in->ev, api, tgid, tid, step, phase);
+	fill(ctx, &in->ev, api, tgid, tid, step, phase, as);
 	in->sp = sp;
 }
 
@@ -346,11 +501,16 @@ int launch_entry(struct pt_regs *ctx)
 	__u32 tgid = id >> 32, tid = (__u32)id, api = cookie & COOKIE_API_MASK, step, phase;
 	struct launch_slot *sl = slot_at((cookie >> COOKIE_SLOT_SHIFT) & COOKIE_SLOT_MASK);
 	struct proc_state *ps = NULL;
+	struct as_api as = { .api = API__COUNT };
 	struct launch_stage *sg;
 	struct launch_event *e;
 	__u64 st = PHASE_RECORD;
+	__u32 rr_flags = 0;
 	void *rb;
 	__u32 cpu;
+
+	if (api < API_FIRST_DRIVER && rt_enters_driver(api))
+		rt_enter(ctx, api);
 
 	/*
 	 * One atomic per hit, and no lookup where the cookie names the process's
@@ -383,7 +543,8 @@ int launch_entry(struct pt_regs *ctx)
 			__sync_fetch_and_add(&ps->stale, 1);
 		return 0;
 	}
-	if (api >= API_FIRST_DRIVER && called_from_runtime(ctx, tgid)) {
+	if (api >= API_FIRST_DRIVER && called_from_runtime(ctx, tgid, &rr_flags) &&
+	    rt_nested(ctx, tgid, api, rr_flags, &as)) {
 		COUNT_RARE(ps, sl, tgid, nested);
 		return 0;
 	}
@@ -395,11 +556,11 @@ int launch_entry(struct pt_regs *ctx)
 			sg->last_tid = tid;
 	}
 	if (cookie & COOKIE_LATENCY) {
-		hold_for_return(ctx, ps, sl, api, tgid, tid, step, phase);
+		hold_for_return(ctx, ps, sl, api, tgid, tid, step, phase, &as);
 		return 0;
 	}
 	if (sg && __sync_lock_test_and_set(&sg->busy, STAGE_PROBE) == STAGE_FREE) {
-		stage_launch(ctx, sg, ps, sl, api, tgid, tid, step, phase);
+		stage_launch(ctx, sg, ps, sl, api, tgid, tid, step, phase, &as);
 		/*
 		 * A plain store lets go: x86 keeps stores in order, so the loader's
 		 * compare-and-exchange that sees it free sees the launch too. An
@@ -416,7 +577,7 @@ int launch_entry(struct pt_regs *ctx)
 		__sync_fetch_and_add(&events_lost, 1);
 		return 0;
 	}
-	fill(ctx, e, api, tgid, tid, step, phase);
+	fill(ctx, e, api, tgid, tid, step, phase, &as);
 	bpf_ringbuf_submit(e, wakeup_flag(rb));
 	return 0;
 }

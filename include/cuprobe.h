@@ -68,6 +68,9 @@ enum cuprobe_phase {
 #define LAUNCH_F_PYSTACK (1u << 2) /* the thread runs Python: pystack names its frames */
 #define LAUNCH_F_PYLOST	 (1u << 3) /* it runs Python, but its frames were lost (map full) */
 #define LAUNCH_F_ULOST	 (1u << 4) /* --stack: the user stack was lost (map full) */
+/* A runtime launch seen only at the driver's probe, whose host stub was not learned:
+ * func is the CUfunction the runtime passed, named as a driver launch's. */
+#define LAUNCH_F_HANDLE	 (1u << 5)
 
 struct launch_event {
 	__u32 type;	 /* REC_LAUNCH */
@@ -227,6 +230,8 @@ struct proc_state {
 	__u32 gen;	   /* proc_conf.gen that base belongs to */
 	__u32 slot;	   /* its launch_slots index + 1, set by the loader; 0: none */
 	__u64 stale;	   /* hits of launch links of an older window, not yet closed */
+	__u64 learned;	   /* CUfunctions whose host stub a runtime launch showed (one trap) */
+	__u64 nested_at_learned; /* nested when the latest of them was learned */
 };
 
 /*
@@ -275,7 +280,7 @@ _Static_assert(sizeof(struct libmap_event) == 32, "libmap_event layout");
 _Static_assert(sizeof(struct step_event) == 64, "step_event layout");
 _Static_assert(sizeof(struct schedule) == 24, "schedule layout");
 _Static_assert(sizeof(struct proc_conf) == 48, "proc_conf layout");
-_Static_assert(sizeof(struct proc_state) == 96, "proc_state layout");
+_Static_assert(sizeof(struct proc_state) == 112, "proc_state layout");
 _Static_assert(sizeof(struct thread_event) == 32, "thread_event layout");
 _Static_assert(sizeof(struct launch_slot) == 64, "launch_slot layout");
 _Static_assert((CUPROBE_MAX_PROCS & (CUPROBE_MAX_PROCS - 1)) == 0, "slots are masked");
@@ -289,10 +294,17 @@ struct code_range {
 	__u64 hi;
 };
 
+/*
+ * One trap per launch: the runtime's kernel launch probes are left out (the
+ * loader sets this before it detaches them), and a driver entry called from a
+ * runtime whose probe did not fire is that runtime's launch.
+ */
+#define RR_ONE_TRAP (1u << 0)
+
 /* A process's entry in the BPF map runtime_ranges. */
 struct runtime_ranges {
 	__u32 n;
-	__u32 pad;
+	__u32 flags;	/* RR_* */
 	struct code_range r[MAX_RUNTIME_RANGES];
 };
 

@@ -8,6 +8,8 @@ pkg-config python3 util-linux procps file groff-base
 chromium libmicrohttpd-dev prometheus curl"
 # The injection tests: a traced target (strace), a static one (libc6-dev's libc.a).
 pkgs="$pkgs strace libc6-dev"
+# Probe placement decodes function entries (Capstone); the benchmark compares with bpftrace.
+pkgs="$pkgs libcapstone-dev bpftrace"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

@@ -560,6 +560,48 @@ static void test_nested_driver_call(void **state)
 	assert_int_equal(bt__state(t, getpid()).nested, 2);
 }
 
+/*
+ * One trap per launch: with RR_ONE_TRAP, a driver entry called from the
+ * runtime's range whose runtime probe did not fire is the runtime's launch;
+ * its CUfunction was not learned, so it comes as the handle (LAUNCH_F_HANDLE)
+ * with the driver's arguments. Without the flag it stays nested.
+ */
+static void test_one_trap_driver_call(void **state)
+{
+	struct launch_event w = expected(API_cuLaunchKernel, 6);
+	struct runtime_ranges rr = { .n = 1 };
+	struct bt *t = *state;
+	const struct launch_event *e;
+
+	assert_int_equal(bt__add_self(t, NULL, pack_state(3, 0, PHASE_RECORD)), 0);
+	driver_call_site(&w);
+	bt__drain(t);
+	assert_int_equal(t->n_launches, 1);
+	rr.r[0].lo = last_ret_addr;
+	rr.r[0].hi = last_ret_addr + 1;
+	assert_int_equal(bpfobj__set_runtime_ranges(t->obj, getpid(), &rr), 0);
+	/* Both probes on: nested (a runtime call this thread left open is closed here). */
+	driver_call_site(&w);
+	driver_call_site(&w);
+	bt__drain(t);
+	assert_int_equal(t->n_launches, 1);
+	assert_int_equal(bt__state(t, getpid()).nested, 2);
+	rr.flags = RR_ONE_TRAP;
+	assert_int_equal(bpfobj__set_runtime_ranges(t->obj, getpid(), &rr), 0);
+	driver_call_site(&w);
+	bt__drain(t);
+	assert_int_equal(t->n_launches, 2);
+	e = &t->launches[1];
+	assert_int_equal(e->api, API_cudaLaunchKernel);
+	assert_int_equal(e->flags, LAUNCH_F_HANDLE);
+	assert_int_equal(e->func, w.func);
+	assert_memory_equal(e->grid, w.grid, sizeof(w.grid));
+	assert_memory_equal(e->block, w.block, sizeof(w.block));
+	assert_int_equal(e->shmem, w.shmem);
+	assert_int_equal(e->stream, w.stream);
+	assert_int_equal(bt__state(t, getpid()).nested, 2);
+}
+
 /* --latency: the entry waits for its return, and one event carries the call's duration. */
 static void test_latency(void **state)
 {
@@ -599,6 +641,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_busy_stage_goes_to_ring, setup, teardown),
 		cmocka_unit_test(test_stale_links_record_nothing),
 		cmocka_unit_test_setup_teardown(test_nested_driver_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_trap_driver_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_latency, setup, teardown),
 	};
 

@@ -13,7 +13,8 @@ WORKLOADS := $(WL_DIR)/demo $(WL_DIR)/basic $(WL_DIR)/basic_ptsz $(WL_DIR)/stati
 	     $(WL_DIR)/dlopen_main $(WL_DIR)/libkernlib.so $(WL_DIR)/driver \
 	     $(WL_DIR)/nested $(WL_DIR)/libfakert.so $(WL_STUBS)/libcuda.so.1 \
 	     $(WL_DIR)/dlloop $(WL_DIR)/libtiny.so $(WL_DIR)/names $(WL_DIR)/procaddr \
-	     $(WL_DIR)/stacks $(WL_DIR)/stacks_stripped
+	     $(WL_DIR)/stacks $(WL_DIR)/stacks_stripped $(WL_DIR)/real_driver \
+	     $(WL_DIR)/librealrt.so $(WL_DIR)/real_nested
 
 # Host code is built warning-free. Frame pointers make functions that need a
 # frame start with a push, which a uprobe emulates instead of single-stepping.
@@ -125,6 +126,25 @@ $(WL_DIR)/procaddr: tests/gpu/procaddr.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(WL_CFLAGS) -MMD -MP -MF $@.d $< -o $@ -ldl
+
+# NVIDIA's real driver library, dlopened by path (REAL_LIBCUDA): no link to it.
+$(WL_DIR)/real_driver: $(WL_SRC)/real_driver.cu
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d $(WL_HOSTONLY) $< -o $@ -ldl
+
+# A stand-in runtime on the real driver (through cuGetProcAddress_v2), and the
+# program whose runtime launches go through it into the driver.
+$(WL_DIR)/librealrt.so: $(WL_SRC)/realrt.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(WL_CFLAGS) -MMD -MP -MF $@.d -shared $< -o $@ -ldl
+
+$(WL_DIR)/real_nested: $(WL_SRC)/real_nested.cu $(WL_DIR)/librealrt.so
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d $(WL_HOSTONLY) $< -o $@ \
+		-Xlinker -rpath,'$$ORIGIN' -L$(WL_DIR) -lrealrt -ldl
 
 # --stack: named call chains, with debug info for their inlined frames; and
 # the same program stripped of every symbol, whose frames are addresses.

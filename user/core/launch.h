@@ -19,6 +19,16 @@ static inline bool launch_api_is_driver(unsigned int api)
 	return api >= API_FIRST_DRIVER;
 }
 
+/*
+ * The runtime APIs whose probes one trap per launch leaves out: each of
+ * their launches enters a driver kernel launch entry, whose probe records it
+ * (bpf/launch.bpf.c, rt_nested).
+ */
+static inline bool launch_api_one_trap(unsigned int api)
+{
+	return api <= API_cudaLaunchKernelExC_ptsz;
+}
+
 /* What the call launches: a kernel, a graph, a copy or a set. */
 enum launch_what { LAUNCH_KERNEL, LAUNCH_GRAPH, LAUNCH_MEMCPY, LAUNCH_MEMSET };
 enum launch_what launch_api_what(unsigned int api);

@@ -17,6 +17,7 @@
 #include "cuprobe.h"
 #include "launch.h"
 #include "log.h"
+#include "placement.h"
 #include "probeset.h"
 #include "procmaps.h"
 #include "step.h"
@@ -57,6 +58,7 @@ struct probeset {
 	struct vec objs;	/* struct examined: every object looked at, probed or not */
 	bool has_launch_apis;
 	struct probe_want want;	/* what is attached */
+	struct runtime_ranges rr;	/* as last given to BPF, RR_ONE_TRAP included */
 	uint64_t probes_since;
 	struct uprobe_link *libmap;	/* the dynamic linker's hook, for the whole session */
 	struct uprobe_link *step;	/* the step probe, once found */
@@ -174,7 +176,7 @@ static int attach_launch(struct probeset *ps, struct examined *e)
 	if (e->entry)
 		return 0;
 	for (int api = 0; api < API__COUNT; api++) {
-		if (!e->api_off[api])
+		if (!e->api_off[api] || (ps->want.one_trap && launch_api_one_trap(api)))
 			continue;
 		o[s.n] = e->api_off[api];
 		cookies[s.n++] = api | (ps->want.latency ? COOKIE_LATENCY : 0) |
@@ -308,9 +310,49 @@ static int attach_agent(struct probeset *ps, const struct examined *e)
 	return switch_agent(ps, ps->want.agent);
 }
 
+/*
+ * One trap per launch from now on: BPF is told first, so that a runtime
+ * launch whose probe still fired is not recorded again at the driver, and
+ * one whose probe is already gone is; then the runtime's kernel launch
+ * links are made again without those APIs.
+ */
+static int go_one_trap(struct probeset *ps)
+{
+	int err;
+
+	ps->rr.flags |= RR_ONE_TRAP;
+	err = bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &ps->rr);
+	if (err)
+		return err;
+	for (size_t i = 0; i < ps->objs.len; i++) {
+		struct examined *e = OBJ(ps, i);
+
+		if (!e->runtime || !e->entry)
+			continue;
+		uprobe_link__destroy(e->entry);
+		e->entry = NULL;
+		uprobe_link__destroy(e->ret);
+		e->ret = NULL;
+		err = attach_launch(ps, e);
+		if (err)
+			return err;
+	}
+	p_dbg("pid %d: runtime kernel launches are recorded at the driver's probe: one trap each",
+	      ps->pid);
+	return 0;
+}
+
 int probeset__set(struct probeset *ps, const struct probe_want *w)
 {
 	int err = 0;
+
+	/* Only one_trap changes: the driver's links stay, the runtime's are made again. */
+	if (w->one_trap && !ps->want.one_trap && ps->want.launch && w->launch &&
+	    w->latency == ps->want.latency && w->gen == ps->want.gen &&
+	    w->agent == ps->want.agent && w->sync == ps->want.sync) {
+		ps->want = *w;
+		return go_one_trap(ps);
+	}
 
 	/* A change of return probes or generation is a new set of links: the old ones go first. */
 	if (!w->launch || w->latency != ps->want.latency || w->gen != ps->want.gen) {
@@ -321,7 +363,12 @@ int probeset__set(struct probeset *ps, const struct probe_want *w)
 	ps->want = *w;
 	if (!w->launch)
 		ps->want.latency = ps->want.agent = false;
-	err = switch_agent(ps, ps->want.agent);
+	if (w->one_trap && ps->rr.n && !(ps->rr.flags & RR_ONE_TRAP)) {
+		ps->rr.flags |= RR_ONE_TRAP;
+		err = bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &ps->rr);
+	}
+	if (!err)
+		err = switch_agent(ps, ps->want.agent);
 	for (size_t i = 0; i < ps->objs.len && !err && w->launch; i++)
 		err = attach_launch(ps, OBJ(ps, i));
 	return err;
@@ -340,6 +387,10 @@ static int attach_step(struct probeset *ps, const struct examined *e)
 	found = step_spec__find(step, e->open_path, &sites);
 	if (found <= 0)
 		return found;
+	/* A function, not a USDT site (a nop the kernel emulates, with its semaphore). */
+	if (step->kind != STEP_USDT)
+		placement_adjust(e->fd, e->name, (const char *const[]){ step->symbol }, 1,
+				 sites.offsets);
 	s.n = sites.n;
 	s.ref_ctr_offsets = sites.ref_ctr;
 	err = bpfobj__attach(ps->env->bpf, PROG_STEP, &s, &ps->step);
@@ -349,6 +400,26 @@ static int attach_step(struct probeset *ps, const struct examined *e)
 	p_dbg("pid %d: step probe %s in %s (%zu sites)", ps->pid, step_spec__str(step), path,
 	      sites.n);
 	return 0;
+}
+
+/*
+ * The launch, handle and linker probes go on the first instruction the
+ * kernel emulates, where only harmless ones come before it (placement.h):
+ * the driver's entries begin with a rip-relative cmp, which is single-stepped.
+ * A failure keeps the entries, said at debug level.
+ */
+static void place_probes(struct examined *e, const char **names, uint64_t *offs)
+{
+	int err = placement_adjust(e->fd, e->name, names, API__COUNT, e->api_off);
+
+	if (!err)
+		err = placement_adjust(e->fd, e->name, names + SYM_DL_DEBUG_STATE, 1,
+				       offs + SYM_DL_DEBUG_STATE);
+	if (!err)
+		err = placement_adjust(e->fd, e->name, names + SYM_NAME_API(0), NAME__COUNT,
+				       offs + SYM_NAME_API(0));
+	if (err)
+		p_dbg("%s: probes stay on function entries: %s", e->name, strerror(-err));
 }
 
 /* Examines one object file: launch APIs, the dynamic linker's hook, the step probe, the agent. */
@@ -376,6 +447,7 @@ static int examine_one(struct probeset *ps, struct examined *e)
 			e->runtime |= !launch_api_is_driver(api);
 		}
 	}
+	place_probes(e, names, offs);
 	if (ps->want.launch)
 		err = attach_launch(ps, e);
 	/* Without names, launches are still recorded: a failure here is said, not fatal. */
@@ -499,6 +571,8 @@ static int update_runtime_ranges(struct probeset *ps, const struct procmaps *m)
 	}
 	if (!rr.n)
 		return 0;
+	rr.flags = ps->want.one_trap ? RR_ONE_TRAP : 0;
+	ps->rr = rr;
 	return bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &rr);
 }
 

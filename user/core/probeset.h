@@ -42,6 +42,8 @@ struct probe_want {
 	uint8_t gen;	/* the links' generation (COOKIE_GEN_SHIFT): a new one is a new set */
 	bool sync;	/* links are closed here, not handed to dispose: no step state
 			 * tells an old window's links from a new one's */
+	bool one_trap;	/* the runtime's kernel launch probes left out (launch_api_one_trap):
+			 * the driver's record those launches; set once, never cleared */
 };
 
 /* What the owner learns after each job: copies, never pointers into the probeset. */

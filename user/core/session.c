@@ -331,7 +331,10 @@ static void watch_targets(struct session *s, uint64_t now)
 			session_answer_hold(s, t);
 		}
 		if (now - s->polled < POLL_STATE_NS || t->exited ||
-		    bpfobj__proc_state(s->bpf, t->pid, &ps) || ps.lost_ctrl == t->lost_ctrl)
+		    bpfobj__proc_state(s->bpf, t->pid, &ps))
+			continue;
+		session_one_trap(s, t, &ps);
+		if (ps.lost_ctrl == t->lost_ctrl)
 			continue;
 		log_msg(t->lost_ctrl ? LOG_DEBUG : LOG_WARN,
 			"pid %d: %llu step, library or thread events were lost (ctrl ring full): "

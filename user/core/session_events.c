@@ -45,7 +45,7 @@ static bool kernel_name(struct session *s, const struct launch_event *e, char *b
 		*kernel = handle;
 		return unnamed;
 	}
-	if (launch_api_is_driver(e->api)) {
+	if (launch_api_is_driver(e->api) || e->flags & LAUNCH_F_HANDLE) {
 		snprintf(buf, len, "CUfunction 0x%llx", (unsigned long long)e->func);
 		*kernel = buf;
 		return true;

@@ -166,6 +166,12 @@ void session_watch_children(struct session *s);
 int session_submit(struct session *s, struct target *t, enum probe_job_kind kind,
 		   uint64_t hold_seq, const char *arg);
 void session_want_probes(struct session *s, struct target *t, bool on);
+/*
+ * One trap per launch, once the runtime launches entering the driver have
+ * shown t's host stubs (ps, as BPF counts them): its runtime's kernel launch
+ * probes are left out from then on, the driver's record those launches.
+ */
+void session_one_trap(struct session *s, struct target *t, const struct proc_state *ps);
 void session_answer_hold(struct session *s, struct target *t);
 void session_suggest_step(struct session *s, struct target *t, char *buf, size_t len);
 void session_remove(struct session *s, struct target *t);

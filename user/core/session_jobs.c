@@ -189,6 +189,7 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 		.agent = on && mode == MODE_CUPTI && !t->leading,
 		.gen = t->conf.link_gen,
 		.sync = !t->plan.step,
+		.one_trap = t->one_trap,
 	};
 
 	if (!memcmp(&w, &t->want, sizeof(w)) || !t->probes)
@@ -205,6 +206,24 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 	t->had_links |= w.launch;
 	if (session_submit(s, t, JOB_SET, 0, NULL))
 		p_warn("pid %d: out of memory: its launch probes stay as they are", t->pid);
+}
+
+/*
+ * Nested launches in a row that showed no new host stub before the runtime's
+ * probes go: a program's kernels are mostly launched in its first steps.
+ */
+#define ONE_TRAP_QUIET 1000
+
+void session_one_trap(struct session *s, struct target *t, const struct proc_state *ps)
+{
+	if (t->one_trap || !ps->learned || ps->nested - ps->nested_at_learned < ONE_TRAP_QUIET)
+		return;
+	t->one_trap = true;
+	p_dbg("pid %d: %llu host stubs learned from %llu runtime launches entering the driver: "
+	      "one trap per launch from now on", t->pid, (unsigned long long)ps->learned,
+	      (unsigned long long)ps->nested);
+	if (t->want.launch)
+		session_want_probes(s, t, true);
 }
 
 /*

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Probes on NVIDIA's real libcuda (Debian's libcuda1, scripts/install-real.sh):
+# each driver entry begins with a rip-relative cmpl the kernel would
+# single-step, so the probe goes on the je after it, which it emulates. The
+# arguments read there must be the call's, exactly, with and without return
+# probes, for a command and for -p.
+source "$(dirname "$0")/lib.sh"
+REAL=${CUPROBE_REAL:-/var/cache/cuprobe/real}
+
+real_libcuda() {
+	find "$REAL/libcuda1/usr/lib" -name 'libcuda.so.[0-9]*.*' -type f 2>/dev/null | sort | head -1
+}
+lib=$(real_libcuda)
+if [ -z "$lib" ] && [ -x "$ROOT/scripts/install-real.sh" ]; then
+	"$ROOT/scripts/install-real.sh" >"$TMP/install.log" 2>&1
+	lib=$(real_libcuda)
+fi
+if [ -z "$lib" ]; then
+	not_ok "real libcuda" "none under $REAL/libcuda1 and it could not be fetched: run scripts/install-real.sh (needs deb.debian.org)"
+	done_testing
+	exit 0
+fi
+export REAL_LIBCUDA=$lib
+
+"$CUPROBE" record -v -o "$TMP/cmd" -- env CUPROBE_GT="$TMP/cmd.gt.json" "$W/real_driver" \
+	--iters 50 >"$TMP/cmd.log" 2>&1
+for f in cuLaunchKernel cuLaunchKernelEx cuGraphLaunch cuModuleGetFunction; do
+	expect "-v: $f's probe moved past the entry's cmpl" \
+		grep -q "debug: $f: probe at +10 (je), the entry's cmpl (rip-relative) would be single-stepped" \
+		"$TMP/cmd.log"
+done
+expect "command: the moved probes read every launch's arguments, exactly" \
+	$CHECK match --gt "$TMP/cmd.gt.json" "$(trace_in "$TMP/cmd/run_0")"
+
+# A return probe at +10 takes the same return address: every launch has its duration.
+"$CUPROBE" record --latency -o "$TMP/lat" -- env CUPROBE_GT="$TMP/lat.gt.json" \
+	"$W/real_driver" --iters 50 >"$TMP/lat.log" 2>&1
+f=$(trace_in "$TMP/lat/run_0")
+expect "--latency: launches exact with return probes at +10" \
+	$CHECK match --gt "$TMP/lat.gt.json" "$f"
+expect "--latency: every launch has a duration" python3 - "$f" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+ev = [e for e in t["traceEvents"] if e.get("cat") == "cuda_driver"]
+bad = [e for e in ev if not e["dur"] > 0]
+print(f"{len(ev)} launches, {len(bad)} without a duration")
+sys.exit(len(ev) != 150 or bool(bad))
+PY
+
+# -p on a process that loaded the driver before cuprobe came.
+CUPROBE_GT=$TMP/p.gt.json "$W/real_driver" --iters 50 --wait-file "$TMP/go" 2>/dev/null &
+wl=$!
+"$CUPROBE" record -p $wl -o "$TMP/p" >"$TMP/p.log" 2>&1 &
+rec=$!
+for _ in $(seq 400); do
+	grep -q "recording pid $wl" "$TMP/p.log" && break
+	kill -0 $rec 2>/dev/null || break
+	sleep 0.05
+done
+touch "$TMP/go"
+wait $wl
+wait $rec
+expect "-p: the moved probes read every launch's arguments, exactly" \
+	$CHECK match --gt "$TMP/p.gt.json" "$(trace_in "$TMP/p/run_0")"
+
+# What it is for: a probe the kernel emulates costs ~1 us a launch here, a
+# single-stepped one 5-15 us. The workload times its own calls.
+ns=$(sed -n 's/^real_driver: \([0-9]*\) ns a call$/\1/p' "$TMP/cmd.log")
+[ -n "$ns" ] && [ "$ns" -lt 4000 ] &&
+	ok "a launch into the real driver, probed, costs under 4 us ($ns ns)" ||
+	not_ok "probe cost" "${ns:-no} ns a call: single-stepped?"
+done_testing
