@@ -16,6 +16,7 @@
 #include "handle_names.h"
 #include "cuprobe.h"
 #include "launch.h"
+#include "objcache.h"
 #include "log.h"
 #include "probeset.h"
 #include "procmaps.h"
@@ -66,6 +67,10 @@ struct probeset {
 	struct uprobe_link *agent_enable;	/* raises its switch while a window wants it */
 	int agent_wake_fd;	/* the agent's eventfd, taken once (agent_wake.h); -1 */
 	bool told_wake;		/* said once that the agent cannot be woken */
+	/* The running scan's new objects (probe_facts.scan_*). */
+	unsigned int scan_objs, scan_read, scan_probed;
+	uint64_t scan_slowest_ns;
+	char scan_slowest[128];
 };
 
 struct probeset *probeset__new(const struct probe_env *env, pid_t pid,
@@ -351,6 +356,49 @@ static int attach_step(struct probeset *ps, const struct examined *e)
 	return 0;
 }
 
+/*
+ * The offsets of names in e, through the session's cache of object files
+ * (objcache.h): a few reads of its headers and hash table while the process
+ * waits, once per file.
+ */
+static int find_offsets(struct probeset *ps, const struct examined *e, const char **names,
+			uint64_t *offs)
+{
+	struct obj_read how = {};
+	const char *base = strrchr(e->name, '/');
+	uint64_t t0 = clock_mono_ns(), took;
+	int n;
+
+	if (ps->env->objects)
+		n = objcache__func_offsets(ps->env->objects, e->fd, names, NSYMS, offs, &how);
+	else
+		n = elf_func_offsets(e->open_path, names, NSYMS, offs);
+	took = clock_mono_ns() - t0;
+	base = base ? base + 1 : e->name;
+	ps->scan_read += !how.cached;
+	if (took >= ps->scan_slowest_ns) {
+		ps->scan_slowest_ns = took;
+		snprintf(ps->scan_slowest, sizeof(ps->scan_slowest), "%s", base);
+	}
+	if (how.cached)
+		p_dbg("pid %d: %s: known from an earlier read of the file", ps->pid, base);
+	else
+		p_dbg("pid %d: %s: read in %.2f ms%s", ps->pid, base, took / 1e6,
+		      how.walked ? ", .symtab walked (it may carry a static runtime)" : "");
+	return n;
+}
+
+/* Whether e has something probed: what examine_one attached or found there. */
+static bool examined_probed(const struct probeset *ps, const struct examined *e, bool libmap,
+			    bool step, bool agent)
+{
+	for (int api = 0; api < API__COUNT; api++)
+		if (e->api_off[api])
+			return true;
+	return e->name_entry || (!libmap && ps->libmap) || (!step && ps->step) ||
+	       (!agent && ps->agent);
+}
+
 /* Examines one object file: launch APIs, the dynamic linker's hook, the step probe, the agent. */
 static int examine_one(struct probeset *ps, struct examined *e)
 {
@@ -364,7 +412,7 @@ static int examine_one(struct probeset *ps, struct examined *e)
 	names[SYM_DRIVER_MARK] = "cuInit";
 	for (int i = 0; i < NAME__COUNT; i++)
 		names[SYM_NAME_API(i)] = name_apis[i];
-	n = elf_func_offsets(e->open_path, names, NSYMS, offs);
+	n = find_offsets(ps, e, names, offs);
 	if (n < 0)
 		return 0; /* not an ELF file */
 	for (int api = 0; api < API__COUNT; api++) {
@@ -399,11 +447,14 @@ static int examine_one(struct probeset *ps, struct examined *e)
 static int examine(struct probeset *ps, const struct map_entry *me, const char *name, int fd)
 {
 	struct examined *e = add_examined(ps, me, name, fd);
+	bool libmap = ps->libmap, step = ps->step, agent = ps->agent;
 	int err;
 
 	if (!e)
 		return -ENOMEM;
 	err = examine_one(ps, e);
+	ps->scan_objs++;
+	ps->scan_probed += examined_probed(ps, e, libmap, step, agent);
 	examined_settle(ps, OBJ(ps, ps->objs.len - 1));
 	return err;
 }
@@ -465,11 +516,20 @@ static int examine_file(struct probeset *ps, const char *file)
 	return err;
 }
 
+/* A scan's counts start from nothing (probe_facts.scan_*). */
+static void scan_begin(struct probeset *ps)
+{
+	ps->scan_objs = ps->scan_read = ps->scan_probed = 0;
+	ps->scan_slowest_ns = 0;
+	ps->scan_slowest[0] = '\0';
+}
+
 int probeset__prepare_exec(struct probeset *ps, const char *exe)
 {
 	char interp[PATH_MAX];
 	int err;
 
+	scan_begin(ps);
 	err = examine_file(ps, exe);
 	if (err)
 		return err;
@@ -508,6 +568,7 @@ int probeset__scan(struct probeset *ps)
 	char path[PATH_MAX + 32];
 	int err;
 
+	scan_begin(ps);
 	err = procmaps__read(ps->pid, &m);
 	if (err)
 		return err;
@@ -549,6 +610,11 @@ void probeset__facts(const struct probeset *ps, struct probe_facts *f)
 	f->nobjs = ps->objs.len;
 	f->probes_on = ps->want.launch;
 	f->probes_since = ps->probes_since;
+	f->scan_objs = ps->scan_objs;
+	f->scan_read = ps->scan_read;
+	f->scan_probed = ps->scan_probed;
+	f->scan_slowest_ns = ps->scan_slowest_ns;
+	snprintf(f->scan_slowest, sizeof(f->scan_slowest), "%s", ps->scan_slowest);
 }
 
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)

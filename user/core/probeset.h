@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 struct bpfobj;
+struct objcache;
 struct probeset;
 struct step_spec;
 struct uprobe_link;
@@ -32,6 +33,12 @@ struct probe_env {
 	 */
 	void (*dispose)(struct uprobe_link *l, void *arg);
 	void *dispose_arg;
+	/*
+	 * What each object file holds, read once for every process (objcache.h):
+	 * the pointer is fixed, the cache is the prober thread's. NULL: every
+	 * object is read in full, each time.
+	 */
+	struct objcache *objects;
 };
 
 /* What a window attaches. */
@@ -53,6 +60,15 @@ struct probe_facts {
 	size_t nobjs;		/* objects looked at */
 	bool probes_on;		/* launch probes attached */
 	uint64_t probes_since;	/* CLOCK_MONOTONIC of the latest launch probe attach; 0 when off */
+	/*
+	 * The latest scan's (probeset__scan, probeset__prepare_exec): the objects
+	 * new to it, how many of them were read from their file (not the cache)
+	 * and how many have something probed, and the one that took longest to
+	 * look at (its basename), with how long.
+	 */
+	unsigned int scan_objs, scan_read, scan_probed;
+	uint64_t scan_slowest_ns;
+	char scan_slowest[128];
 	int err;		/* the job's, -errno */
 };
 
