@@ -69,6 +69,15 @@ struct session_ring {
 	char said[256];		/* what the growth under way says once it is done */
 };
 
+/* The library-map and exec holds answered, in every target (session_jobs.c). */
+struct session_holds {
+	unsigned long count;
+	uint64_t total_ns, max_ns;
+	pid_t max_pid;			/* the longest one's */
+	char max_what[200];		/* and what it was for */
+	unsigned long files_read, files_reused;	/* object files read, and answered from the cache */
+};
+
 /* Cycles whose trace could not be written (session_lost.c). */
 struct session_lost {
 	uint64_t cycles, launches;	/* lost */
@@ -112,6 +121,7 @@ struct session {
 	struct stacks *stacks;	/* --stack; NULL without */
 	struct session_ring ring;
 	struct session_lost lost;
+	struct session_holds holds;
 };
 
 /* A message to the prober about one target's probeset, and its answer. */
@@ -166,7 +176,10 @@ void session_watch_children(struct session *s);
 int session_submit(struct session *s, struct target *t, enum probe_job_kind kind,
 		   uint64_t hold_seq, const char *arg);
 void session_want_probes(struct session *s, struct target *t, bool on);
+/* Continues t if a hold stops it; its length goes into t's next trace and -v. */
 void session_answer_hold(struct session *s, struct target *t);
+/* How many holds there were and how long they took, said with -v at the end. */
+void session_holds_report(const struct session *s);
 void session_suggest_step(struct session *s, struct target *t, char *buf, size_t len);
 void session_remove(struct session *s, struct target *t);
 /* Reads a ring within this turn's budget; false when it held more. */

@@ -20,6 +20,8 @@
 #include "stacks.h"
 #include "symbols.h"
 
+static void answer_hold(struct session *s, struct target *t, const struct probe_facts *f);
+
 /* On the prober thread: the probeset is the prober's, the job carries the rest. */
 static void job_run(void *arg)
 {
@@ -121,10 +123,14 @@ static void job_done(void *arg)
 		find_python(s, t);
 	}
 	t->facts = j->facts;
+	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC) {
+		s->holds.files_read += j->facts.scan_read;
+		s->holds.files_reused += j->facts.scan_objs - j->facts.scan_read;
+	}
 	if (j->kind == JOB_SCAN) {
 		t->scanning = false;
 		if (j->hold_seq && j->hold_seq == t->hold_seq)
-			session_answer_hold(s, t);
+			answer_hold(s, t, &j->facts);
 		if (t->rescan)
 			session_rescan(s, t);
 	}
@@ -208,22 +214,73 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 }
 
 /*
+ * A hold's length, from BPF's stop to the SIGCONT: counted for t's next
+ * trace (proc_cycles__hold) and the session's total, and said with -v with
+ * what the scan that ended it found (f; NULL when it was answered without
+ * one: cuprobe leaving, the process gone, the scan too slow).
+ */
+static void hold_done(struct session *s, struct target *t, const struct probe_facts *f)
+{
+	uint64_t now = clock_mono_ns(), ns = now > t->hold_ts ? now - t->hold_ts : 0;
+	struct session_holds *h = &s->holds;
+	char what[200] = "";
+
+	if (f && f->scan_objs)
+		snprintf(what, sizeof(what), " for %s (%u object%s, %u probed)", f->scan_slowest,
+			 f->scan_objs, f->scan_objs == 1 ? "" : "s", f->scan_probed);
+	else if (f)
+		snprintf(what, sizeof(what), " (no new objects)");
+	else
+		snprintf(what, sizeof(what), " (continued before its libraries were probed)");
+	p_dbg("pid %d: held %.2f ms%s", t->pid, ns / 1e6, what);
+	if (t->cycles)
+		proc_cycles__hold(t->cycles, ns);
+	h->count++;
+	h->total_ns += ns;
+	if (ns >= h->max_ns) {
+		h->max_ns = ns;
+		h->max_pid = t->pid;
+		snprintf(h->max_what, sizeof(h->max_what), "%s", what);
+	}
+}
+
+void session_holds_report(const struct session *s)
+{
+	const struct session_holds *h = &s->holds;
+
+	if (h->files_read || h->files_reused)
+		p_dbg("object files: %lu read, %lu answered from the cache of earlier reads",
+		      h->files_read, h->files_reused);
+	if (!h->count)
+		return;
+	p_dbg("holds: %lu, %.2f ms in all, the longest %.2f ms (pid %d%s)", h->count,
+	      h->total_ns / 1e6, h->max_ns / 1e6, h->max_pid, h->max_what);
+}
+
+/*
  * The process is continued first and the answer written after: should
  * cuprobe die in between, the guardian sees the stop unanswered and sends
  * one SIGCONT too many, never one too few.
  */
-void session_answer_hold(struct session *s, struct target *t)
+static void answer_hold(struct session *s, struct target *t, const struct probe_facts *f)
 {
 	if (!t->hold_since)
 		return;
-	if (t->held)
+	if (t->held) {
 		kill(t->pid, SIGCONT);
+		hold_done(s, t, f);
+	}
 	t->conf.holds_answered = t->hold_seq;
 	if (bpfobj__set_conf(s->bpf, t->pid, &t->conf) && !t->exited)
 		p_warn("pid %d: cannot record that its hold was answered: %s", t->pid,
 		       strerror(errno));
 	t->hold_since = 0;
 	t->held = false;
+}
+
+void session_answer_hold(struct session *s, struct target *t)
+{
+	answer_hold(s, t, NULL);
 }
 
 /*

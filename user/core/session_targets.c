@@ -297,6 +297,7 @@ static int prepare_child(struct session *s, pid_t pid, const char *exe)
 	prober__drain(s->prober);
 	if (!err)
 		err = t->facts.err;
+	t->exec_prepared = !err;
 	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_SYMBOL)
 		p_info("step symbol %s is not in %s: looking for it in libraries as they load",
 		       t->plan.step->symbol, exe);
@@ -590,6 +591,17 @@ struct target *session_adopt(struct session *s, pid_t pid, const struct target *
 
 void session_exec(struct session *s, struct target *t)
 {
+	/*
+	 * The command's own exec: its probeset was made for this very program,
+	 * so it stays, and the scan adds what the exec mapped. Dropping it would
+	 * hold the process for the close of its links (100-150 ms here).
+	 */
+	if (t->exec_prepared && t->probes) {
+		t->exec_prepared = false;
+		session_rescan(s, t);
+		return;
+	}
+	t->exec_prepared = false;
 	if (t->probes)
 		session_submit(s, t, JOB_DROP, 0, NULL);
 	t->probes = probeset__new(&s->penv, t->pid, t->plan.step);
