@@ -60,6 +60,7 @@ struct probeset {
 	struct probe_want want;	/* what is attached */
 	uint64_t probes_since;
 	struct uprobe_link *libmap;	/* the dynamic linker's hook, for the whole session */
+	uint64_t libmap_dev, libmap_ino;	/* the file it is on */
 	struct uprobe_link *step;	/* the step probe, once found */
 	char *step_object;	/* where it was found */
 	char *agent;		/* the agent library, once found (--cupti) */
@@ -433,6 +434,10 @@ static int examine_one(struct probeset *ps, struct examined *e)
 		       "launches by handle there are unnamed", ps->pid, path, strerror(-n));
 	if (!err && offs[SYM_DL_DEBUG_STATE])
 		err = attach_libmap(ps, e->open_path, e->name, offs[SYM_DL_DEBUG_STATE]);
+	if (!err && ps->libmap && !ps->libmap_ino) {
+		ps->libmap_dev = e->dev;
+		ps->libmap_ino = e->ino;
+	}
 	if (!err)
 		err = attach_step(ps, e);
 	if (!err)
@@ -597,6 +602,42 @@ int probeset__scan(struct probeset *ps)
 	if (ps->agent && ps->agent_wake_fd < 0)
 		agent_wake_prepare(ps->pid, ps->agent, &ps->agent_wake_fd);
 	return err;
+}
+
+/*
+ * Links are per file and process: after exec they serve the new program
+ * wherever it maps the same files, and one it does not map cannot fire. The
+ * probeset stays unless what it found once per process would be the old
+ * program's: the step probe, the agent, or a linker hook on another linker
+ * than the one the new program runs. Right after exec the program maps its
+ * executable and its dynamic linker, if any, and nothing else: so one file
+ * besides the hook's is the executable (the new program's linker is the
+ * hooked one, or it has none: a static program), two are a new linker.
+ */
+int probeset__keeps_across_exec(struct probeset *ps)
+{
+	uint64_t dev = 0, ino = 0;
+	struct procmaps m;
+	int err, others = 0;
+
+	if (ps->step || ps->agent || !ps->libmap)
+		return 0;
+	err = procmaps__read(ps->pid, &m);
+	if (err)
+		return err;
+	for (size_t i = 0; i < m.n; i++) {
+		const struct map_entry *me = &m.v[i];
+
+		if (!me->exec || !me->path || me->path[0] != '/' ||
+		    (me->dev == ps->libmap_dev && me->inode == ps->libmap_ino) ||
+		    (others && me->dev == dev && me->inode == ino))
+			continue;
+		others++;
+		dev = me->dev;
+		ino = me->inode;
+	}
+	procmaps__free(&m);
+	return others <= 1;
 }
 
 void probeset__facts(const struct probeset *ps, struct probe_facts *f)

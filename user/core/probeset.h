@@ -88,6 +88,12 @@ int probeset__prepare_exec(struct probeset *ps, const char *exe);
  * probes are on), the dynamic linker's hook, the step probe, the agent.
  */
 int probeset__scan(struct probeset *ps);
+/*
+ * After the process ran a new program: 1 when this probeset serves it as it
+ * is (its links are on files, for this process; a scan adds what is new),
+ * 0 when it must be made anew, or -errno.
+ */
+int probeset__keeps_across_exec(struct probeset *ps);
 /* Attaches or detaches launch probes, return probes and the agent's switch. */
 int probeset__set(struct probeset *ps, const struct probe_want *w);
 void probeset__facts(const struct probeset *ps, struct probe_facts *f);

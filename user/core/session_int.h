@@ -126,7 +126,8 @@ struct session {
 
 /* A message to the prober about one target's probeset, and its answer. */
 /* JOB_DROP lets go of a probeset the target no longer needs (after exec); JOB_FREE of the target's last. */
-enum probe_job_kind { JOB_SCAN, JOB_SET, JOB_EXEC, JOB_SUGGEST, JOB_DROP, JOB_FREE };
+/* JOB_KEEP asks whether a probeset serves the program its process now runs (probeset.h). */
+enum probe_job_kind { JOB_SCAN, JOB_SET, JOB_EXEC, JOB_SUGGEST, JOB_DROP, JOB_FREE, JOB_KEEP };
 
 struct probe_job {
 	struct session *s;
@@ -135,6 +136,7 @@ struct probe_job {
 	struct probeset *ps;
 	struct probe_want want;		/* JOB_SET */
 	uint64_t hold_seq;		/* JOB_SCAN: the hold it answers, 0 for none */
+	bool kept;			/* JOB_KEEP: the answer */
 	char arg[PATH_MAX];		/* JOB_EXEC: the executable; JOB_SUGGEST: the answer */
 	struct probe_facts facts;	/* the answer */
 };
@@ -169,6 +171,8 @@ uint32_t session_lead(const struct target *t);
 struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent);
 /* A followed process ran a new program: its old probes go, the new program is probed. */
 void session_exec(struct session *s, struct target *t);
+/* The same, its old probes dropped and the new program probed from nothing. */
+void session_exec_anew(struct session *s, struct target *t);
 /* session_events.c */
 void session_watch_children(struct session *s);
 /* session_jobs.c */

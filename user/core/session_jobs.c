@@ -38,6 +38,9 @@ static void job_run(void *arg)
 	case JOB_EXEC:
 		err = probeset__prepare_exec(j->ps, j->arg);
 		break;
+	case JOB_KEEP:
+		j->kept = probeset__keeps_across_exec(j->ps) > 0;
+		break;
 	case JOB_SUGGEST:
 		j->arg[0] = '\0';
 		probeset__suggest_step(j->ps, j->arg, sizeof(j->arg));
@@ -112,6 +115,18 @@ static void job_done(void *arg)
 	t->jobs--;
 	if (j->kind == JOB_DROP)
 		goto out;
+	/* After exec: the probeset serves the new program (a scan adds to it), or goes. */
+	if (j->kind == JOB_KEEP) {
+		t->scanning = false;
+		if (!j->kept) {
+			session_exec_anew(s, t);
+			goto out;
+		}
+		p_dbg("pid %d (%s): new program, its probes kept for the files it maps again",
+		      t->pid, t->comm);
+		session_rescan(s, t);
+		goto out;
+	}
 	if (j->facts.err && j->facts.err != -ESRCH && j->facts.err != -ENOENT)
 		p_warn("pid %d: cannot %s: %s", t->pid,
 		       j->kind == JOB_SET ? "attach or detach its launch probes" :
@@ -129,10 +144,16 @@ static void job_done(void *arg)
 	}
 	if (j->kind == JOB_SCAN) {
 		t->scanning = false;
-		if (j->hold_seq && j->hold_seq == t->hold_seq)
-			answer_hold(s, t, &j->facts);
-		if (t->rescan)
-			session_rescan(s, t);
+		if (t->exec_pending) {
+			/* The scan was of the old program: the new one is decided now. */
+			t->exec_pending = false;
+			session_exec(s, t);
+		} else {
+			if (j->hold_seq && j->hold_seq == t->hold_seq)
+				answer_hold(s, t, &j->facts);
+			if (t->rescan)
+				session_rescan(s, t);
+		}
 	}
 	/* How long a launch attach takes here: the lead of the next window's (session_step). */
 	if (j->kind == JOB_SET && j->want.launch && t->attach_sent && !j->facts.err) {

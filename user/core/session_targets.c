@@ -602,6 +602,25 @@ void session_exec(struct session *s, struct target *t)
 		return;
 	}
 	t->exec_prepared = false;
+	/*
+	 * Closing the old program's links takes 100-700 ms here, and the
+	 * process waits: where the probeset serves the new program as it is,
+	 * it stays (the prober answers, JOB_KEEP). No scan of the old one runs
+	 * meanwhile (scanning): the answer may be to free it.
+	 */
+	if (t->probes && t->scanning) {
+		t->exec_pending = true;
+		return;
+	}
+	if (t->probes && !session_submit(s, t, JOB_KEEP, 0, NULL)) {
+		t->scanning = true;
+		return;
+	}
+	session_exec_anew(s, t);
+}
+
+void session_exec_anew(struct session *s, struct target *t)
+{
 	if (t->probes)
 		session_submit(s, t, JOB_DROP, 0, NULL);
 	t->probes = probeset__new(&s->penv, t->pid, t->plan.step);

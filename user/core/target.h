@@ -38,6 +38,7 @@ struct target {
 	int rank, world_size;	/* from RANK / WORLD_SIZE, -1 when unset */
 	bool child;		/* started by cuprobe: reap it */
 	bool exec_prepared;	/* its probeset was made for the program it is about to exec */
+	bool exec_pending;	/* it ran a new program while a scan was out: decided after it */
 	bool adopted;		/* a followed process's child */
 	bool exited;
 	bool gone;		/* exited or detached: its cycles are written, its probes going */
