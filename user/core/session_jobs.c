@@ -98,6 +98,20 @@ static void find_python(struct session *s, struct target *t)
 	       o.version >> 8, o.version & 0xff, where);
 }
 
+/*
+ * What the session's thread knows of a process's map: its identity (a new
+ * program), and the maps that name its launches' kernels and stacks. Read
+ * after a scan, once the process is continued: no event of the process is
+ * read before this, since both happen on this thread, in this order.
+ */
+static void refresh_views(struct session *s, struct target *t)
+{
+	target__refresh_identity(t);
+	symbols__refresh(s->syms, t->pid);
+	if (s->stacks)
+		stacks__refresh(s->stacks, t->pid);
+}
+
 /* On the session's thread: the answer. */
 static void job_done(void *arg)
 {
@@ -133,6 +147,12 @@ static void job_done(void *arg)
 					    "read its new libraries", strerror(-j->facts.err));
 	if (j->kind == JOB_SUGGEST)
 		snprintf(s->suggest, sizeof(s->suggest), "%.500s", j->arg);
+	/* The process goes on first; the views of its map follow, before any event of it is read. */
+	if (j->kind == JOB_SCAN && !t->exec_pending) {
+		if (j->hold_seq && j->hold_seq == t->hold_seq)
+			answer_hold(s, t, &j->facts);
+		refresh_views(s, t);
+	}
 	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC) {
 		tell_scan(s, t, &j->facts);
 		find_python(s, t);
@@ -148,11 +168,8 @@ static void job_done(void *arg)
 			/* The scan was of the old program: the new one is decided now. */
 			t->exec_pending = false;
 			session_exec(s, t);
-		} else {
-			if (j->hold_seq && j->hold_seq == t->hold_seq)
-				answer_hold(s, t, &j->facts);
-			if (t->rescan)
-				session_rescan(s, t);
+		} else if (t->rescan) {
+			session_rescan(s, t);
 		}
 	}
 	/* How long a launch attach takes here: the lead of the next window's (session_step). */
@@ -305,9 +322,9 @@ void session_answer_hold(struct session *s, struct target *t)
 }
 
 /*
- * Read while the process is held: its map is the one the new probes are
- * for. Events that come while a scan runs ask for one more after it, with
- * the latest hold: a flood of them is one scan, not thousands.
+ * The prober reads the map while the process is held: it is the one the new
+ * probes are for. Events that come while a scan runs ask for one more after
+ * it, with the latest hold: a flood of them is one scan, not thousands.
  */
 void session_rescan(struct session *s, struct target *t)
 {
@@ -316,12 +333,9 @@ void session_rescan(struct session *s, struct target *t)
 		return;
 	}
 	t->rescan = false;
-	target__refresh_identity(t);
-	symbols__refresh(s->syms, t->pid);
-	if (s->stacks)
-		stacks__refresh(s->stacks, t->pid);
 	if (session_submit(s, t, JOB_SCAN, t->hold_since ? t->hold_seq : 0, NULL)) {
 		session_answer_hold(s, t);
+		refresh_views(s, t);
 		return;
 	}
 	t->scanning = true;
