@@ -677,25 +677,23 @@ void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)
 	}
 }
 
-void probeset__free(struct probeset *ps)
+static void free_all(struct probeset *ps, bool sync)
 {
-	if (!ps)
-		return;
 	/* Entries before returns, as on any detach. */
 	for (size_t i = 0; i < ps->objs.len; i++) {
-		uprobe_link__destroy(OBJ(ps, i)->entry);
-		uprobe_link__destroy(OBJ(ps, i)->ret);
-		uprobe_link__destroy(OBJ(ps, i)->name_entry);
-		uprobe_link__destroy(OBJ(ps, i)->name_ret);
+		dispose(ps->env, sync, &OBJ(ps, i)->entry);
+		dispose(ps->env, sync, &OBJ(ps, i)->ret);
+		dispose(ps->env, sync, &OBJ(ps, i)->name_entry);
+		dispose(ps->env, sync, &OBJ(ps, i)->name_ret);
 		if (OBJ(ps, i)->fd >= 0)
 			close(OBJ(ps, i)->fd);
 		free(OBJ(ps, i)->name);
 		free(OBJ(ps, i)->where.path);
 		free(OBJ(ps, i)->path);
 	}
-	uprobe_link__destroy(ps->libmap);
-	uprobe_link__destroy(ps->step);
-	uprobe_link__destroy(ps->agent_enable);
+	dispose(ps->env, sync, &ps->libmap);
+	dispose(ps->env, sync, &ps->step);
+	dispose(ps->env, sync, &ps->agent_enable);
 	bpf_link__destroy(ps->agent_records);
 	if (ps->agent_wake_fd >= 0)
 		close(ps->agent_wake_fd);
@@ -703,4 +701,16 @@ void probeset__free(struct probeset *ps)
 	free(ps->agent);
 	vec__free(&ps->objs);
 	free(ps);
+}
+
+void probeset__free(struct probeset *ps)
+{
+	if (ps)
+		free_all(ps, true);
+}
+
+void probeset__release(struct probeset *ps)
+{
+	if (ps)
+		free_all(ps, false);
 }

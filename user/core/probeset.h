@@ -77,6 +77,13 @@ struct probeset *probeset__new(const struct probe_env *env, pid_t pid,
 			       const struct step_spec *step);
 /* Detaches everything and frees. */
 void probeset__free(struct probeset *ps);
+/*
+ * The same, its links handed to env->dispose to be closed on another thread
+ * (tens to hundreds of ms each): for a process whose links no longer matter
+ * (it exited, or cuprobe lets it go), so that the prober's next job, another
+ * process's hold, does not wait for them.
+ */
+void probeset__release(struct probeset *ps);
 
 /*
  * Before exec: probes the executable that will run (a statically linked

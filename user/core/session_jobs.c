@@ -46,8 +46,11 @@ static void job_run(void *arg)
 		probeset__suggest_step(j->ps, j->arg, sizeof(j->arg));
 		break;
 	case JOB_DROP:
-	case JOB_FREE:
+		/* Closed here, before the new program's links: none of them may count a launch twice. */
 		probeset__free(j->ps);
+		return;
+	case JOB_FREE:
+		probeset__release(j->ps);
 		return;
 	}
 	probeset__facts(j->ps, &j->facts);
