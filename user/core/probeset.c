@@ -68,6 +68,7 @@ struct probeset {
 	struct uprobe_link *agent_enable;	/* raises its switch while a window wants it */
 	int agent_wake_fd;	/* the agent's eventfd, taken once (agent_wake.h); -1 */
 	bool told_wake;		/* said once that the agent cannot be woken */
+	struct procmaps maps;	/* the latest scan's, until probeset__take_maps */
 	/* The running scan's new objects (probe_facts.scan_*). */
 	unsigned int scan_objs, scan_read, scan_probed;
 	uint64_t scan_slowest_ns;
@@ -150,13 +151,39 @@ static void dispose(const struct probe_env *env, bool sync, struct uprobe_link *
 	*l = NULL;
 }
 
+/*
+ * _r_debug's address less _dl_debug_state's, in the linker at path (off: the
+ * hook's file offset): libmap.bpf.c reads r_state there, and holds only when
+ * the linker is done mapping. 0 when either is missing: every call holds.
+ */
+static uint64_t r_debug_delta(const char *path, uint64_t off)
+{
+	struct elf_file *ef = elf_file__open(path);
+	const struct elf_load *loads, *l;
+	uint64_t delta = 0;
+	GElf_Sym rd;
+	size_t n;
+
+	if (!ef)
+		return 0;
+	loads = elf_file__loads(ef, &n);
+	l = elf_load_by_offset(loads, n, off);
+	if (l && !elf_file__object(ef, "_r_debug", &rd) && rd.st_size >= 32)
+		delta = rd.st_value - (off - l->offset + l->vaddr);
+	elf_file__close(ef);
+	return delta;
+}
+
 static int attach_libmap(struct probeset *ps, const char *path, const char *name, uint64_t off)
 {
-	struct uprobe_spec s = { .path = path, .pid = ps->pid, .offsets = &off, .n = 1 };
+	uint64_t cookie;
+	struct uprobe_spec s = { .path = path, .pid = ps->pid, .offsets = &off, .n = 1,
+				 .cookies = &cookie };
 	int err;
 
 	if (ps->libmap)
 		return 0;
+	cookie = r_debug_delta(path, off);
 	err = bpfobj__attach(ps->env->bpf, PROG_LIBMAP, &s, &ps->libmap);
 	if (err)
 		return err;
@@ -597,7 +624,9 @@ int probeset__scan(struct probeset *ps)
 			p_warn("pid %d: cannot probe %s: %s", ps->pid, me->path, strerror(-err));
 	}
 	err = update_runtime_ranges(ps, &m);
-	procmaps__free(&m);
+	/* Read while the process is held: the map the session names its launches by. */
+	procmaps__free(&ps->maps);
+	ps->maps = m;
 	/* An agent found before its constructor ran: its eventfd may be there now. */
 	if (ps->agent && ps->agent_wake_fd < 0)
 		agent_wake_prepare(ps->pid, ps->agent, &ps->agent_wake_fd);
@@ -638,6 +667,12 @@ int probeset__keeps_across_exec(struct probeset *ps)
 	}
 	procmaps__free(&m);
 	return others <= 1;
+}
+
+void probeset__take_maps(struct probeset *ps, struct procmaps *out)
+{
+	*out = ps->maps;
+	memset(&ps->maps, 0, sizeof(ps->maps));
 }
 
 void probeset__facts(const struct probeset *ps, struct probe_facts *f)
@@ -699,6 +734,7 @@ static void free_all(struct probeset *ps, bool sync)
 		close(ps->agent_wake_fd);
 	free(ps->step_object);
 	free(ps->agent);
+	procmaps__free(&ps->maps);
 	vec__free(&ps->objs);
 	free(ps);
 }

@@ -104,6 +104,12 @@ int probeset__keeps_across_exec(struct probeset *ps);
 /* Attaches or detaches launch probes, return probes and the agent's switch. */
 int probeset__set(struct probeset *ps, const struct probe_want *w);
 void probeset__facts(const struct probeset *ps, struct probe_facts *f);
+/*
+ * The /proc/PID/maps the latest scan read (while the process was held),
+ * handed over to *out (procmaps__free); empty when there is none.
+ */
+struct procmaps;
+void probeset__take_maps(struct probeset *ps, struct procmaps *out);
 /* Appends to buf up to three names close to the step spec, from objects looked at. */
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len);
 

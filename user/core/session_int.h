@@ -9,6 +9,7 @@
 #include "cycle.h"
 #include "launch_queue.h"
 #include "probeset.h"
+#include "procmaps.h"
 #include "session.h"
 #include "target.h"
 #include "util/vec.h"
@@ -137,6 +138,7 @@ struct probe_job {
 	struct probe_want want;		/* JOB_SET */
 	uint64_t hold_seq;		/* JOB_SCAN: the hold it answers, 0 for none */
 	bool kept;			/* JOB_KEEP: the answer */
+	struct procmaps maps;		/* JOB_SCAN: the maps it read while the process was held */
 	char arg[PATH_MAX];		/* JOB_EXEC: the executable; JOB_SUGGEST: the answer */
 	struct probe_facts facts;	/* the answer */
 };

@@ -31,6 +31,7 @@ static void job_run(void *arg)
 	switch (j->kind) {
 	case JOB_SCAN:
 		err = probeset__scan(j->ps);
+		probeset__take_maps(j->ps, &j->maps);
 		break;
 	case JOB_SET:
 		err = probeset__set(j->ps, &j->want);
@@ -103,14 +104,20 @@ static void find_python(struct session *s, struct target *t)
 
 /*
  * What the session's thread knows of a process's map: its identity (a new
- * program), and the maps that name its launches' kernels and stacks. Read
- * after a scan, once the process is continued: no event of the process is
- * read before this, since both happen on this thread, in this order.
+ * program), and the maps that name its launches' kernels and stacks, as the
+ * scan read them while the process was held (maps, taken over; NULL or
+ * empty: read now). Set after the scan, once the process is continued: no
+ * event of it is read before this, since both happen on this thread, in
+ * this order. A process may have exited by then, its maps gone with it:
+ * what the scan read is its map, and the one its launches need.
  */
-static void refresh_views(struct session *s, struct target *t)
+static void refresh_views(struct session *s, struct target *t, struct procmaps *maps)
 {
 	target__refresh_identity(t);
-	symbols__refresh(s->syms, t->pid);
+	if (maps && maps->n)
+		symbols__set_maps(s->syms, t->pid, maps);
+	else
+		symbols__refresh(s->syms, t->pid);
 	if (s->stacks)
 		stacks__refresh(s->stacks, t->pid);
 }
@@ -154,7 +161,7 @@ static void job_done(void *arg)
 	if (j->kind == JOB_SCAN && !t->exec_pending) {
 		if (j->hold_seq && j->hold_seq == t->hold_seq)
 			answer_hold(s, t, &j->facts);
-		refresh_views(s, t);
+		refresh_views(s, t, &j->maps);
 	}
 	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC) {
 		tell_scan(s, t, &j->facts);
@@ -187,6 +194,7 @@ static void job_done(void *arg)
 		t->warm_ts = 0;
 	}
 out:
+	procmaps__free(&j->maps);
 	free(j);
 }
 
@@ -338,7 +346,7 @@ void session_rescan(struct session *s, struct target *t)
 	t->rescan = false;
 	if (session_submit(s, t, JOB_SCAN, t->hold_since ? t->hold_seq : 0, NULL)) {
 		session_answer_hold(s, t);
-		refresh_views(s, t);
+		refresh_views(s, t, NULL);
 		return;
 	}
 	t->scanning = true;
