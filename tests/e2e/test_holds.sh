@@ -91,6 +91,10 @@ def check(name, cond, why):
     print(("ok - " if cond else "not ok - ") + name + ("" if cond else ": " + why))
 check("holds: every dlopen'd object is held for and said with -v", len(own) == nlibs + 1,
       f"{len(own)} of {nlibs + 1}: {sorted(own)[:5]}")
+# The linker's calls before it maps (RT_ADD) hold nothing: one hold per dlopen, not two.
+empty = [l for l in held if "(no new objects)" in l]
+check("holds: one hold per dlopen, none before the linker maps", len(empty) <= 2,
+      f"{len(empty)} holds found nothing new")
 check("holds: objects without CUDA have nothing probed", own and all(p == 0 for _, p in own.values()),
       str([k for k, (_, p) in own.items() if p]))
 if own:
