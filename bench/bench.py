@@ -16,8 +16,10 @@ the larger event count of rss_growth (default 10000000), BENCH_ONLY picks
 measurements by name (probe_vs_empty_uprobe, driver_probe_vs_empty_uprobe,
 nested_launch_vs_empty_uprobe, vs_bpftrace_driver, vs_bpftrace_runtime, steps, detach_ms,
 trace_write_events_per_s, first_step_complete, latency_vs_entry,
-stack_vs_nostack, python_stack_vs_nostack, ...), and
+stack_vs_nostack, python_stack_vs_nostack, torch, dlopen_holds, ...), and
 BENCH_CUPROBE names another cuprobe binary to measure (default ./cuprobe).
+BENCH_TORCH_PYTHON is the Python whose torch the torch figures import
+(default /var/cache/cuprobe/real/venv/bin/python3).
 """
 
 import os
@@ -656,6 +658,11 @@ FIGURES = [
     ("latency_vs_entry", "%.2f", "<", "2.0"),
     ("stack_vs_nostack", "%.2f", "<=", "1.5"),
     ("python_stack_vs_nostack", "%.2f", None, None),
+    ("torch_import_vs_none", "%.2f", "<=", "1.10"),
+    ("torch_hold_max_ms", "%.1f", "<=", "20"),
+    ("torch_holds_pct", "%.1f", "<=", "5"),
+    ("dlopen_hold_max_ms", "%.2f", "<=", "20"),
+    ("dlopen_hold_ms_per_dlopen", "%.2f", None, None),
 ]
 
 
@@ -710,6 +717,14 @@ def main():
     import stack_figures  # noqa: E402 (it imports this module)
     measure("stack_vs_nostack", stack_figures.stack_vs_nostack)
     measure("python_stack_vs_nostack", stack_figures.python_stack_vs_nostack)
+    import hold_figures  # noqa: E402 (it imports this module)
+    measure("torch", hold_figures.torch_figures)
+    if values.get("torch"):
+        (values["torch_import_vs_none"], values["torch_hold_max_ms"],
+         values["torch_holds_pct"]) = values["torch"]
+    measure("dlopen_holds", hold_figures.dlopen_figures)
+    if values.get("dlopen_holds"):
+        values["dlopen_hold_max_ms"], values["dlopen_hold_ms_per_dlopen"] = values["dlopen_holds"]
 
     missed = failed = 0
     lines = []
@@ -719,6 +734,9 @@ def main():
         if v is None:
             failed += 1
             lines.append("bench: %s failed (%s)" % (name, goal))
+            continue
+        if isinstance(v, str):
+            lines.append("bench: %s %s (%s)" % (name, v, goal))
             continue
         if op is not None and not met(v, op, target):
             missed += 1

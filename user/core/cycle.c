@@ -66,6 +66,7 @@ struct proc_cycles {
 	size_t noc;
 	uint64_t late;		/* not yet written in a trace: goes into the next */
 	uint64_t lost_steps;	/* boundaries lost since the last trace: go into the next */
+	struct trace_holds holds;	/* holds since the last trace: go into the next */
 	bool told_silent;	/* said that no agent answered (--cupti) */
 	uint64_t launches;
 	uint64_t written;
@@ -477,6 +478,7 @@ static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t e
 		.nested = oc->c.nested,
 		.stale = oc->c.stale,
 		.lost_steps = pc->lost_steps,
+		.holds = pc->holds,
 		.first_step = pc->steps ? (int64_t)oc->lo : -1,
 		.last_step = pc->steps ? (int64_t)oc->last_step : -1,
 		.partial = partial,
@@ -523,6 +525,8 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 	tell_cycle(pc, oc, end_mono, partial, err);
 	pc->late = 0;
 	pc->lost_steps = 0;
+	if (oc->mode != MODE_OFF && !err)
+		pc->holds = (struct trace_holds){};
 	pc->written += !err;
 	trace__free(oc->t);
 	vec__free(&oc->pending);
@@ -753,4 +757,12 @@ void proc_cycles__free(struct proc_cycles *pc)
 	gpu_store__free(pc->gpu);
 	vec__free(&pc->threads);
 	free(pc);
+}
+
+void proc_cycles__hold(struct proc_cycles *pc, uint64_t ns)
+{
+	pc->holds.count++;
+	pc->holds.total_ns += ns;
+	if (ns > pc->holds.max_ns)
+		pc->holds.max_ns = ns;
 }

@@ -162,6 +162,8 @@ int proc_cycles__flush(struct proc_cycles *pc, uint64_t now);
  */
 int proc_cycles__stop(struct proc_cycles *pc, uint64_t now, const struct cycle_counts *c);
 void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st);
+/* A hold of the process ended after ns: counted in its next trace. Session's thread. */
+void proc_cycles__hold(struct proc_cycles *pc, uint64_t ns);
 /* The running step's phase. */
 uint32_t proc_cycles__phase(const struct proc_cycles *pc);
 /* The phase of the step k steps after the running one, as the schedule says (steps only). */

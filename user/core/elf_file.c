@@ -429,3 +429,268 @@ int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
 	}
 	return -ENOENT;
 }
+
+/* ---- names through the dynamic section's hash table ---- */
+
+/* A dynamic section is a few hundred bytes; a larger one is not read. */
+#define DYNAMIC_MAX (1u << 20)
+
+/* What the dynamic section says, as virtual addresses (0: absent). */
+struct dyn_info {
+	uint64_t gnu_hash, sysv_hash, symtab, strtab, strsz, syment, versym;
+	uint64_t needed[64];	/* DT_NEEDED names, offsets into strtab */
+	size_t nneeded;
+};
+
+/* len bytes at a virtual address, from the file bytes of the segment holding them. */
+static int read_vaddr(const struct elf_file *ef, uint64_t vaddr, void *buf, size_t len)
+{
+	const struct elf_load *l = elf_load_by_vaddr(ef->loads, ef->nloads, vaddr);
+
+	if (!l || vaddr - l->vaddr > l->filesz || len > l->filesz - (vaddr - l->vaddr))
+		return -ENOENT;
+	if (pread(ef->fd, buf, len, (off_t)(l->offset + (vaddr - l->vaddr))) != (ssize_t)len)
+		return -EIO;
+	return 0;
+}
+
+static void dyn_take(struct dyn_info *d, const Elf64_Dyn *e)
+{
+	switch (e->d_tag) {
+	case DT_GNU_HASH: d->gnu_hash = e->d_un.d_ptr; break;
+	case DT_HASH: d->sysv_hash = e->d_un.d_ptr; break;
+	case DT_SYMTAB: d->symtab = e->d_un.d_ptr; break;
+	case DT_STRTAB: d->strtab = e->d_un.d_ptr; break;
+	case DT_STRSZ: d->strsz = e->d_un.d_val; break;
+	case DT_SYMENT: d->syment = e->d_un.d_val; break;
+	case DT_VERSYM: d->versym = e->d_un.d_ptr; break;
+	case DT_NEEDED:
+		if (d->nneeded < sizeof(d->needed) / sizeof(d->needed[0]))
+			d->needed[d->nneeded++] = e->d_un.d_val;
+		break;
+	}
+}
+
+/* The dynamic section (PT_DYNAMIC) of a 64-bit object. -ENOENT: none. */
+static int read_dynamic(struct elf_file *ef, struct dyn_info *d)
+{
+	size_t phnum, len;
+	Elf64_Dyn *v;
+	GElf_Phdr ph;
+
+	memset(d, 0, sizeof(*d));
+	if (gelf_getclass(ef->elf) != ELFCLASS64 || elf_getphdrnum(ef->elf, &phnum))
+		return -ENOENT;
+	for (size_t i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(ef->elf, (int)i, &ph) || ph.p_type != PT_DYNAMIC)
+			continue;
+		len = ph.p_filesz < DYNAMIC_MAX ? ph.p_filesz : DYNAMIC_MAX;
+		v = malloc(len ? len : 1);
+		if (!v)
+			return -ENOMEM;
+		if (pread(ef->fd, v, len, (off_t)ph.p_offset) != (ssize_t)len) {
+			free(v);
+			return -EIO;
+		}
+		for (size_t k = 0; k < len / sizeof(*v) && v[k].d_tag != DT_NULL; k++)
+			dyn_take(d, &v[k]);
+		free(v);
+		if (!d->symtab || !d->strtab || d->syment != sizeof(Elf64_Sym))
+			return -ENOENT;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static uint32_t gnu_hash(const char *s)
+{
+	uint32_t h = 5381;
+
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+static uint32_t sysv_hash(const char *s)
+{
+	uint32_t h = 0, g;
+
+	for (; *s; s++) {
+		h = (h << 4) + (unsigned char)*s;
+		g = h & 0xf0000000;
+		if (g)
+			h ^= g >> 24;
+		h &= ~g;
+	}
+	return h;
+}
+
+struct dyn_lookup {
+	struct elf_file *ef;
+	const struct dyn_info *d;
+	const char *const *names;
+	size_t n;
+	uint64_t *offsets;
+	int *ranks;
+};
+
+/* Symbol idx of .dynsym, when it is the defined function names[i]: ranked in. */
+static void dyn_try(struct dyn_lookup *l, size_t i, uint64_t idx)
+{
+	const char *want = l->names[i];
+	size_t len = strlen(want) + 1;
+	const struct elf_load *seg;
+	char name[256];
+	Elf64_Sym sym;
+	GElf_Sym gs;
+	uint16_t ver = 0;
+	int rank;
+
+	if (len > sizeof(name) ||
+	    read_vaddr(l->ef, l->d->symtab + idx * sizeof(sym), &sym, sizeof(sym)) ||
+	    sym.st_name >= l->d->strsz || len > l->d->strsz - sym.st_name ||
+	    read_vaddr(l->ef, l->d->strtab + sym.st_name, name, len) || memcmp(name, want, len))
+		return;
+	gs = (GElf_Sym){ .st_name = sym.st_name, .st_info = sym.st_info, .st_other = sym.st_other,
+			 .st_shndx = sym.st_shndx, .st_value = sym.st_value, .st_size = sym.st_size };
+	if (!is_defined_func(&gs))
+		return;
+	if (l->d->versym)
+		read_vaddr(l->ef, l->d->versym + idx * 2, &ver, sizeof(ver));
+	rank = rank_of(&gs, ver & VERSYM_HIDDEN);
+	seg = elf_load_by_vaddr(l->ef->loads, l->ef->nloads, sym.st_value);
+	if (rank <= l->ranks[i] || !seg)
+		return;
+	l->offsets[i] = sym.st_value - seg->vaddr + seg->offset;
+	l->ranks[i] = rank;
+}
+
+/* The GNU table: a Bloom filter, then one bucket's chain of equal-hash runs. */
+static int gnu_find(struct dyn_lookup *l, size_t i)
+{
+	uint32_t hdr[4], h = gnu_hash(l->names[i]), bucket, chain;
+	uint64_t base = l->d->gnu_hash, word, mask, buckets, chains;
+	int err;
+
+	err = read_vaddr(l->ef, base, hdr, sizeof(hdr));
+	if (err)
+		return err;
+	/* nbuckets, symoffset, bloom words, bloom shift */
+	if (!hdr[0] || !hdr[2] || hdr[3] >= 64)
+		return 0;
+	err = read_vaddr(l->ef, base + 16 + (uint64_t)(h / 64 % hdr[2]) * 8, &word, 8);
+	if (err)
+		return err;
+	mask = 1ull << (h % 64) | 1ull << ((h >> hdr[3]) % 64);
+	if ((word & mask) != mask)
+		return 0;
+	buckets = base + 16 + (uint64_t)hdr[2] * 8;
+	chains = buckets + (uint64_t)hdr[0] * 4;
+	err = read_vaddr(l->ef, buckets + (uint64_t)(h % hdr[0]) * 4, &bucket, 4);
+	if (err || bucket < hdr[1])
+		return err;
+	/* A chain ends at a hash with its low bit set; a bad table ends at a failed read. */
+	for (uint64_t idx = bucket; idx - bucket < (1u << 24); idx++) {
+		if (read_vaddr(l->ef, chains + (idx - hdr[1]) * 4, &chain, 4))
+			break;
+		if ((chain | 1) == (h | 1))
+			dyn_try(l, i, idx);
+		if (chain & 1)
+			break;
+	}
+	return 0;
+}
+
+/* The SysV table: nbucket, nchain, buckets, chains, indexed by symbol. */
+static int sysv_find(struct dyn_lookup *l, size_t i)
+{
+	uint32_t hdr[2], idx, h = sysv_hash(l->names[i]);
+	uint64_t base = l->d->sysv_hash;
+	int err;
+
+	err = read_vaddr(l->ef, base, hdr, sizeof(hdr));
+	if (err || !hdr[0])
+		return err;
+	err = read_vaddr(l->ef, base + 8 + (uint64_t)(h % hdr[0]) * 4, &idx, 4);
+	for (uint32_t steps = 0; !err && idx && idx < hdr[1] && steps < hdr[1]; steps++) {
+		dyn_try(l, i, idx);
+		err = read_vaddr(l->ef, base + 8 + ((uint64_t)hdr[0] + idx) * 4, &idx, 4);
+	}
+	return 0;
+}
+
+int elf_file__dynsym_find(struct elf_file *ef, const char *const *names, size_t n,
+			  uint64_t *offsets, int *ranks)
+{
+	struct dyn_info d;
+	struct dyn_lookup l = { .ef = ef, .d = &d, .names = names, .n = n, .offsets = offsets,
+				.ranks = ranks };
+	int err, found = 0;
+
+	err = read_dynamic(ef, &d);
+	if (err)
+		return err;
+	if (!d.gnu_hash && !d.sysv_hash)
+		return -ENOENT;
+	for (size_t i = 0; i < n && !err; i++)
+		err = d.gnu_hash ? gnu_find(&l, i) : sysv_find(&l, i);
+	for (size_t i = 0; i < n; i++)
+		found += ranks[i] >= 0;
+	return err ?: found;
+}
+
+/* One symbol table walked: names not found yet, or found at a lower rank, are ranked in. */
+int elf_file__table_find(struct elf_file *ef, unsigned int sh_type, const char *const *names,
+			 size_t n, uint64_t *offsets, int *ranks)
+{
+	struct wanted w = { .ef = ef, .names = names, .n = n, .offsets = offsets, .ranks = ranks };
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	int err = 0, found = 0;
+
+	while (!err && (scn = elf_nextscn(ef->elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == sh_type)
+			err = scan_table(ef->elf, scn, &sh, match_wanted, &w);
+	for (size_t i = 0; i < n; i++)
+		found += ranks[i] >= 0;
+	return err ?: found;
+}
+
+bool elf_file__has_table(struct elf_file *ef, unsigned int sh_type)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(ef->elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == sh_type && sh.sh_size)
+			return true;
+	return false;
+}
+
+bool elf_file__has_section(struct elf_file *ef, const char *name)
+{
+	GElf_Shdr sh;
+
+	return find_section(ef->elf, name, &sh) != NULL;
+}
+
+int elf_file__needs(struct elf_file *ef, const char *prefix)
+{
+	size_t len = strlen(prefix);
+	struct dyn_info d;
+	char name[256];
+	int err = read_dynamic(ef, &d);
+
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	if (len >= sizeof(name))
+		return -EINVAL;
+	for (size_t i = 0; i < d.nneeded; i++) {
+		if (d.needed[i] >= d.strsz || len > d.strsz - d.needed[i] ||
+		    read_vaddr(ef, d.strtab + d.needed[i], name, len))
+			continue;
+		if (!memcmp(name, prefix, len))
+			return 1;
+	}
+	return 0;
+}

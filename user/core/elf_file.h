@@ -84,6 +84,28 @@ int elf_file__interp(struct elf_file *ef, char *buf, size_t len);
  */
 int elf_func_offsets(const char *path, const char *const *names, size_t n, uint64_t *offsets);
 
+/*
+ * The lookups behind elf_func_offsets, for callers that choose which tables
+ * to read. ranks[i] is the rank (elf_file__for_each_func) of the symbol that
+ * gave offsets[i], -1 while none did: a name already found at a higher rank
+ * keeps it. Both return how many of names have been found, or -errno.
+ *
+ * elf_file__dynsym_find looks each name up in .dynsym through the dynamic
+ * section's hash table (DT_GNU_HASH, else DT_HASH): a few small reads per
+ * name, however many symbols the file has. -ENOENT: the file has no such
+ * table (not a 64-bit object with a dynamic section), walk .dynsym instead.
+ */
+int elf_file__dynsym_find(struct elf_file *ef, const char *const *names, size_t n,
+			  uint64_t *offsets, int *ranks);
+/* Walks every section of sh_type (SHT_SYMTAB or SHT_DYNSYM). */
+int elf_file__table_find(struct elf_file *ef, unsigned int sh_type, const char *const *names,
+			 size_t n, uint64_t *offsets, int *ranks);
+/* Whether the file has a non-empty section of sh_type, or a section of that name. */
+bool elf_file__has_table(struct elf_file *ef, unsigned int sh_type);
+bool elf_file__has_section(struct elf_file *ef, const char *name);
+/* Whether a DT_NEEDED entry begins with prefix: 1, 0, or -errno. */
+int elf_file__needs(struct elf_file *ef, const char *prefix);
+
 /* A defined data symbol (STT_OBJECT) by name. 0 or -ENOENT. */
 int elf_file__object(struct elf_file *ef, const char *name, GElf_Sym *out);
 /* len bytes of initialized data at a virtual address (a PROGBITS section's). 0 or -ENOENT. */

@@ -16,6 +16,7 @@
 #include "handle_names.h"
 #include "cuprobe.h"
 #include "launch.h"
+#include "objcache.h"
 #include "log.h"
 #include "placement.h"
 #include "probeset.h"
@@ -61,6 +62,7 @@ struct probeset {
 	struct runtime_ranges rr;	/* as last given to BPF, RR_ONE_TRAP included */
 	uint64_t probes_since;
 	struct uprobe_link *libmap;	/* the dynamic linker's hook, for the whole session */
+	uint64_t libmap_dev, libmap_ino;	/* the file it is on */
 	struct uprobe_link *step;	/* the step probe, once found */
 	char *step_object;	/* where it was found */
 	char *agent;		/* the agent library, once found (--cupti) */
@@ -68,6 +70,11 @@ struct probeset {
 	struct uprobe_link *agent_enable;	/* raises its switch while a window wants it */
 	int agent_wake_fd;	/* the agent's eventfd, taken once (agent_wake.h); -1 */
 	bool told_wake;		/* said once that the agent cannot be woken */
+	struct procmaps maps;	/* the latest scan's, until probeset__take_maps */
+	/* The running scan's new objects (probe_facts.scan_*). */
+	unsigned int scan_objs, scan_read, scan_probed;
+	uint64_t scan_slowest_ns;
+	char scan_slowest[128];
 };
 
 struct probeset *probeset__new(const struct probe_env *env, pid_t pid,
@@ -146,13 +153,39 @@ static void dispose(const struct probe_env *env, bool sync, struct uprobe_link *
 	*l = NULL;
 }
 
+/*
+ * _r_debug's address less _dl_debug_state's, in the linker at path (off: the
+ * hook's file offset): libmap.bpf.c reads r_state there, and holds only when
+ * the linker is done mapping. 0 when either is missing: every call holds.
+ */
+static uint64_t r_debug_delta(const char *path, uint64_t off)
+{
+	struct elf_file *ef = elf_file__open(path);
+	const struct elf_load *loads, *l;
+	uint64_t delta = 0;
+	GElf_Sym rd;
+	size_t n;
+
+	if (!ef)
+		return 0;
+	loads = elf_file__loads(ef, &n);
+	l = elf_load_by_offset(loads, n, off);
+	if (l && !elf_file__object(ef, "_r_debug", &rd) && rd.st_size >= 32)
+		delta = rd.st_value - (off - l->offset + l->vaddr);
+	elf_file__close(ef);
+	return delta;
+}
+
 static int attach_libmap(struct probeset *ps, const char *path, const char *name, uint64_t off)
 {
-	struct uprobe_spec s = { .path = path, .pid = ps->pid, .offsets = &off, .n = 1 };
+	uint64_t cookie;
+	struct uprobe_spec s = { .path = path, .pid = ps->pid, .offsets = &off, .n = 1,
+				 .cookies = &cookie };
 	int err;
 
 	if (ps->libmap)
 		return 0;
+	cookie = r_debug_delta(path, off);
 	err = bpfobj__attach(ps->env->bpf, PROG_LIBMAP, &s, &ps->libmap);
 	if (err)
 		return err;
@@ -422,6 +455,49 @@ static void place_probes(struct examined *e, const char **names, uint64_t *offs)
 		p_dbg("%s: probes stay on function entries: %s", e->name, strerror(-err));
 }
 
+/*
+ * The offsets of names in e, through the session's cache of object files
+ * (objcache.h): a few reads of its headers and hash table while the process
+ * waits, once per file.
+ */
+static int find_offsets(struct probeset *ps, const struct examined *e, const char **names,
+			uint64_t *offs)
+{
+	struct obj_read how = {};
+	const char *base = strrchr(e->name, '/');
+	uint64_t t0 = clock_mono_ns(), took;
+	int n;
+
+	if (ps->env->objects)
+		n = objcache__func_offsets(ps->env->objects, e->fd, names, NSYMS, offs, &how);
+	else
+		n = elf_func_offsets(e->open_path, names, NSYMS, offs);
+	took = clock_mono_ns() - t0;
+	base = base ? base + 1 : e->name;
+	ps->scan_read += !how.cached;
+	if (took >= ps->scan_slowest_ns) {
+		ps->scan_slowest_ns = took;
+		snprintf(ps->scan_slowest, sizeof(ps->scan_slowest), "%s", base);
+	}
+	if (how.cached)
+		p_dbg("pid %d: %s: known from an earlier read of the file", ps->pid, base);
+	else
+		p_dbg("pid %d: %s: read in %.2f ms%s", ps->pid, base, took / 1e6,
+		      how.walked ? ", .symtab walked (it may carry a static runtime)" : "");
+	return n;
+}
+
+/* Whether e has something probed: what examine_one attached or found there. */
+static bool examined_probed(const struct probeset *ps, const struct examined *e, bool libmap,
+			    bool step, bool agent)
+{
+	for (int api = 0; api < API__COUNT; api++)
+		if (e->api_off[api])
+			return true;
+	return e->name_entry || (!libmap && ps->libmap) || (!step && ps->step) ||
+	       (!agent && ps->agent);
+}
+
 /* Examines one object file: launch APIs, the dynamic linker's hook, the step probe, the agent. */
 static int examine_one(struct probeset *ps, struct examined *e)
 {
@@ -435,7 +511,7 @@ static int examine_one(struct probeset *ps, struct examined *e)
 	names[SYM_DRIVER_MARK] = "cuInit";
 	for (int i = 0; i < NAME__COUNT; i++)
 		names[SYM_NAME_API(i)] = name_apis[i];
-	n = elf_func_offsets(e->open_path, names, NSYMS, offs);
+	n = find_offsets(ps, e, names, offs);
 	if (n < 0)
 		return 0; /* not an ELF file */
 	for (int api = 0; api < API__COUNT; api++) {
@@ -457,6 +533,10 @@ static int examine_one(struct probeset *ps, struct examined *e)
 		       "launches by handle there are unnamed", ps->pid, path, strerror(-n));
 	if (!err && offs[SYM_DL_DEBUG_STATE])
 		err = attach_libmap(ps, e->open_path, e->name, offs[SYM_DL_DEBUG_STATE]);
+	if (!err && ps->libmap && !ps->libmap_ino) {
+		ps->libmap_dev = e->dev;
+		ps->libmap_ino = e->ino;
+	}
 	if (!err)
 		err = attach_step(ps, e);
 	if (!err)
@@ -471,11 +551,14 @@ static int examine_one(struct probeset *ps, struct examined *e)
 static int examine(struct probeset *ps, const struct map_entry *me, const char *name, int fd)
 {
 	struct examined *e = add_examined(ps, me, name, fd);
+	bool libmap = ps->libmap, step = ps->step, agent = ps->agent;
 	int err;
 
 	if (!e)
 		return -ENOMEM;
 	err = examine_one(ps, e);
+	ps->scan_objs++;
+	ps->scan_probed += examined_probed(ps, e, libmap, step, agent);
 	examined_settle(ps, OBJ(ps, ps->objs.len - 1));
 	return err;
 }
@@ -537,11 +620,20 @@ static int examine_file(struct probeset *ps, const char *file)
 	return err;
 }
 
+/* A scan's counts start from nothing (probe_facts.scan_*). */
+static void scan_begin(struct probeset *ps)
+{
+	ps->scan_objs = ps->scan_read = ps->scan_probed = 0;
+	ps->scan_slowest_ns = 0;
+	ps->scan_slowest[0] = '\0';
+}
+
 int probeset__prepare_exec(struct probeset *ps, const char *exe)
 {
 	char interp[PATH_MAX];
 	int err;
 
+	scan_begin(ps);
 	err = examine_file(ps, exe);
 	if (err)
 		return err;
@@ -582,6 +674,7 @@ int probeset__scan(struct probeset *ps)
 	char path[PATH_MAX + 32];
 	int err;
 
+	scan_begin(ps);
 	err = procmaps__read(ps->pid, &m);
 	if (err)
 		return err;
@@ -605,11 +698,55 @@ int probeset__scan(struct probeset *ps)
 			p_warn("pid %d: cannot probe %s: %s", ps->pid, me->path, strerror(-err));
 	}
 	err = update_runtime_ranges(ps, &m);
-	procmaps__free(&m);
+	/* Read while the process is held: the map the session names its launches by. */
+	procmaps__free(&ps->maps);
+	ps->maps = m;
 	/* An agent found before its constructor ran: its eventfd may be there now. */
 	if (ps->agent && ps->agent_wake_fd < 0)
 		agent_wake_prepare(ps->pid, ps->agent, &ps->agent_wake_fd);
 	return err;
+}
+
+/*
+ * Links are per file and process: after exec they serve the new program
+ * wherever it maps the same files, and one it does not map cannot fire. The
+ * probeset stays unless what it found once per process would be the old
+ * program's: the step probe, the agent, or a linker hook on another linker
+ * than the one the new program runs. Right after exec the program maps its
+ * executable and its dynamic linker, if any, and nothing else: so one file
+ * besides the hook's is the executable (the new program's linker is the
+ * hooked one, or it has none: a static program), two are a new linker.
+ */
+int probeset__keeps_across_exec(struct probeset *ps)
+{
+	uint64_t dev = 0, ino = 0;
+	struct procmaps m;
+	int err, others = 0;
+
+	if (ps->step || ps->agent || !ps->libmap)
+		return 0;
+	err = procmaps__read(ps->pid, &m);
+	if (err)
+		return err;
+	for (size_t i = 0; i < m.n; i++) {
+		const struct map_entry *me = &m.v[i];
+
+		if (!me->exec || !me->path || me->path[0] != '/' ||
+		    (me->dev == ps->libmap_dev && me->inode == ps->libmap_ino) ||
+		    (others && me->dev == dev && me->inode == ino))
+			continue;
+		others++;
+		dev = me->dev;
+		ino = me->inode;
+	}
+	procmaps__free(&m);
+	return others <= 1;
+}
+
+void probeset__take_maps(struct probeset *ps, struct procmaps *out)
+{
+	*out = ps->maps;
+	memset(&ps->maps, 0, sizeof(ps->maps));
 }
 
 void probeset__facts(const struct probeset *ps, struct probe_facts *f)
@@ -623,6 +760,11 @@ void probeset__facts(const struct probeset *ps, struct probe_facts *f)
 	f->nobjs = ps->objs.len;
 	f->probes_on = ps->want.launch;
 	f->probes_since = ps->probes_since;
+	f->scan_objs = ps->scan_objs;
+	f->scan_read = ps->scan_read;
+	f->scan_probed = ps->scan_probed;
+	f->scan_slowest_ns = ps->scan_slowest_ns;
+	snprintf(f->scan_slowest, sizeof(f->scan_slowest), "%s", ps->scan_slowest);
 }
 
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)
@@ -644,30 +786,41 @@ void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)
 	}
 }
 
-void probeset__free(struct probeset *ps)
+static void free_all(struct probeset *ps, bool sync)
 {
-	if (!ps)
-		return;
 	/* Entries before returns, as on any detach. */
 	for (size_t i = 0; i < ps->objs.len; i++) {
-		uprobe_link__destroy(OBJ(ps, i)->entry);
-		uprobe_link__destroy(OBJ(ps, i)->ret);
-		uprobe_link__destroy(OBJ(ps, i)->name_entry);
-		uprobe_link__destroy(OBJ(ps, i)->name_ret);
+		dispose(ps->env, sync, &OBJ(ps, i)->entry);
+		dispose(ps->env, sync, &OBJ(ps, i)->ret);
+		dispose(ps->env, sync, &OBJ(ps, i)->name_entry);
+		dispose(ps->env, sync, &OBJ(ps, i)->name_ret);
 		if (OBJ(ps, i)->fd >= 0)
 			close(OBJ(ps, i)->fd);
 		free(OBJ(ps, i)->name);
 		free(OBJ(ps, i)->where.path);
 		free(OBJ(ps, i)->path);
 	}
-	uprobe_link__destroy(ps->libmap);
-	uprobe_link__destroy(ps->step);
-	uprobe_link__destroy(ps->agent_enable);
+	dispose(ps->env, sync, &ps->libmap);
+	dispose(ps->env, sync, &ps->step);
+	dispose(ps->env, sync, &ps->agent_enable);
 	bpf_link__destroy(ps->agent_records);
 	if (ps->agent_wake_fd >= 0)
 		close(ps->agent_wake_fd);
 	free(ps->step_object);
 	free(ps->agent);
+	procmaps__free(&ps->maps);
 	vec__free(&ps->objs);
 	free(ps);
+}
+
+void probeset__free(struct probeset *ps)
+{
+	if (ps)
+		free_all(ps, true);
+}
+
+void probeset__release(struct probeset *ps)
+{
+	if (ps)
+		free_all(ps, false);
 }

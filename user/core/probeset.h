@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 struct bpfobj;
+struct objcache;
 struct probeset;
 struct step_spec;
 struct uprobe_link;
@@ -32,6 +33,12 @@ struct probe_env {
 	 */
 	void (*dispose)(struct uprobe_link *l, void *arg);
 	void *dispose_arg;
+	/*
+	 * What each object file holds, read once for every process (objcache.h):
+	 * the pointer is fixed, the cache is the prober thread's. NULL: every
+	 * object is read in full, each time.
+	 */
+	struct objcache *objects;
 };
 
 /* What a window attaches. */
@@ -55,6 +62,15 @@ struct probe_facts {
 	size_t nobjs;		/* objects looked at */
 	bool probes_on;		/* launch probes attached */
 	uint64_t probes_since;	/* CLOCK_MONOTONIC of the latest launch probe attach; 0 when off */
+	/*
+	 * The latest scan's (probeset__scan, probeset__prepare_exec): the objects
+	 * new to it, how many of them were read from their file (not the cache)
+	 * and how many have something probed, and the one that took longest to
+	 * look at (its basename), with how long.
+	 */
+	unsigned int scan_objs, scan_read, scan_probed;
+	uint64_t scan_slowest_ns;
+	char scan_slowest[128];
 	int err;		/* the job's, -errno */
 };
 
@@ -63,6 +79,13 @@ struct probeset *probeset__new(const struct probe_env *env, pid_t pid,
 			       const struct step_spec *step);
 /* Detaches everything and frees. */
 void probeset__free(struct probeset *ps);
+/*
+ * The same, its links handed to env->dispose to be closed on another thread
+ * (tens to hundreds of ms each): for a process whose links no longer matter
+ * (it exited, or cuprobe lets it go), so that the prober's next job, another
+ * process's hold, does not wait for them.
+ */
+void probeset__release(struct probeset *ps);
 
 /*
  * Before exec: probes the executable that will run (a statically linked
@@ -74,9 +97,21 @@ int probeset__prepare_exec(struct probeset *ps, const char *exe);
  * probes are on), the dynamic linker's hook, the step probe, the agent.
  */
 int probeset__scan(struct probeset *ps);
+/*
+ * After the process ran a new program: 1 when this probeset serves it as it
+ * is (its links are on files, for this process; a scan adds what is new),
+ * 0 when it must be made anew, or -errno.
+ */
+int probeset__keeps_across_exec(struct probeset *ps);
 /* Attaches or detaches launch probes, return probes and the agent's switch. */
 int probeset__set(struct probeset *ps, const struct probe_want *w);
 void probeset__facts(const struct probeset *ps, struct probe_facts *f);
+/*
+ * The /proc/PID/maps the latest scan read (while the process was held),
+ * handed over to *out (procmaps__free); empty when there is none.
+ */
+struct procmaps;
+void probeset__take_maps(struct probeset *ps, struct procmaps *out);
 /* Appends to buf up to three names close to the step spec, from objects looked at. */
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len);
 

@@ -17,6 +17,7 @@
 #include "guard.h"
 #include "handle_names.h"
 #include "log.h"
+#include "objcache.h"
 #include "prober.h"
 #include "schedule.h"
 #include "session_int.h"
@@ -238,9 +239,10 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	/* Threads only now: the guardian was forked from a process with one thread. */
 	s->syms = symbols__new();
 	s->names = handle_names__new();
+	s->penv.objects = objcache__new();
 	s->prober = prober__new();
 	s->reaper = prober__new();
-	if (!s->syms || !s->names || !s->prober || !s->reaper) {
+	if (!s->syms || !s->names || !s->penv.objects || !s->prober || !s->reaper) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -501,6 +503,7 @@ static void tell_counters(struct session *s)
 	tell_name_counters(s);
 	session_ring_report(s);
 	session_lost_report(s);
+	session_holds_report(s);
 	if (s->stacks) {
 		struct stacks_counts sc;
 
@@ -592,6 +595,8 @@ void session__free(struct session *s)
 	bpfobj__free(s->bpf);
 	stacks__free(s->stacks);
 	symbols__free(s->syms);
+	/* The prober that owned it is gone. */
+	objcache__free(s->penv.objects);
 	handle_names__free(s->names);
 	if (s->epfd >= 0)
 		close(s->epfd);

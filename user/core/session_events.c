@@ -303,6 +303,9 @@ static void on_hold(struct session *s, const struct libmap_event *e)
 		return;
 	}
 	t->hold_seq = e->seq;
+	/* A hold lasts from its first stop to the SIGCONT that answers them all. */
+	if (e->held && !t->held)
+		t->hold_ts = e->ts_ns;
 	t->held |= e->held;
 	t->hold_since = clock_mono_ns();
 	if (s->leaving || !t->probes)

@@ -9,6 +9,7 @@
 #include "cycle.h"
 #include "launch_queue.h"
 #include "probeset.h"
+#include "procmaps.h"
 #include "session.h"
 #include "target.h"
 #include "util/vec.h"
@@ -69,6 +70,15 @@ struct session_ring {
 	char said[256];		/* what the growth under way says once it is done */
 };
 
+/* The library-map and exec holds answered, in every target (session_jobs.c). */
+struct session_holds {
+	unsigned long count;
+	uint64_t total_ns, max_ns;
+	pid_t max_pid;			/* the longest one's */
+	char max_what[200];		/* and what it was for */
+	unsigned long files_read, files_reused;	/* object files read, and answered from the cache */
+};
+
 /* Cycles whose trace could not be written (session_lost.c). */
 struct session_lost {
 	uint64_t cycles, launches;	/* lost */
@@ -112,11 +122,13 @@ struct session {
 	struct stacks *stacks;	/* --stack; NULL without */
 	struct session_ring ring;
 	struct session_lost lost;
+	struct session_holds holds;
 };
 
 /* A message to the prober about one target's probeset, and its answer. */
 /* JOB_DROP lets go of a probeset the target no longer needs (after exec); JOB_FREE of the target's last. */
-enum probe_job_kind { JOB_SCAN, JOB_SET, JOB_EXEC, JOB_SUGGEST, JOB_DROP, JOB_FREE };
+/* JOB_KEEP asks whether a probeset serves the program its process now runs (probeset.h). */
+enum probe_job_kind { JOB_SCAN, JOB_SET, JOB_EXEC, JOB_SUGGEST, JOB_DROP, JOB_FREE, JOB_KEEP };
 
 struct probe_job {
 	struct session *s;
@@ -125,6 +137,8 @@ struct probe_job {
 	struct probeset *ps;
 	struct probe_want want;		/* JOB_SET */
 	uint64_t hold_seq;		/* JOB_SCAN: the hold it answers, 0 for none */
+	bool kept;			/* JOB_KEEP: the answer */
+	struct procmaps maps;		/* JOB_SCAN: the maps it read while the process was held */
 	char arg[PATH_MAX];		/* JOB_EXEC: the executable; JOB_SUGGEST: the answer */
 	struct probe_facts facts;	/* the answer */
 };
@@ -159,6 +173,8 @@ uint32_t session_lead(const struct target *t);
 struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent);
 /* A followed process ran a new program: its old probes go, the new program is probed. */
 void session_exec(struct session *s, struct target *t);
+/* The same, its old probes dropped and the new program probed from nothing. */
+void session_exec_anew(struct session *s, struct target *t);
 /* session_events.c */
 void session_watch_children(struct session *s);
 /* session_jobs.c */
@@ -172,7 +188,10 @@ void session_want_probes(struct session *s, struct target *t, bool on);
  * probes are left out from then on, the driver's record those launches.
  */
 void session_one_trap(struct session *s, struct target *t, const struct proc_state *ps);
+/* Continues t if a hold stops it; its length goes into t's next trace and -v. */
 void session_answer_hold(struct session *s, struct target *t);
+/* How many holds there were and how long they took, said with -v at the end. */
+void session_holds_report(const struct session *s);
 void session_suggest_step(struct session *s, struct target *t, char *buf, size_t len);
 void session_remove(struct session *s, struct target *t);
 /* Reads a ring within this turn's budget; false when it held more. */

@@ -20,6 +20,8 @@
 #include "stacks.h"
 #include "symbols.h"
 
+static void answer_hold(struct session *s, struct target *t, const struct probe_facts *f);
+
 /* On the prober thread: the probeset is the prober's, the job carries the rest. */
 static void job_run(void *arg)
 {
@@ -29,6 +31,7 @@ static void job_run(void *arg)
 	switch (j->kind) {
 	case JOB_SCAN:
 		err = probeset__scan(j->ps);
+		probeset__take_maps(j->ps, &j->maps);
 		break;
 	case JOB_SET:
 		err = probeset__set(j->ps, &j->want);
@@ -36,13 +39,19 @@ static void job_run(void *arg)
 	case JOB_EXEC:
 		err = probeset__prepare_exec(j->ps, j->arg);
 		break;
+	case JOB_KEEP:
+		j->kept = probeset__keeps_across_exec(j->ps) > 0;
+		break;
 	case JOB_SUGGEST:
 		j->arg[0] = '\0';
 		probeset__suggest_step(j->ps, j->arg, sizeof(j->arg));
 		break;
 	case JOB_DROP:
-	case JOB_FREE:
+		/* Closed here, before the new program's links: none of them may count a launch twice. */
 		probeset__free(j->ps);
+		return;
+	case JOB_FREE:
+		probeset__release(j->ps);
 		return;
 	}
 	probeset__facts(j->ps, &j->facts);
@@ -93,6 +102,26 @@ static void find_python(struct session *s, struct target *t)
 	       o.version >> 8, o.version & 0xff, where);
 }
 
+/*
+ * What the session's thread knows of a process's map: its identity (a new
+ * program), and the maps that name its launches' kernels and stacks, as the
+ * scan read them while the process was held (maps, taken over; NULL or
+ * empty: read now). Set after the scan, once the process is continued: no
+ * event of it is read before this, since both happen on this thread, in
+ * this order. A process may have exited by then, its maps gone with it:
+ * what the scan read is its map, and the one its launches need.
+ */
+static void refresh_views(struct session *s, struct target *t, struct procmaps *maps)
+{
+	target__refresh_identity(t);
+	if (maps && maps->n)
+		symbols__set_maps(s->syms, t->pid, maps);
+	else
+		symbols__refresh(s->syms, t->pid);
+	if (s->stacks)
+		stacks__refresh(s->stacks, t->pid);
+}
+
 /* On the session's thread: the answer. */
 static void job_done(void *arg)
 {
@@ -110,23 +139,48 @@ static void job_done(void *arg)
 	t->jobs--;
 	if (j->kind == JOB_DROP)
 		goto out;
+	/* After exec: the probeset serves the new program (a scan adds to it), or goes. */
+	if (j->kind == JOB_KEEP) {
+		t->scanning = false;
+		if (!j->kept) {
+			session_exec_anew(s, t);
+			goto out;
+		}
+		p_dbg("pid %d (%s): new program, its probes kept for the files it maps again",
+		      t->pid, t->comm);
+		session_rescan(s, t);
+		goto out;
+	}
 	if (j->facts.err && j->facts.err != -ESRCH && j->facts.err != -ENOENT)
 		p_warn("pid %d: cannot %s: %s", t->pid,
 		       j->kind == JOB_SET ? "attach or detach its launch probes" :
 					    "read its new libraries", strerror(-j->facts.err));
 	if (j->kind == JOB_SUGGEST)
 		snprintf(s->suggest, sizeof(s->suggest), "%.500s", j->arg);
+	/* The process goes on first; the views of its map follow, before any event of it is read. */
+	if (j->kind == JOB_SCAN && !t->exec_pending) {
+		if (j->hold_seq && j->hold_seq == t->hold_seq)
+			answer_hold(s, t, &j->facts);
+		refresh_views(s, t, &j->maps);
+	}
 	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC) {
 		tell_scan(s, t, &j->facts);
 		find_python(s, t);
 	}
 	t->facts = j->facts;
+	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC) {
+		s->holds.files_read += j->facts.scan_read;
+		s->holds.files_reused += j->facts.scan_objs - j->facts.scan_read;
+	}
 	if (j->kind == JOB_SCAN) {
 		t->scanning = false;
-		if (j->hold_seq && j->hold_seq == t->hold_seq)
-			session_answer_hold(s, t);
-		if (t->rescan)
+		if (t->exec_pending) {
+			/* The scan was of the old program: the new one is decided now. */
+			t->exec_pending = false;
+			session_exec(s, t);
+		} else if (t->rescan) {
 			session_rescan(s, t);
+		}
 	}
 	/* How long a launch attach takes here: the lead of the next window's (session_step). */
 	if (j->kind == JOB_SET && j->want.launch && t->attach_sent && !j->facts.err) {
@@ -140,6 +194,7 @@ static void job_done(void *arg)
 		t->warm_ts = 0;
 	}
 out:
+	procmaps__free(&j->maps);
 	free(j);
 }
 
@@ -227,16 +282,62 @@ void session_one_trap(struct session *s, struct target *t, const struct proc_sta
 }
 
 /*
+ * A hold's length, from BPF's stop to the SIGCONT: counted for t's next
+ * trace (proc_cycles__hold) and the session's total, and said with -v with
+ * what the scan that ended it found (f; NULL when it was answered without
+ * one: cuprobe leaving, the process gone, the scan too slow).
+ */
+static void hold_done(struct session *s, struct target *t, const struct probe_facts *f)
+{
+	uint64_t now = clock_mono_ns(), ns = now > t->hold_ts ? now - t->hold_ts : 0;
+	struct session_holds *h = &s->holds;
+	char what[200] = "";
+
+	if (f && f->scan_objs)
+		snprintf(what, sizeof(what), " for %s (%u object%s, %u probed)", f->scan_slowest,
+			 f->scan_objs, f->scan_objs == 1 ? "" : "s", f->scan_probed);
+	else if (f)
+		snprintf(what, sizeof(what), " (no new objects)");
+	else
+		snprintf(what, sizeof(what), " (continued before its libraries were probed)");
+	p_dbg("pid %d: held %.2f ms%s", t->pid, ns / 1e6, what);
+	if (t->cycles)
+		proc_cycles__hold(t->cycles, ns);
+	h->count++;
+	h->total_ns += ns;
+	if (ns >= h->max_ns) {
+		h->max_ns = ns;
+		h->max_pid = t->pid;
+		snprintf(h->max_what, sizeof(h->max_what), "%s", what);
+	}
+}
+
+void session_holds_report(const struct session *s)
+{
+	const struct session_holds *h = &s->holds;
+
+	if (h->files_read || h->files_reused)
+		p_dbg("object files: %lu read, %lu answered from the cache of earlier reads",
+		      h->files_read, h->files_reused);
+	if (!h->count)
+		return;
+	p_dbg("holds: %lu, %.2f ms in all, the longest %.2f ms (pid %d%s)", h->count,
+	      h->total_ns / 1e6, h->max_ns / 1e6, h->max_pid, h->max_what);
+}
+
+/*
  * The process is continued first and the answer written after: should
  * cuprobe die in between, the guardian sees the stop unanswered and sends
  * one SIGCONT too many, never one too few.
  */
-void session_answer_hold(struct session *s, struct target *t)
+static void answer_hold(struct session *s, struct target *t, const struct probe_facts *f)
 {
 	if (!t->hold_since)
 		return;
-	if (t->held)
+	if (t->held) {
 		kill(t->pid, SIGCONT);
+		hold_done(s, t, f);
+	}
 	t->conf.holds_answered = t->hold_seq;
 	if (bpfobj__set_conf(s->bpf, t->pid, &t->conf) && !t->exited)
 		p_warn("pid %d: cannot record that its hold was answered: %s", t->pid,
@@ -245,10 +346,15 @@ void session_answer_hold(struct session *s, struct target *t)
 	t->held = false;
 }
 
+void session_answer_hold(struct session *s, struct target *t)
+{
+	answer_hold(s, t, NULL);
+}
+
 /*
- * Read while the process is held: its map is the one the new probes are
- * for. Events that come while a scan runs ask for one more after it, with
- * the latest hold: a flood of them is one scan, not thousands.
+ * The prober reads the map while the process is held: it is the one the new
+ * probes are for. Events that come while a scan runs ask for one more after
+ * it, with the latest hold: a flood of them is one scan, not thousands.
  */
 void session_rescan(struct session *s, struct target *t)
 {
@@ -257,12 +363,9 @@ void session_rescan(struct session *s, struct target *t)
 		return;
 	}
 	t->rescan = false;
-	target__refresh_identity(t);
-	symbols__refresh(s->syms, t->pid);
-	if (s->stacks)
-		stacks__refresh(s->stacks, t->pid);
 	if (session_submit(s, t, JOB_SCAN, t->hold_since ? t->hold_seq : 0, NULL)) {
 		session_answer_hold(s, t);
+		refresh_views(s, t, NULL);
 		return;
 	}
 	t->scanning = true;

@@ -297,6 +297,7 @@ static int prepare_child(struct session *s, pid_t pid, const char *exe)
 	prober__drain(s->prober);
 	if (!err)
 		err = t->facts.err;
+	t->exec_prepared = !err;
 	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_SYMBOL)
 		p_info("step symbol %s is not in %s: looking for it in libraries as they load",
 		       t->plan.step->symbol, exe);
@@ -589,6 +590,36 @@ struct target *session_adopt(struct session *s, pid_t pid, const struct target *
 }
 
 void session_exec(struct session *s, struct target *t)
+{
+	/*
+	 * The command's own exec: its probeset was made for this very program,
+	 * so it stays, and the scan adds what the exec mapped. Dropping it would
+	 * hold the process for the close of its links (100-150 ms here).
+	 */
+	if (t->exec_prepared && t->probes) {
+		t->exec_prepared = false;
+		session_rescan(s, t);
+		return;
+	}
+	t->exec_prepared = false;
+	/*
+	 * Closing the old program's links takes 100-700 ms here, and the
+	 * process waits: where the probeset serves the new program as it is,
+	 * it stays (the prober answers, JOB_KEEP). No scan of the old one runs
+	 * meanwhile (scanning): the answer may be to free it.
+	 */
+	if (t->probes && t->scanning) {
+		t->exec_pending = true;
+		return;
+	}
+	if (t->probes && !session_submit(s, t, JOB_KEEP, 0, NULL)) {
+		t->scanning = true;
+		return;
+	}
+	session_exec_anew(s, t);
+}
+
+void session_exec_anew(struct session *s, struct target *t)
 {
 	if (t->probes)
 		session_submit(s, t, JOB_DROP, 0, NULL);

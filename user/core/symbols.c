@@ -563,22 +563,34 @@ int symbols__name(struct symbols *s, pid_t pid, uint64_t addr, const char **out)
 	return rc;
 }
 
-int symbols__refresh(struct symbols *s, pid_t pid)
+int symbols__set_maps(struct symbols *s, pid_t pid, struct procmaps *maps)
 {
 	struct sym_proc *p = sym_proc_find(s, pid);
+	int err = 0;
+
+	if (!p) {
+		/* Taken over either way: added, or freed when there is no memory. */
+		err = sym_proc_add(s, pid, maps) ? 0 : -ENOMEM;
+		memset(maps, 0, sizeof(*maps));
+		return err;
+	}
+	if (!sym_same_files(&p->maps, maps))
+		sym_names_clear(p);
+	procmaps__free(&p->maps);
+	p->maps = *maps;
+	memset(maps, 0, sizeof(*maps));
+	return 0;
+}
+
+int symbols__refresh(struct symbols *s, pid_t pid)
+{
 	struct procmaps maps;
 	int err;
 
 	err = procmaps__read(pid, &maps);
 	if (err)
 		return err; /* keep the old view: late events still get names */
-	if (!p)
-		return sym_proc_add(s, pid, &maps) ? 0 : -ENOMEM;
-	if (!sym_same_files(&p->maps, &maps))
-		sym_names_clear(p);
-	procmaps__free(&p->maps);
-	p->maps = maps;
-	return 0;
+	return symbols__set_maps(s, pid, &maps);
 }
 
 struct symbols *symbols__new(void)

@@ -24,6 +24,12 @@ void symbols__free(struct symbols *s);
  * gone. Returns 0 or -errno.
  */
 int symbols__refresh(struct symbols *s, pid_t pid);
+/*
+ * The same with maps read elsewhere (the prober's scan, while the process
+ * was held), taken over: *maps is left empty. 0 or -ENOMEM (maps freed).
+ */
+struct procmaps;
+int symbols__set_maps(struct symbols *s, pid_t pid, struct procmaps *maps);
 
 /*
  * Names addr in pid, through *out: the demangled function symbol that

@@ -37,6 +37,8 @@ struct target {
 	char comm[64];
 	int rank, world_size;	/* from RANK / WORLD_SIZE, -1 when unset */
 	bool child;		/* started by cuprobe: reap it */
+	bool exec_prepared;	/* its probeset was made for the program it is about to exec */
+	bool exec_pending;	/* it ran a new program while a scan was out: decided after it */
 	bool adopted;		/* a followed process's child */
 	bool exited;
 	bool gone;		/* exited or detached: its cycles are written, its probes going */
@@ -64,6 +66,7 @@ struct target {
 	uint64_t hold_seq;
 	uint64_t hold_since;	/* CLOCK_MONOTONIC of the stop; 0 when none waits */
 	bool held;		/* that stop was sent (not only counted) */
+	uint64_t hold_ts;	/* BPF's CLOCK_MONOTONIC of the first stop not yet answered */
 	uint64_t lost_ctrl;	/* proc_state.lost_ctrl last seen */
 	/* Early attach (session_events.c): the attach's and the step's measured lengths. */
 	uint64_t attach_ns;	/* the longest launch attach seen, submit to answer; 0: none yet */

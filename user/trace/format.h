@@ -120,6 +120,12 @@
 #define TRACE_KEY_GPU "gpu"
 #define TRACE_KEY_CUPTI_OVERHEAD_NS "cupti_overhead_ns"
 #define TRACE_KEY_CUT "cut"
+#define TRACE_KEY_HOLDS "holds"
+
+/* The holds object inside it: the process stopped while new objects were probed. */
+#define TRACE_HOLDS_COUNT "count"
+#define TRACE_HOLDS_TOTAL_MS "total_ms"
+#define TRACE_HOLDS_MAX_MS "max_ms"
 
 /* The cut object inside it: the cycle reached a size bound and was ended there. */
 #define TRACE_CUT_BOUND "bound"			/* "launches" or "bytes" */

@@ -620,6 +620,17 @@ static void write_cut(struct json_writer *w, struct json_cursor *c, const struct
 	json_cursor__end_object(w, c);
 }
 
+/* The holds since the process's previous trace: how many, and how long in all and at most. */
+static void write_holds(struct json_writer *w, struct json_cursor *c, const struct trace_holds *h)
+{
+	NAME(w, c, TRACE_KEY_HOLDS);
+	json_cursor__start_object(w, c);
+	FIELD_U64(w, c, TRACE_HOLDS_COUNT, h->count);
+	FIELD_DOUBLE(w, c, TRACE_HOLDS_TOTAL_MS, h->total_ns / 1e6, 3);
+	FIELD_DOUBLE(w, c, TRACE_HOLDS_MAX_MS, h->max_ns / 1e6, 3);
+	json_cursor__end_object(w, c);
+}
+
 /* The cuprobe object: the cycle's facts, on one line. */
 static void write_cuprobe(struct trace *t, const struct trace_summary *s)
 {
@@ -655,6 +666,7 @@ static void write_cuprobe(struct trace *t, const struct trace_summary *s)
 	write_gpu_summary(t, &c);
 	write_stack_counts(t, &c);
 	write_cut(w, &c, s, off);
+	write_holds(w, &c, &s->holds);
 	json_cursor__end_object(w, &c);
 	json_writer__cursor_close(w, c);
 }

@@ -28,6 +28,11 @@ struct trace_meta {
 	bool share_group;
 };
 
+/* The holds (library maps, exec) that stopped the process since its previous trace. */
+struct trace_holds {
+	uint64_t count, total_ns, max_ns;
+};
+
 struct trace_summary {
 	uint64_t end_mono;
 	uint64_t launches;
@@ -39,6 +44,7 @@ struct trace_summary {
 	uint64_t lost_steps;	/* step boundaries whose event was lost (seen as a gap) */
 	uint64_t unnamed;	/* kernels named only by object+offset */
 	uint64_t late;		/* launches that arrived after their cycle was written */
+	struct trace_holds holds;
 	int64_t first_step;	/* -1 without --step */
 	int64_t last_step;
 	bool partial;		/* stopped during an active step */

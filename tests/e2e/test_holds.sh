@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# Library-map holds are short: a process that dlopens many objects without
+# CUDA is held each time for a bounded time, whatever the size of the
+# object's symbol tables; every hold is said with -v and counted in the
+# trace; objects with launch entry points or a static runtime still have
+# every launch recorded; a file two processes map is read once.
+source "$(dirname "$0")/lib.sh"
+
+NLIBS=60
+NBIG=200000
+
+# A loader: dlopens each path in order; --call SYM N calls SYM(N) in the last one.
+cat >"$TMP/loader.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv)
+{
+	const char *sym = NULL;
+	int n = 0, i = 1;
+	void *h = NULL;
+
+	if (argc > 3 && !strcmp(argv[1], "--call")) {
+		sym = argv[2];
+		n = atoi(argv[3]);
+		i = 4;
+	}
+	for (; i < argc; i++)
+		if (!(h = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL))) {
+			fprintf(stderr, "loader: %s\n", dlerror());
+			return 1;
+		}
+	if (sym) {
+		int (*fn)(int) = (int (*)(int))dlsym(h, sym);
+
+		if (!fn)
+			return 1;
+		fn(n);
+	}
+	return 0;
+}
+EOF
+# Small objects with no CUDA, each its own file (inode).
+echo 'int tiny_fn(int x) { return x + 1; }' >"$TMP/tiny.c"
+# A big one: NBIG exported and NBIG local functions, no CUDA: the walk that a hold must not make.
+python3 - "$TMP/big.s" $NBIG <<'EOF'
+import sys
+n = int(sys.argv[2])
+with open(sys.argv[1], "w") as f:
+    f.write(".text\n")
+    for i in range(n):
+        f.write(f".globl big_exported_{i}\n.type big_exported_{i},@function\nbig_exported_{i}: ret\n"
+                f".type big_local_{i},@function\nbig_local_{i}: ret\n")
+EOF
+if ! cc -O1 -o "$TMP/loader" "$TMP/loader.c" -ldl ||
+	! cc -shared -fPIC -o "$TMP/libtiny0.so" "$TMP/tiny.c" ||
+	! cc -shared -fPIC -nostdlib -o "$TMP/libbig.so" "$TMP/big.s"; then
+	not_ok "build the objects" "cc failed"
+	done_testing
+	exit 0
+fi
+libs=()
+for i in $(seq 1 $NLIBS); do
+	cp "$TMP/libtiny0.so" "$TMP/libtiny$i.so"
+	libs+=("$TMP/libtiny$i.so")
+	# The big object comes half way, among the small ones.
+	[ "$i" = $((NLIBS / 2)) ] && libs+=("$TMP/libbig.so")
+done
+
+# hold_lines LOG: the -v lines of one process's holds for the loader's own objects.
+hold_lines() { grep -E 'held [0-9.]+ ms for lib(tiny[0-9]+|big)\.so' "$1"; }
+
+"$CUPROBE" record -v -o "$TMP/many" -- "$TMP/loader" "${libs[@]}" >"$TMP/many.log" 2>&1
+rc=$?
+[ $rc = 0 ] && ok "holds: record of $((NLIBS + 1)) dlopens exits 0" ||
+	not_ok "holds: record of $((NLIBS + 1)) dlopens exits 0" "rc $rc: $(tail -3 "$TMP/many.log")"
+trace=$(trace_in "$TMP/many/run_0")
+python3 - "$TMP/many.log" "$trace" $NLIBS <<'PY'
+import json, re, statistics, sys
+log, trace, nlibs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+lines = open(log).read().splitlines()
+held = [l for l in lines if re.search(r": held [0-9.]+ ms", l)]
+ms = [float(re.search(r"held ([0-9.]+) ms", l).group(1)) for l in held]
+own = {}
+for l in held:
+    m = re.search(r"held ([0-9.]+) ms for (lib(?:tiny[0-9]+|big)\.so) \((\d+) objects?, (\d+) probed\)", l)
+    if m:
+        own[m.group(2)] = (float(m.group(1)), int(m.group(4)))
+def check(name, cond, why):
+    print(("ok - " if cond else "not ok - ") + name + ("" if cond else ": " + why))
+check("holds: every dlopen'd object is held for and said with -v", len(own) == nlibs + 1,
+      f"{len(own)} of {nlibs + 1}: {sorted(own)[:5]}")
+# The linker's calls before it maps (RT_ADD) hold nothing: one hold per dlopen, not two.
+empty = [l for l in held if "(no new objects)" in l]
+check("holds: one hold per dlopen, none before the linker maps", len(empty) <= 2,
+      f"{len(empty)} holds found nothing new")
+check("holds: objects without CUDA have nothing probed", own and all(p == 0 for _, p in own.values()),
+      str([k for k, (_, p) in own.items() if p]))
+if own:
+    med = statistics.median(t for t, _ in own.values())
+    worst = max(own.items(), key=lambda kv: kv[1][0])
+    # Generous: 20x the median hold; the big object has 2x200000 symbols.
+    check("holds: no hold over 20x the median hold", worst[1][0] <= 20 * max(med, 0.05),
+          f"median {med:.2f} ms, {worst[0]} {worst[1][0]:.2f} ms")
+    check("holds: the big object's hold is no more than 20x the median", own.get("libbig.so", (1e9,))[0] <= 20 * max(med, 0.05),
+          f"median {med:.2f} ms, libbig.so {own.get('libbig.so')}")
+try:
+    h = json.load(open(trace))["cuprobe"]["holds"]
+except Exception as e:
+    check("holds: the trace has the holds object", False, repr(e))
+    sys.exit(0)
+check("holds: the trace counts every hold -v said", h["count"] == len(held), f"{h} against {len(held)} lines")
+check("holds: the trace's total is the -v lines' sum", abs(h["total_ms"] - sum(ms)) <= 0.01 * len(ms) + 0.01,
+      f"{h['total_ms']} against {sum(ms):.3f}")
+check("holds: the trace's max is the longest -v line", abs(h["max_ms"] - max(ms)) <= 0.01,
+      f"{h['max_ms']} against {max(ms)}")
+PY
+
+# The cache: two processes map the same big library; it is read once.
+"$CUPROBE" record -v -o "$TMP/two" -- sh -c "'$TMP/loader' '$TMP/libbig.so'; '$TMP/loader' '$TMP/libbig.so'" \
+	>"$TMP/two.log" 2>&1
+reads=$(grep -c 'libbig.so: read in' "$TMP/two.log")
+known=$(grep -c 'libbig.so: known from an earlier read' "$TMP/two.log")
+[ "$reads" = 1 ] && [ "$known" -ge 1 ] && ok "holds: a big library two processes map is read once" ||
+	not_ok "holds: a big library two processes map is read once" "read $reads times, known $known times"
+expect "holds: -v says how many files were read and answered from the cache" \
+	grep -qE 'object files: [0-9]+ read, [1-9][0-9]* answered from the cache' "$TMP/two.log"
+
+# No launch missed: a dlopen'd CUDA library (dlopen_main), and one dlopen'd again and again (dlloop).
+CUPROBE_GT=$TMP/dl.gt.json "$CUPROBE" record -o "$TMP/dl" -- "$W/dlopen_main" --iters 10 \
+	>"$TMP/dl.log" 2>&1
+expect "holds: dlopen_main's launches equal its ground truth" $CHECK match \
+	--gt "$TMP/dl.gt.json" "$(trace_in "$TMP/dl/run_0")"
+CUPROBE_GT=$TMP/loop.gt.json "$CUPROBE" record -o "$TMP/loop" -- "$W/dlloop" --iters 40 \
+	>"$TMP/loop.log" 2>&1
+expect "holds: dlloop's launches equal its ground truth" $CHECK match \
+	--gt "$TMP/loop.gt.json" "$(trace_in "$TMP/loop/run_0")"
+
+# A dlopen'd library with a static runtime: its launches are local symbols, found by the walk.
+cat >"$TMP/kst.cu" <<'EOF'
+__global__ void kst_kernel(int *p) { if (p) *p = 1; }
+extern "C" int kst_run(int n)
+{
+	for (int i = 0; i < n; i++)
+		kst_kernel<<<2, 32>>>(nullptr);
+	return 0;
+}
+EOF
+if "${NVCC:-/usr/local/cuda/bin/nvcc}" -Xcompiler -fPIC -shared -cudart static \
+	-o "$TMP/libkst.so" "$TMP/kst.cu" 2>"$TMP/nvcc.log"; then
+	"$CUPROBE" record -v -o "$TMP/st" -- "$TMP/loader" --call kst_run 25 "$TMP/libkst.so" \
+		>"$TMP/st.log" 2>&1
+	n=$(python3 -c 'import json,sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "cudaLaunchKernel"))' \
+		"$(trace_in "$TMP/st/run_0")" 2>/dev/null)
+	[ "$n" = 25 ] && ok "holds: a dlopen'd static runtime has every launch recorded" ||
+		not_ok "holds: a dlopen'd static runtime has every launch recorded" "$n of 25"
+	expect "holds: the static runtime's .symtab was walked" grep -q 'libkst.so: read in .*symtab walked' "$TMP/st.log"
+else
+	not_ok "holds: build a static-runtime library" "$(tail -3 "$TMP/nvcc.log")"
+fi
+done_testing
