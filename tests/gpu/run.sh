@@ -13,6 +13,9 @@
 #   cmp cuprobe compare --modes off,bpf,cupti (windows interleaved in one process)
 #   e   started without the agent; cuprobe record --cupti -p brings it in (ptrace +
 #       dlopen) while the loop runs, and its cycles must have GPU times (E_STEPS, 4000)
+#   f   the real driver: where cuprobe puts its probes (record -v), cuGetProcAddress
+#       against the exports (procaddr.c), and a launch's cost in a PyTorch loop alone
+#       (f0) and under cuprobe record (f1), nested launches and one trap included
 # then compares the traces and step times (tests/gpu/compare.py), and sets
 # compare's inflation beside torch.profiler's own (tests/gpu/inflation.py).
 #
@@ -299,6 +302,41 @@ if [ -d "$WORK/a" ]; then
 	say "== cuprobe report of (a) (first 60 lines) =="
 	timeout 60 "$CUPROBE" report "$WORK/a" 2>&1 | head -n 60 | sed 's/^/    /' | tee -a "$SUMMARY"
 fi
+
+# ---- 3c. the real driver: placement, cuGetProcAddress, one trap per launch ----------
+# What only a GPU machine's (newer) driver shows: the first instructions of its exports
+# and where cuprobe puts each probe, whether cuGetProcAddress hands out the exports
+# there, and what a launch of a real PyTorch loop costs with and without cuprobe (the
+# runtime's launch enters the driver: two traps until cuprobe learned its kernels, then
+# one).
+say ""
+say "== 3c. the real driver: placement, cuGetProcAddress, launch cost =="
+if command -v cc >/dev/null && cc -O2 -o "$WORK/procaddr" tests/gpu/procaddr.c -ldl 2>"$WORK/procaddr.cc.log"; then
+	timeout 30 "$WORK/procaddr" >"$WORK/procaddr.log" 2>&1
+	say "[procaddr] exit $? (0: every probed entry cuGetProcAddress hands out is the export)"
+	show "$WORK/procaddr.log" 30
+else
+	say "[procaddr] not built here (no cc): $(head -2 "$WORK/procaddr.cc.log" 2>/dev/null)"
+fi
+stage f0 90 $PY tests/gpu/launch_cost.py
+rm -rf "${WORK:?}/f1"
+stage f1 120 "$CUPROBE" record -v -o "$WORK/f1" -- $PY tests/gpu/launch_cost.py
+grep -E 'probe at \+|single-stepped|one trap per launch' "$WORK/f1.log" | sort -u | head -n 40 |
+	sed 's/^/    | /' | tee -a "$SUMMARY"
+$PY - "$WORK/f0.log" "$WORK/f1.log" <<'EOF' | tee -a "$SUMMARY"
+import json, sys
+def cost(path):
+    for line in open(path, errors="replace"):
+        if line.startswith("{"):
+            return json.loads(line)["ns_per_launch"]
+    return None
+a, b = cost(sys.argv[1]), cost(sys.argv[2])
+if a and b:
+    print(f"[f] a launch of torch's x.add_(1): {a:.0f} ns alone, {b:.0f} ns under cuprobe record: "
+          f"+{b - a:.0f} ns per launch ({b / a:.2f}x)")
+else:
+    print(f"[f] launch cost not measured (alone: {a}, under cuprobe: {b})")
+EOF
 
 # ---- 4. the comparison ----------------------------------------------------------------
 
