@@ -73,12 +73,13 @@ else
 	not_ok "placement: a recorded driver launch is not single-stepped" \
 		"$rec ns per call, nearer a single-stepped uprobe ($at0) than an emulated one ($at10)"
 fi
-# And -v says, for every probed driver export, that its probe moved to +10.
+# And -v says, for every probed driver export, that its probe moved to +10 and why.
 missing=""
 for fn in cuLaunchKernel cuLaunchKernel_ptsz cuLaunchKernelEx cuLaunchKernelEx_ptsz cuGraphLaunch \
 	cuGraphLaunch_ptsz cuModuleGetFunction cuLibraryGetKernel cuKernelGetFunction cuModuleLoad \
 	cuLibraryLoadFromFile cuModuleLoadData cuModuleLoadDataEx cuModuleLoadFatBinary cuLibraryLoadData; do
-	grep 'moved' "$TMP/cmd.log" | grep -w -- "$fn" | grep -qF '+10' || missing="$missing $fn"
+	grep -F "$fn: probe at +10 (je), the entry's cmpl (rip-relative) would be single-stepped" \
+		"$TMP/cmd.log" >/dev/null || missing="$missing $fn"
 done
 [ -z "$missing" ] && ok "placement: -v says every probed driver export's probe moved to +10" ||
 	not_ok "placement: -v says every probed driver export's probe moved to +10" "not said for:$missing"
