@@ -44,3 +44,21 @@ wait_for() {
 
 # The one trace file under a run folder.
 trace_in() { ls "$1"/*.pt.trace.json 2>/dev/null; }
+
+# attach_then_go PID OUT LOG GO [ARGS...]: cuprobe record -p PID -o OUT ARGS... into
+# LOG; once it says it records, GO is made (the workload waits for it with
+# --wait-file); then waits for the workload and cuprobe both.
+attach_then_go() {
+	local wl=$1 out=$2 log=$3 go=$4 rec
+	shift 4
+	"$CUPROBE" record -p "$wl" -o "$out" "$@" >"$log" 2>&1 &
+	rec=$!
+	for _ in $(seq 400); do
+		grep -q "recording pid $wl" "$log" && break
+		kill -0 $rec 2>/dev/null || break
+		sleep 0.05
+	done
+	touch "$go"
+	wait "$wl"
+	wait "$rec"
+}

@@ -28,16 +28,7 @@ expect "command: a name cut at 255 bytes is said" \
 # -p: handles made before the attach stay unnamed (never guessed), and are counted.
 CUPROBE_GT=$TMP/p.gt.json "$W/names" --iters 5 --wait-file "$TMP/go" 2>/dev/null &
 wl=$!
-"$CUPROBE" record -p $wl -o "$TMP/p" >"$TMP/p.log" 2>&1 &
-rec=$!
-for _ in $(seq 400); do
-	grep -q "recording pid $wl" "$TMP/p.log" && break
-	kill -0 $rec 2>/dev/null || break
-	sleep 0.05
-done
-touch "$TMP/go"
-wait $wl
-wait $rec
+attach_then_go $wl "$TMP/p" "$TMP/p.log" "$TMP/go"
 f=$(trace_in "$TMP/p/run_0")
 expect "-p: launches by handles made after attach are named, before it unnamed, exactly" \
 	$CHECK match --gt "$TMP/p.gt.json" "$f"

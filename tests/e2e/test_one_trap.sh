@@ -53,16 +53,7 @@ else
 	CUPROBE_GT=$TMP/p.gt.json "$W/real_nested" --iters $ITERS --sleep-ms 1 --wait-file "$TMP/go" \
 		2>/dev/null &
 	wl=$!
-	"$CUPROBE" record -p $wl -o "$TMP/p" >"$TMP/p.log" 2>&1 &
-	rec=$!
-	for _ in $(seq 400); do
-		grep -q "recording pid $wl" "$TMP/p.log" && break
-		kill -0 $rec 2>/dev/null || break
-		sleep 0.05
-	done
-	touch "$TMP/go"
-	wait $wl
-	wait $rec
+	attach_then_go $wl "$TMP/p" "$TMP/p.log" "$TMP/go"
 	f=$(trace_in "$TMP/p/run_0")
 	expect "real driver, -p: names and counts exact" $CHECK match --gt "$TMP/p.gt.json" "$f"
 	one_trap "real driver, -p" "$f"

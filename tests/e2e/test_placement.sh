@@ -50,16 +50,7 @@ PY
 # -p on a process that loaded the driver before cuprobe came.
 CUPROBE_GT=$TMP/p.gt.json "$W/real_driver" --iters 50 --wait-file "$TMP/go" 2>/dev/null &
 wl=$!
-"$CUPROBE" record -p $wl -o "$TMP/p" >"$TMP/p.log" 2>&1 &
-rec=$!
-for _ in $(seq 400); do
-	grep -q "recording pid $wl" "$TMP/p.log" && break
-	kill -0 $rec 2>/dev/null || break
-	sleep 0.05
-done
-touch "$TMP/go"
-wait $wl
-wait $rec
+attach_then_go $wl "$TMP/p" "$TMP/p.log" "$TMP/go"
 expect "-p: the moved probes read every launch's arguments, exactly" \
 	$CHECK match --gt "$TMP/p.gt.json" "$(trace_in "$TMP/p/run_0")"
 
