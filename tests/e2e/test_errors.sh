@@ -67,6 +67,21 @@ expect_fail "not root" "run as root.*CAP_BPF and CAP_PERFMON" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 	"$TMP/cuprobe-copy" record -o /tmp -- true
 
+# Traces are private (0600 in 0700 run folders): another user is told why, and the fix.
+"$CUPROBE" record -q -o "$TMP/priv" -- true >/dev/null 2>&1
+chmod 755 "$TMP/priv"
+ptrace=$(ls "$TMP"/priv/run_0/*.pt.trace.json 2>/dev/null | head -1)
+[ "$(stat -c %a "$ptrace" 2>/dev/null) $(stat -c %a "$TMP/priv/run_0" 2>/dev/null)" = "600 700" ] &&
+	ok "record: a trace 0600 in a 0700 run folder" ||
+	not_ok "record: a trace 0600 in a 0700 run folder" "$(ls -la "$TMP/priv/run_0" 2>&1)"
+expect_fail "report of another user's trace: why, and the fix" \
+	"Permission denied: traces are private to the user who recorded them.*sudo cuprobe report" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/cuprobe-copy" report "$ptrace"
+chmod 755 "$TMP/priv/run_0"
+expect_fail "report of another user's trace in an open folder: the same" \
+	"unable to open .*Permission denied: traces are private" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$TMP/cuprobe-copy" report "$ptrace"
+
 # No BTF: hidden in a private mount namespace.
 expect_fail "no BTF" "no BTF.*CONFIG_DEBUG_INFO_BTF" \
 	unshare -m sh -c "mount -t tmpfs none /sys/kernel/btf && exec '$CUPROBE' record -o '$out' -- true"

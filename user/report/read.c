@@ -553,8 +553,8 @@ static int open_trace(const char *path, struct stat *st)
 
 	if (fd < 0) {
 		err = -errno;
-		report_err("unable to open %s: %s: check that the file is readable", path,
-			   strerror(-err));
+		report_err("unable to open %s: %s: %s", path, strerror(-err),
+			   err == -EACCES ? REPORT_PRIVATE_FIX : "check that the file is readable");
 		return err;
 	}
 	if (fstat(fd, st)) {

@@ -108,7 +108,8 @@ int walk__expand(const char *path, struct vec *paths)
 
 	if (stat(path, &st)) {
 		err = -errno;
-		report_err("%s: %s: check the path", path, strerror(-err));
+		report_err("%s: %s: %s", path, strerror(-err),
+			   err == -EACCES ? REPORT_PRIVATE_FIX : "check the path");
 		return err;
 	}
 	if (S_ISREG(st.st_mode)) {
