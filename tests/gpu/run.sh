@@ -14,7 +14,7 @@
 #   e   started without the agent; cuprobe record --cupti -p brings it in (ptrace +
 #       dlopen) while the loop runs, and its cycles must have GPU times (E_STEPS, 4000)
 #   f   the real driver: where cuprobe puts its probes (record -v), cuGetProcAddress
-#       against the exports (procaddr.c), and a launch's cost in a PyTorch loop alone
+#       against the exports (tests/real/procaddr.c), and a launch's cost in a PyTorch loop alone
 #       (f0) and under cuprobe record (f1), nested launches and one trap included
 # then compares the traces and step times (tests/gpu/compare.py), and sets
 # compare's inflation beside torch.profiler's own (tests/gpu/inflation.py).
@@ -311,8 +311,8 @@ fi
 # one).
 say ""
 say "== 3c. the real driver: placement, cuGetProcAddress, launch cost =="
-if command -v cc >/dev/null && cc -O2 -o "$WORK/procaddr" tests/gpu/procaddr.c -ldl 2>"$WORK/procaddr.cc.log"; then
-	timeout 30 "$WORK/procaddr" >"$WORK/procaddr.log" 2>&1
+if command -v cc >/dev/null && cc -O2 -o "$WORK/procaddr" tests/real/procaddr.c -ldl 2>"$WORK/procaddr.cc.log"; then
+	timeout 30 "$WORK/procaddr" libcuda.so.1 --device >"$WORK/procaddr.log" 2>&1
 	say "[procaddr] exit $? (0: every probed entry cuGetProcAddress hands out is the export)"
 	show "$WORK/procaddr.log" 30
 else

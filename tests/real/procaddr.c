@@ -5,14 +5,18 @@
  * launches and graphs, user/core/handle_names.c's handles and modules),
  * exactly the address dlsym finds for the export: a uprobe sits on that
  * address, so a runtime that launches through such a pointer is seen only if
- * the two are the same. Asked before cuInit and again after a cuInit that
- * fails (no device here), for the legacy and the per-thread default stream.
+ * the two are the same. Asked before cuInit and again after it, for the
+ * legacy and the per-thread default stream.
  *
- *   procaddr LIBCUDA    TAP lines, one per function, flavour and phase; exit 0
- *                       when all hold, 1 when one differs, 2 when unusable.
+ *   procaddr LIBCUDA            no device: cuInit must fail (the real tier)
+ *   procaddr LIBCUDA --device   a GPU machine: cuInit must succeed (tests/gpu/run.sh)
+ *
+ * TAP lines, one per function, flavour and phase; exit 0 when all hold, 1
+ * when one differs, 2 when unusable. It needs no toolkit to build or run.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -93,11 +97,12 @@ static void ask_all(const char *phase)
 
 int main(int argc, char **argv)
 {
+	bool device = argc == 3 && !strcmp(argv[2], "--device");
 	init_fn init;
 	int res;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: procaddr LIBCUDA\n");
+	if (argc != 2 && !device) {
+		fprintf(stderr, "usage: procaddr LIBCUDA [--device]\n");
 		return 2;
 	}
 	lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
@@ -115,13 +120,16 @@ int main(int argc, char **argv)
 	ask_all("before cuInit");
 	res = init(0);
 	checks++;
-	if (res != 0) {
-		printf("ok - cuInit fails here (%d), as it must without a device\n", res);
+	if ((res == 0) == device) {
+		printf("ok - cuInit %s (%d), as it must %s a device\n", res ? "fails" : "succeeds", res,
+		       device ? "with" : "without");
 	} else {
 		failed++;
-		printf("not ok - cuInit succeeded: this test is for a machine without a device\n");
+		printf("not ok - cuInit returned %d: %s\n", res, device ? "--device was given, and "
+		       "there is no usable device" : "this check is for a machine without a device "
+		       "(give --device on a GPU machine)");
 	}
-	ask_all("after a failed cuInit");
+	ask_all(res ? "after a failed cuInit" : "after cuInit");
 	printf("# %d checks, %d failed\n", checks, failed);
 	return failed ? 1 : 0;
 }

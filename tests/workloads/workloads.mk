@@ -12,7 +12,7 @@ WL_STUBS := $(WL_DIR)/stubs
 WORKLOADS := $(WL_DIR)/demo $(WL_DIR)/basic $(WL_DIR)/basic_ptsz $(WL_DIR)/static \
 	     $(WL_DIR)/dlopen_main $(WL_DIR)/libkernlib.so $(WL_DIR)/driver \
 	     $(WL_DIR)/nested $(WL_DIR)/libfakert.so $(WL_STUBS)/libcuda.so.1 \
-	     $(WL_DIR)/dlloop $(WL_DIR)/libtiny.so $(WL_DIR)/names $(WL_DIR)/procaddr \
+	     $(WL_DIR)/dlloop $(WL_DIR)/libtiny.so $(WL_DIR)/names \
 	     $(WL_DIR)/stacks $(WL_DIR)/stacks_stripped $(WL_DIR)/real_driver \
 	     $(WL_DIR)/librealrt.so $(WL_DIR)/real_nested
 
@@ -119,13 +119,6 @@ $(WL_DIR)/names: $(WL_SRC)/names.cu $(WL_FAKECUDA)/libcuda.so.1 $(WL_FAKECUDA)/l
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d -cudart none $< -o $@ \
 		-Xlinker -rpath,'$$ORIGIN/fakecuda' -L$(WL_FAKECUDA) -l:libcuda.so.1 -lfakecudart
-
-# For the GPU machine (tests/gpu/README.md): whether cuGetProcAddress hands out the
-# exported driver functions, where the probes are. It dlopens the driver.
-$(WL_DIR)/procaddr: tests/gpu/procaddr.c
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(WL_CFLAGS) -MMD -MP -MF $@.d $< -o $@ -ldl
 
 # NVIDIA's real driver library, dlopened by path (REAL_LIBCUDA): no link to it.
 $(WL_DIR)/real_driver: $(WL_SRC)/real_driver.cu
