@@ -24,7 +24,7 @@ need_built() {
 	done
 }
 
-# The per-call time drvloop --time prints ("ns/call X"), or nothing.
+# The per-call time real_driver --time prints ("ns/call X"), or nothing.
 ns_per_call() {
 	sed -n 's/^ns\/call \([0-9]*\)$/\1/p' "$1"
 }

@@ -5,23 +5,23 @@
 # stand-in runtime that reaches them through cuGetProcAddress_v2 as libcudart
 # does, nested calls counted once; and where the probes on the driver sit.
 source "$(dirname "$0")/lib.sh"
-need_built "$R/drvloop" "$R/nested" "$R/uprobe_at"
-export LD_LIBRARY_PATH=$REAL_LIBDIR
+need_built "$W/real_driver" "$W/real_nested" "$R/uprobe_at"
+export REAL_LIBCUDA
 
-# record -- : every launch, arguments exact; drvloop exits 1 if one did not return 3.
-if CUPROBE_GT=$TMP/cmd.gt.json "$CUPROBE" record -v -o "$TMP/cmd" -- "$R/drvloop" --iters 25 \
+# record -- : every launch, arguments exact; real_driver exits 1 if one did not return 3.
+if CUPROBE_GT=$TMP/cmd.gt.json "$CUPROBE" record -v -o "$TMP/cmd" -- "$W/real_driver" --iters 25 \
 	>"$TMP/cmd.log" 2>&1; then
-	ok "drvloop under record: every launch returned 3 (NOT_INITIALIZED)"
+	ok "real_driver under record: every launch returned 3 (NOT_INITIALIZED)"
 	expect "record --: driver launches equal ground truth" $CHECK match \
 		--gt "$TMP/cmd.gt.json" "$(trace_in "$TMP/cmd/run_0")"
 	expect "record --: the probes are on the real libcuda" \
-		grep -qF "launch probes on /proc/$(sed -n 's/.*pid \([0-9]*\) (drvloop).*/\1/p' "$TMP/cmd.log" | head -1)/root$REAL_LIBCUDA" "$TMP/cmd.log"
+		grep -qF "launch probes on /proc/$(sed -n 's/.*pid \([0-9]*\) (real_driver).*/\1/p' "$TMP/cmd.log" | head -1)/root$REAL_LIBCUDA" "$TMP/cmd.log"
 else
-	not_ok "drvloop under record" "$(tail -3 "$TMP/cmd.log" | tr '\n' ' ')"
+	not_ok "real_driver under record" "$(tail -3 "$TMP/cmd.log" | tr '\n' ' ')"
 fi
 
 # record -p before the first launch.
-CUPROBE_GT=$TMP/p.gt.json "$R/drvloop" --iters 25 --wait-file "$TMP/go" 2>"$TMP/p.wl.log" &
+CUPROBE_GT=$TMP/p.gt.json "$W/real_driver" --iters 25 --wait-file "$TMP/go" 2>"$TMP/p.wl.log" &
 wl=$!
 "$CUPROBE" record -p $wl -o "$TMP/p" >"$TMP/p.log" 2>&1 &
 rec=$!
@@ -37,13 +37,13 @@ if [ $wrc = 0 ] && [ $rrc = 0 ]; then
 	expect "record -p: driver launches equal ground truth" $CHECK match \
 		--gt "$TMP/p.gt.json" "$(trace_in "$TMP/p/run_0")"
 else
-	not_ok "record -p on drvloop" "drvloop $wrc, cuprobe $rrc: $(tail -3 "$TMP/p.log" | tr '\n' ' ')"
+	not_ok "record -p on real_driver" "real_driver $wrc, cuprobe $rrc: $(tail -3 "$TMP/p.log" | tr '\n' ' ')"
 fi
 
 # A runtime that launches through cuGetProcAddress's pointer: 2 runtime
 # launches per iteration, each entering the driver's cuLaunchKernel, and one
 # direct driver launch. Counted once: 3 per iteration recorded, 2 skipped.
-if CUPROBE_GT=$TMP/nested.gt.json "$CUPROBE" record -o "$TMP/nested" -- "$R/nested" --iters 12 \
+if CUPROBE_GT=$TMP/nested.gt.json "$CUPROBE" record -o "$TMP/nested" -- "$W/real_nested" --iters 12 \
 	>"$TMP/nested.log" 2>&1; then
 	f=$(trace_in "$TMP/nested/run_0")
 	expect "stand-in runtime on the real driver: launches equal ground truth" $CHECK match \
@@ -60,9 +60,9 @@ fi
 # at +0 and at +10 give the two costs in this run; cuprobe's recorded loop
 # must cost less than halfway between them (its BPF program adds ~0.5 us).
 n=40000
-"$R/uprobe_at" "$REAL_LIBCUDA" cuLaunchKernel 0 -- "$R/drvloop" --time $n >"$TMP/at0" 2>&1
-"$R/uprobe_at" "$REAL_LIBCUDA" cuLaunchKernel 10 -- "$R/drvloop" --time $n >"$TMP/at10" 2>&1
-"$CUPROBE" record -q -o "$TMP/timed" -- "$R/drvloop" --time $n >"$TMP/rec" 2>&1
+"$R/uprobe_at" "$REAL_LIBCUDA" cuLaunchKernel 0 -- "$W/real_driver" --time $n >"$TMP/at0" 2>&1
+"$R/uprobe_at" "$REAL_LIBCUDA" cuLaunchKernel 10 -- "$W/real_driver" --time $n >"$TMP/at10" 2>&1
+"$CUPROBE" record -q -o "$TMP/timed" -- "$W/real_driver" --time $n >"$TMP/rec" 2>&1
 at0=$(ns_per_call "$TMP/at0") at10=$(ns_per_call "$TMP/at10") rec=$(ns_per_call "$TMP/rec")
 echo "# ns per cuLaunchKernel: bare uprobe at +0 $at0, at +10 $at10, under cuprobe record $rec"
 if [ -z "$at0" ] || [ -z "$at10" ] || [ -z "$rec" ]; then

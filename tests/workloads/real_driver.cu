@@ -5,18 +5,25 @@
 // returns CUDA_ERROR_NOT_INITIALIZED after the entry thunk ran, where the
 // probes are; the ground truth records the arguments they must read. Every
 // call must fail that way: anything else means the driver was not the one
-// expected, and the program exits 1.
+// expected, and the program exits 1. Each iteration: cuLaunchKernel,
+// cuLaunchKernel_ptsz, cuLaunchKernelEx and cuGraphLaunch, every argument distinct.
+//
+//   real_driver [workload options]   --iters N (default 10), --wait-file, --sleep-ms, ...
+//   real_driver --time N             only N cuLaunchKernel calls, timed: "ns/call X"
 
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #include <cuda.h>
 
 #include "ground_truth.h"
 #include "workload.h"
 
-static decltype(cuLaunchKernel) *launch;
+static decltype(cuLaunchKernel) *launch, *launch_ptsz;
 static decltype(cuLaunchKernelEx) *launch_ex;
 static decltype(cuGraphLaunch) *graph;
 static unsigned long long calls, unexpected;
@@ -43,9 +50,10 @@ static int load(void)
 		return -1;
 	}
 	launch = (decltype(launch))dlsym(h, "cuLaunchKernel");
+	launch_ptsz = (decltype(launch_ptsz))dlsym(h, "cuLaunchKernel_ptsz");
 	launch_ex = (decltype(launch_ex))dlsym(h, "cuLaunchKernelEx");
 	graph = (decltype(graph))dlsym(h, "cuGraphLaunch");
-	if (!launch || !launch_ex || !graph) {
+	if (!launch || !launch_ptsz || !launch_ex || !graph) {
 		fprintf(stderr, "real_driver: %s lacks the launch entry points\n", path);
 		return -1;
 	}
@@ -65,6 +73,12 @@ static void iteration(int i)
 			     nullptr));
 	}
 	{
+		const unsigned g[3] = { 65535, 1, 7 }, b[3] = { 1024, 1, 1 };
+		gt::record(gt::launch("cuLaunchKernel_ptsz", "", fn, g, b, 96, stream));
+		count(launch_ptsz(fn, g[0], g[1], g[2], b[0], b[1], b[2], 96, stream, params,
+				  nullptr));
+	}
+	{
 		const unsigned g[3] = { 11, 1, 5 }, b[3] = { 64, 4, 2 };
 		CUlaunchConfig cfg = {};
 		cfg.gridDimX = g[0], cfg.gridDimY = g[1], cfg.gridDimZ = g[2];
@@ -79,12 +93,37 @@ static void iteration(int i)
 	count(graph(exec, stream));
 }
 
+static double now_ns()
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+// --time N: only N cuLaunchKernel calls, no ground truth; prints "ns/call X" on stdout.
+static int timed(long n)
+{
+	const unsigned g[3] = { 1, 1, 1 }, b[3] = { 32, 1, 1 };
+	CUfunction fn = (CUfunction)(uintptr_t)0xf0000;
+	void *params[] = { nullptr };
+	double t0 = now_ns();
+
+	for (long i = 0; i < n; i++)
+		count(launch(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, nullptr, params, nullptr));
+	printf("ns/call %.0f\n", (now_ns() - t0) / (n > 0 ? n : 1));
+	return unexpected ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
-	struct options opt = parse_options(argc, argv, 10, 1, 0);
-
 	if (load())
 		return 1;
+	if (argc == 3 && !strcmp(argv[1], "--time"))
+		return timed(atol(argv[2]));
+
+	struct options opt = parse_options(argc, argv, 10, 1, 0);
+
 	gt::start();
 	wait_then_ready(&opt);
 	struct timespec t0, t1;
