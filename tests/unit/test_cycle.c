@@ -354,6 +354,37 @@ static void test_lost_steps(void **state)
 	assert_int_equal(field(f->seen.cycles[0].path, TRACE_KEY_NESTED_SKIPPED), 2);
 }
 
+/*
+ * Launch probes that came in after the window's first active step: the trace
+ * says for how long it recorded without them, told as the attach's answer
+ * came (an open cycle) or, with the answer still out, when it was written.
+ */
+static void test_unprobed(void **state)
+{
+	struct fixture *f = *state;
+
+	start(f, &(struct schedule){ .wait = 1, .warmup = 1, .active = 2, .repeat = 2 },
+	      CLOCK_STEPS);
+	for (uint32_t n = 1; n <= 3; n++)
+		step(f, n);
+	/* Step 2 (active) began at 2000; the probes were in at 2600. */
+	assert_true(proc_cycles__unprobed(f->pc, 2, 2000, 2600));
+	step(f, 4);
+	/* Cycle 1's active step 6 begins at 6000, its attach still out when it is written. */
+	f->t.warm_step = 6;
+	f->t.warm_ts = 6000;
+	f->t.attaching = 1;
+	for (uint32_t n = 5; n <= 8; n++)
+		step(f, n);
+	assert_int_equal(proc_cycles__flush(f->pc, UINT64_MAX), 0);
+	assert_int_equal(f->seen.ncycles, 2);
+	assert_int_equal(field(f->seen.cycles[0].path, TRACE_KEY_UNPROBED_NS), 600);
+	/* From step 6 to the end of its last active step (step 8 began at 8000). */
+	assert_int_equal(field(f->seen.cycles[1].path, TRACE_KEY_UNPROBED_NS), 2000);
+	/* A cycle written already is not told again. */
+	assert_false(proc_cycles__unprobed(f->pc, 2, 2000, 9000));
+}
+
 /* A launch of a step the mirror has not seen begin brings it there. */
 static void test_launch_ahead(void **state)
 {
@@ -466,6 +497,7 @@ int main(void)
 		T(test_late_launch_goes_into_next),
 		T(test_counters_are_deltas),
 		T(test_lost_steps),
+		T(test_unprobed),
 		T(test_launch_ahead),
 		T(test_mode_off_writes_nothing),
 		T(test_slices_place_by_time),

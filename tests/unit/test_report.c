@@ -2325,6 +2325,31 @@ static void test_drops_by_trace_version(void **state)
 	run_free(&r);
 }
 
+/* unprobed_ns adds up, and is said in the text, the JSON and a warning. */
+static void test_unprobed(void **state)
+{
+	struct fixture *fx = *state;
+	char dir[PATH_MAX];
+	json_t *root;
+	struct run r;
+
+	write_trace(fx->dir, "rec/run_0/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(7, 0, "0.2.0", ",'drops':0,'unprobed_ns':1500000"));
+	write_trace(fx->dir, "rec/run_1/a.pt.trace.json",
+		    TRACE_HEAD COUNTS_TAIL(7, 1, "0.2.0", ",'drops':0,'unprobed_ns':500000"));
+	join(dir, fx->dir, "rec");
+	root = report_json(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(int_at(root, "unprobed_ns"), 2000000);
+	json_decref(root);
+	r = run_report(fx->dir, (const char *[]){ dir, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nUnprobed   2.0 ms (windows recorded before their launch "
+				      "probes were in: launches then are missed)\n"));
+	assert_non_null(strstr(r.err, "warning: windows recorded 2.0 ms before their launch probes "
+				      "were in"));
+	run_free(&r);
+}
+
 /* nested_skipped and lost_steps add up; lost steps are said in the text and warned about. */
 static void test_nested_and_lost_steps(void **state)
 {
@@ -2466,6 +2491,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_malformed_events_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drops_by_trace_version, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nested_and_lost_steps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unprobed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unnamed_kernels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inputs_that_are_not_regular_files, setup,
 						teardown),

@@ -24,6 +24,7 @@ struct open_cycle {
 	struct trace *t;	/* made at its first event: a failed start leaves nothing */
 	uint64_t start_mono;
 	uint64_t launches, unnamed;
+	uint64_t unprobed_ns;	/* it recorded this long before its launch probes were in */
 	struct cycle_counts c;	/* over its recorded steps */
 	uint64_t lo, hi;	/* its recorded steps; hi is UINT64_MAX while it runs */
 	uint64_t last_step;	/* the latest of them that ended */
@@ -464,6 +465,28 @@ static void tell_written(struct proc_cycles *pc, const struct open_cycle *oc, bo
 		       "spans are missing", pc->t->pid, (unsigned long)pc->lost_steps, oc->k);
 }
 
+/* From ts (a recording step's start) to since, within the window's recorded time. */
+static uint64_t unprobed_span(const struct open_cycle *oc, uint64_t ts, uint64_t since)
+{
+	uint64_t end = oc->end_mono && oc->end_mono < since ? oc->end_mono : since;
+
+	return end > ts ? end - ts : 0;
+}
+
+/*
+ * A cycle written while the attach its warmup asked for is still out
+ * (session_check_warmup decides once it is in): it recorded without its
+ * launch probes from that step on.
+ */
+static void unprobed_at_write(const struct proc_cycles *pc, struct open_cycle *oc,
+			      uint64_t end_mono)
+{
+	const struct target *t = pc->t;
+
+	if (t->warm_ts && t->attaching && oc->lo <= t->warm_step && t->warm_step <= oc->last_step)
+		oc->unprobed_ns = unprobed_span(oc, t->warm_ts, end_mono);
+}
+
 static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end_mono,
 		       bool partial, bool timed_out)
 {
@@ -491,6 +514,8 @@ static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t e
 
 	if (!cycle_trace(pc, oc))
 		return oc->write_err;
+	unprobed_at_write(pc, oc, end_mono);
+	sum.unprobed_ns = oc->unprobed_ns;
 	if (oc->mode == MODE_CUPTI)
 		sum.unnamed -= join_gpu(pc, oc, end_mono, timed_out);
 	for (size_t k = 0; k < pc->threads.len; k++) {
@@ -715,6 +740,17 @@ uint32_t proc_cycles__phase_ahead(const struct proc_cycles *pc, uint64_t k)
 		return pc->phase;
 	return schedule_action(&pc->sched, pc->step + k - pc->base);
 }
+
+bool proc_cycles__unprobed(struct proc_cycles *pc, uint64_t step, uint64_t ts, uint64_t since)
+{
+	struct open_cycle *oc = cycle_of_step(pc, step);
+
+	if (!oc)
+		return false;
+	oc->unprobed_ns = unprobed_span(oc, ts, since);
+	return true;
+}
+
 
 void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st)
 {

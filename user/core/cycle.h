@@ -162,6 +162,12 @@ int proc_cycles__flush(struct proc_cycles *pc, uint64_t now);
  */
 int proc_cycles__stop(struct proc_cycles *pc, uint64_t now, const struct cycle_counts *c);
 void proc_cycles__status(const struct proc_cycles *pc, struct cycle_status *st);
+/*
+ * The cycle recording step, which began at ts, had no launch probes until
+ * since (their attach came late): said in its trace (unprobed_ns). false when
+ * that cycle is written already. Session's thread.
+ */
+bool proc_cycles__unprobed(struct proc_cycles *pc, uint64_t step, uint64_t ts, uint64_t since);
 /* A hold of the process ended after ns: counted in its next trace. Session's thread. */
 void proc_cycles__hold(struct proc_cycles *pc, uint64_t ns);
 /* The running step's phase. */

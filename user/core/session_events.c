@@ -153,16 +153,23 @@ int session_data_event(void *ctx, void *data, size_t size)
 	return --s->budget > 0 ? 0 : -EAGAIN;
 }
 
-/* Warmup is there to absorb the attach: say so when it was too short to. */
+/*
+ * Warmup is there to absorb the attach: say so when it was too short to, and
+ * how long the window recorded without its probes, in its trace (unprobed_ns).
+ */
 void session_check_warmup(struct target *t, uint64_t step, uint64_t ts)
 {
-	uint64_t since = t->facts.probes_since;
+	uint64_t since = t->facts.probes_since ?: clock_mono_ns();
 
-	if (t->mode == MODE_OFF || (since && since <= ts))
+	if (t->mode == MODE_OFF || since <= ts)
 		return;
-	p_warn("pid %d: step %lu began before the launch probes were in: launches it made before "
-	       "them are missed; give warmup more time (warmup=2, or longer steps)", t->pid,
-	       (unsigned long)step);
+	/* A target that has ended has no cycles: they were written at its end. */
+	if (t->cycles)
+		proc_cycles__unprobed(t->cycles, step, ts, since);
+	p_warn("pid %d: step %lu began before the launch probes were in (%.1f ms before): "
+	       "launches it made before them are missed (its trace's unprobed_ns says how long); "
+	       "give warmup more time (warmup=2, or longer steps)",
+	       t->pid, (unsigned long)step, (since - ts) / 1e6);
 }
 
 /*
@@ -203,10 +210,20 @@ uint32_t session_lead(const struct target *t)
 	return t->attach_ns && t->lead > lead ? t->lead : lead;
 }
 
+/*
+ * At a spawn or an exec, before any step, the step length is unknown, and
+ * so the lead: a window that begins at the next step has its probes in now,
+ * while the process is held, or a loaded prober (other processes' exec
+ * scans) could answer after the window's first launches. Later windows go
+ * by the lead.
+ */
+#define FIRST_LEAD 1
+
 /* Whether a step of the next lead steps wants launch probes (warmup or active). */
 static bool probes_soon(struct target *t)
 {
 	uint32_t lead = attach_lead(t);
+	bool first = t->plan.step && !t->step_ts;
 
 	if (t->attach_ns && lead > t->lead) {
 		p_dbg("pid %d: a launch attach took up to %.1f ms: they go in %u steps before warmup",
@@ -215,18 +232,35 @@ static bool probes_soon(struct target *t)
 	}
 	if (t->attach_ns)
 		lead = t->lead;
+	if (first && lead < FIRST_LEAD)
+		lead = FIRST_LEAD;
 	for (uint32_t k = 1; k <= lead; k++) {
 		if (!phase_probes(proc_cycles__phase_ahead(t->cycles, k)))
 			continue;
-		if (!t->told_lead)
+		if (first)
+			p_dbg("pid %d: a window at its first step: launch probes in now, while it "
+			      "is held", t->pid);
+		else if (!t->told_lead)
 			p_info("pid %d: attaching launch probes takes up to %.1f ms%s, a step %.1f "
 			       "ms: they go in %u steps before warmup, recording nothing until it",
 			       t->pid, (t->attach_ns ?: ATTACH_GUESS_NS) / 1e6,
 			       t->attach_ns ? "" : " (a first guess)", t->step_ns / 1e6, lead);
-		t->told_lead = true;
+		t->told_lead |= !first;
 		return true;
 	}
 	return false;
+}
+
+void session_want_ahead(struct session *s, struct target *t, uint32_t phase, uint32_t next_cycle)
+{
+	t->leading = !phase_probes(phase);
+	t->lead_mode = t->asked ? t->asked_mode :
+		       s->h.cycle_mode ? s->h.cycle_mode(s->h.ctx, t, next_cycle) :
+		       t->plan.mode;
+	if (!(s->o.modes & 1u << t->lead_mode))
+		t->lead_mode = MODE_OFF;
+	session_want_probes(s, t, phase_probes(phase) ||
+					  (t->lead_mode != MODE_OFF && probes_soon(t)));
 }
 
 /* A step boundary, from BPF or a time slice's end. */
@@ -250,14 +284,7 @@ void session_step(struct session *s, struct target *t, const struct step_event *
 	 * for, the front-end's answer for that cycle (asked again as it begins),
 	 * or the plan's.
 	 */
-	t->leading = !phase_probes(after.phase);
-	t->lead_mode = t->asked ? t->asked_mode :
-		       s->h.cycle_mode ? s->h.cycle_mode(s->h.ctx, t, after.next_cycle) :
-		       t->plan.mode;
-	if (!(s->o.modes & 1u << t->lead_mode))
-		t->lead_mode = MODE_OFF;
-	session_want_probes(s, t, phase_probes(after.phase) ||
-					  (t->lead_mode != MODE_OFF && probes_soon(t)));
+	session_want_ahead(s, t, after.phase, after.next_cycle);
 	if (before.phase == PHASE_WARMUP && phase_records(after.phase)) {
 		/* The attach's answer may still be on its way: check once it is in. */
 		if (t->attaching) {

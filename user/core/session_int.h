@@ -169,6 +169,13 @@ void session_end_window(struct session *s, struct target *t);
  * in for its warmup to cover their attach (0: warmup is long enough).
  */
 uint32_t session_lead(const struct target *t);
+/*
+ * What t's launch probes should be as its step is in phase: on while it
+ * warms up or records, and ahead of a window near enough (the lead; before
+ * its step length is known, a window within its first steps), in the mode
+ * the next cycle (next_cycle) will have.
+ */
+void session_want_ahead(struct session *s, struct target *t, uint32_t phase, uint32_t next_cycle);
 /* A followed process's new child, with its parent's plan (BPF made its entries). */
 struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent);
 /* A followed process ran a new program: its old probes go, the new program is probed. */

@@ -92,7 +92,10 @@ static int setup_target(struct session *s, struct target *t, const struct target
 	t->probes = probeset__new(&s->penv, t->pid, p->step);
 	if (!t->cycles || !t->probes)
 		return -ENOMEM;
-	session_want_probes(s, t, phase_probes(phase));
+	if (clock == CLOCK_STEPS)
+		session_want_ahead(s, t, phase, 0);
+	else
+		session_want_probes(s, t, phase_probes(phase));
 	return session_epoll_add(s->epfd, t->pidfd, TAG(TAG_TARGET, t->pid));
 }
 
@@ -632,7 +635,15 @@ void session_exec_anew(struct session *s, struct target *t)
 	 * first, closed at once (JOB_DROP): no generation is needed to tell them apart. */
 	t->want = (struct probe_want){};
 	t->had_links = false;
-	session_want_probes(s, t, t->mode != MODE_OFF && phase_probes(proc_cycles__phase(t->cycles)));
+	if (t->plan.step) {
+		struct cycle_status st;
+
+		proc_cycles__status(t->cycles, &st);
+		session_want_ahead(s, t, st.phase, st.next_cycle);
+	} else {
+		session_want_probes(s, t, t->mode != MODE_OFF &&
+						  phase_probes(proc_cycles__phase(t->cycles)));
+	}
 	session_rescan(s, t);
 	p_dbg("pid %d (%s): new program, probed anew", t->pid, t->comm);
 }

@@ -212,6 +212,11 @@ static void warn(const struct report *r)
 			   "events did not fit in the ring buffer), so the steps around them are "
 			   "not timed exactly: record again with a larger --ringbuf-size",
 			   r->lost_steps);
+	if (r->unprobed_ns)
+		report_err("warning: windows recorded %.1f ms before their launch probes were in "
+			   "(the attach came late), so launches made then are in no trace and not "
+			   "counted: record with a longer warmup (warmup=2, or longer steps)",
+			   r->unprobed_ns / 1e6);
 	warn_gpu(r);
 	if (r->malformed)
 		report_err("warning: %" PRIu64 " events were skipped, with a field missing or of "

@@ -141,6 +141,7 @@ static void csv_summary(FILE *f, const struct report *r)
 	} rows[] = {
 		{ "malformed_events", r->malformed },
 		{ "lost_steps", r->lost_steps },
+		{ "unprobed_ns", r->unprobed_ns },
 		{ "nested_skipped", r->nested_skipped },
 		{ "unnamed_kernels", r->unnamed_kernels },
 	};

@@ -218,6 +218,7 @@ static void totals(struct json_writer *w, const struct report *r)
 	json_writer__field_u64(w, "drops", r->drops);
 	json_writer__field_u64(w, "late_launches", r->late_launches);
 	json_writer__field_u64(w, "lost_steps", r->lost_steps);
+	json_writer__field_u64(w, "unprobed_ns", r->unprobed_ns);
 	json_writer__field_u64(w, "nested_skipped", r->nested_skipped);
 	json_writer__field_u64(w, "unnamed_kernels", r->unnamed_kernels);
 	json_writer__field_u64(w, "malformed_events", r->malformed);

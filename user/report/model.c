@@ -314,6 +314,7 @@ static void merge_counts(struct report *r, const struct report *f)
 	r->drops += f->drops;
 	r->late_launches += f->late_launches;
 	r->lost_steps += f->lost_steps;
+	r->unprobed_ns += f->unprobed_ns;
 	r->nested_skipped += f->nested_skipped;
 	r->unnamed_kernels += f->unnamed_kernels;
 	r->malformed += f->malformed;

@@ -169,6 +169,7 @@ struct report {
 	uint64_t drops;
 	uint64_t late_launches;
 	uint64_t lost_steps;	 /* step boundaries lost while recording */
+	uint64_t unprobed_ns;	 /* windows recorded before their launch probes were in */
 	uint64_t nested_skipped; /* probe hits skipped as nested calls */
 	uint64_t unnamed_kernels; /* kernel launches no symbol or handle record named */
 	uint64_t malformed;	 /* events not used: a field missing or mistyped */

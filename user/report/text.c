@@ -428,6 +428,9 @@ static void text_losses(FILE *f, const struct report *r)
 	if (r->lost_steps)
 		fprintf(f, "Lost steps %" PRIu64 " (step boundaries lost while recording)\n",
 			r->lost_steps);
+	if (r->unprobed_ns)
+		fprintf(f, "Unprobed   %.1f ms (windows recorded before their launch probes were "
+			"in: launches then are missed)\n", r->unprobed_ns / 1e6);
 	if (r->unnamed_kernels)
 		fprintf(f, "Unnamed    %" PRIu64 " kernel launches (no symbol, or a handle made "
 			"before cuprobe attached)\n", r->unnamed_kernels);

@@ -115,6 +115,7 @@
 #define TRACE_KEY_NESTED_SKIPPED "nested_skipped"
 #define TRACE_KEY_STALE_LINK_HITS "stale_link_hits"
 #define TRACE_KEY_LOST_STEPS "lost_steps"
+#define TRACE_KEY_UNPROBED_NS "unprobed_ns"
 #define TRACE_KEY_STEPS "steps"
 #define TRACE_KEY_PROBE_NS_PER_HIT "probe_ns_per_hit"
 #define TRACE_KEY_GPU "gpu"

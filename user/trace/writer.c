@@ -646,6 +646,7 @@ static void write_cuprobe(struct trace *t, const struct trace_summary *s)
 		{ JSON_LITERAL(TRACE_KEY_NESTED_SKIPPED), s->nested },
 		{ JSON_LITERAL(TRACE_KEY_STALE_LINK_HITS), s->stale },
 		{ JSON_LITERAL(TRACE_KEY_LOST_STEPS), s->lost_steps },
+		{ JSON_LITERAL(TRACE_KEY_UNPROBED_NS), s->unprobed_ns },
 	};
 	struct json_writer *w = t->w;
 	struct json_cursor c;
