@@ -38,13 +38,12 @@ struct compare_run {
 	struct session *s;
 	struct out_dir out;
 	char out_path[PATH_MAX];
-	char host[256];
 	char agent[PATH_MAX];
 	struct cmd_loop loop;
 	bool done, failed;
 };
 
-static enum window_mode hook_mode(void *ctx, const struct target *t, uint32_t k)
+static enum window_mode hook_mode(void *ctx, const struct session_target *t, uint32_t k)
 {
 	struct compare_run *r = ctx;
 
@@ -53,7 +52,8 @@ static enum window_mode hook_mode(void *ctx, const struct target *t, uint32_t k)
 }
 
 /* Window k goes to OUT/<mode>/run_<j>, j counting that mode's windows. */
-static int hook_dir(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len)
+static int hook_dir(void *ctx, const struct session_target *t, uint32_t k, char *buf,
+		    size_t len)
 {
 	struct compare_run *r = ctx;
 	int n;
@@ -67,7 +67,8 @@ static int hook_dir(void *ctx, const struct target *t, uint32_t k, char *buf, si
 	return n < (int)len ? 0 : -ENAMETOOLONG;
 }
 
-static void hook_step(void *ctx, const struct target *t, const struct cycle_step_info *si)
+static void hook_step(void *ctx, const struct session_target *t,
+		      const struct cycle_step_info *si)
 {
 	struct compare_run *r = ctx;
 
@@ -75,11 +76,11 @@ static void hook_step(void *ctx, const struct target *t, const struct cycle_step
 		p_warn("out of memory: step %lu of pid %d not kept", (unsigned long)si->step, t->pid);
 }
 
-static void hook_cycle(void *ctx, const struct target *t, const struct cycle_info *ci)
+static void hook_cycle(void *ctx, const struct session_target *t, const struct cycle_info *ci)
 {
 	struct compare_run *r = ctx;
 
-	if (compare__window(&r->c, t->pid, ci, t->facts.agent_found))
+	if (compare__window(&r->c, t->pid, ci, t->agent))
 		p_warn("out of memory: window %u of pid %d not kept", ci->k, t->pid);
 	p_info("pid %d: window %u of %zu (%s) done%s", t->pid, ci->k + 1, r->c.norder,
 	       compare_mode_name(ci->mode), ci->partial ? ", cut short" : "");
@@ -198,7 +199,6 @@ static void setup_compare(struct compare_run *r)
 static int start(struct compare_run *r, sigset_t *orig)
 {
 	struct session_opts so = {
-		.host = r->host,
 		.ringbuf_bytes = r->o.r.ringbuf_bytes,
 		.steps = r->o.r.has_step,
 		.cupti_wait = r->o.r.cupti_wait,
@@ -222,7 +222,8 @@ static int start(struct compare_run *r, sigset_t *orig)
 
 	for (size_t i = 0; i < r->c.cfg.nmodes; i++)
 		so.modes |= 1u << r->c.cfg.modes[i];
-	if (!r->o.r.cmd && r->c.res[MODE_CUPTI].selected && r->agent[0])
+	/* The command loads it, or it is brought into the processes that lack it. */
+	if (r->c.res[MODE_CUPTI].selected && r->agent[0])
 		so.agent = r->agent;
 	r->s = session__new(&so, &h);
 	if (!r->s)
@@ -231,8 +232,7 @@ static int start(struct compare_run *r, sigset_t *orig)
 	if (err)
 		return err;
 	if (r->o.r.cmd)
-		return session__spawn(r->s, r->o.r.cmd,
-				      r->c.res[MODE_CUPTI].selected ? r->agent : NULL, orig);
+		return session__spawn(r->s, r->o.r.cmd, orig);
 	for (size_t i = 0; i < r->o.r.npids; i++)
 		if ((err = session__attach(r->s, r->o.r.pids[i])))
 			return err;
@@ -337,7 +337,6 @@ int compare_main(int argc, char **argv)
 	}
 	log_level = r.o.r.quiet ? LOG_WARN : r.o.r.verbose ? LOG_DEBUG : LOG_INFO;
 	log_setup_libbpf();
-	gethostname(r.host, sizeof(r.host) - 1);
 	err = preflight(&r);
 	if (!err) {
 		setup_compare(&r);
@@ -354,7 +353,7 @@ int compare_main(int argc, char **argv)
 		compare__note(&r.c, "the run stopped on an error (%s): see the messages above",
 			      strerror(-err));
 	if (r.s) {
-		session__end_command(r.s, 3000);
+		session__end_command(r.s);
 		err = session__finish(r.s) ?: err;
 	}
 	/* What ran is written even when the run failed part-way. */

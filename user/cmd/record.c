@@ -15,7 +15,6 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include "clock.h"
-#include "cycle.h"
 #include "log.h"
 #include "preflight.h"
 #include "record.h"
@@ -32,15 +31,14 @@ struct record {
 	struct record_opts o;
 	struct session *s;
 	struct out_dir out;	/* -o, and which of its folders this run made */
-	char host[256];
-	char agent[PATH_MAX];	/* --cupti -- COMMAND: the agent the command loads */
+	char agent[PATH_MAX];	/* --cupti: the agent the command loads, or -p brings in */
 	struct cmd_loop loop;
 	bool status_tty;	/* the status line is redrawn in place */
 	bool told_remade;	/* said that -o was removed and made again */
 };
 
-static void print_status(void *ctx, const struct target *t, const struct cycle_status *st,
-			 bool changed)
+static void print_status(void *ctx, const struct session_target *t,
+			 const struct cycle_status *st, bool changed)
 {
 	struct record *r = ctx;
 	char cyc[32] = "";
@@ -214,7 +212,7 @@ static int start_targets(struct record *r, const sigset_t *orig)
 	int err;
 
 	if (r->o.cmd)
-		return session__spawn(r->s, r->o.cmd, r->agent, orig);
+		return session__spawn(r->s, r->o.cmd, orig);
 	for (size_t i = 0; i < r->o.npids; i++) {
 		err = session__attach(r->s, r->o.pids[i]);
 		if (err)
@@ -262,7 +260,8 @@ static void remake_output(struct record *r)
 }
 
 /* Cycle k of every process goes to OUT/run_<k>, after the runs already there. */
-static int cycle_dir(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len)
+static int cycle_dir(void *ctx, const struct session_target *t, uint32_t k, char *buf,
+		     size_t len)
 {
 	struct record *r = ctx;
 
@@ -276,12 +275,12 @@ static int start(struct record *r, sigset_t *orig)
 {
 	enum window_mode mode = r->o.cupti ? MODE_CUPTI : r->o.latency ? MODE_LATENCY : MODE_BPF;
 	struct session_opts so = {
-		.host = r->host,
 		.ringbuf_bytes = r->o.ringbuf_bytes,
 		.modes = 1u << mode,
 		.steps = r->o.has_step,
 		.cupti_wait = r->o.cupti_wait,
 		.stack = r->o.stack,
+		.agent = r->o.cupti && r->agent[0] ? r->agent : NULL,
 		.plan = {
 			.step = r->o.has_step ? &r->o.step : NULL,
 			.sched = r->o.sched,
@@ -291,7 +290,6 @@ static int start(struct record *r, sigset_t *orig)
 		},
 	};
 	struct session_hooks h = { .ctx = r, .step = print_status, .cycle_dir = cycle_dir };
-	so.agent = r->o.cupti && r->agent[0] ? r->agent : NULL;
 	int err;
 
 	/* --step alone: every step is recorded, all in one cycle. */
@@ -320,7 +318,6 @@ int record_main(int argc, char **argv)
 	}
 	log_level = r.o.quiet ? LOG_WARN : r.o.verbose ? LOG_DEBUG : LOG_INFO;
 	log_setup_libbpf();
-	gethostname(r.host, sizeof(r.host) - 1);
 	r.status_tty = isatty(STDERR_FILENO);
 	err = preflight(&r);
 	if (!err)
@@ -328,7 +325,7 @@ int record_main(int argc, char **argv)
 	if (!err) {
 		err = cmd_loop__run(&r.loop, r.o.duration);
 		/* Like perf record: a command still running gets SIGTERM, then SIGKILL. */
-		session__end_command(r.s, 3000);
+		session__end_command(r.s);
 		err = session__finish(r.s) ?: err;
 	}
 	err = exit_code(&r, err);

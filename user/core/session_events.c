@@ -251,9 +251,7 @@ void session_step(struct session *s, struct target *t, const struct step_event *
 	 * or the plan's.
 	 */
 	t->leading = !phase_probes(after.phase);
-	t->lead_mode = t->asked ? t->asked_mode :
-		       s->h.cycle_mode ? s->h.cycle_mode(s->h.ctx, t, after.next_cycle) :
-		       t->plan.mode;
+	t->lead_mode = t->asked ? t->asked_mode : session_hook_mode(s, t, after.next_cycle);
 	if (!(s->o.modes & 1u << t->lead_mode))
 		t->lead_mode = MODE_OFF;
 	session_want_probes(s, t, phase_probes(after.phase) ||
@@ -267,8 +265,7 @@ void session_step(struct session *s, struct target *t, const struct step_event *
 			session_check_warmup(t, e->step, e->ts_ns);
 		}
 	}
-	if (s->h.step)
-		s->h.step(s->h.ctx, t, &after, before.phase != after.phase);
+	session_hook_step(s, t, &after, before.phase != after.phase);
 }
 
 static void on_step(struct session *s, const struct step_event *e)

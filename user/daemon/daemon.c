@@ -181,7 +181,7 @@ static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi)
 		.sched = { .skip_first = UINT32_MAX, .active = 1 },
 		.mode = MODE_BPF,
 	};
-	const struct target *t;
+	struct session_target t;
 	struct plabels l;
 	struct dproc *p;
 	int err;
@@ -206,11 +206,12 @@ static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi)
 	if (!p)
 		return -ENOMEM;
 	err = session__attach_plan(d->s, pid, &plan);
-	t = err ? NULL : session__target(d->s, pid);
-	if (!t) {
-		p_dbg("pid %d (%s) not sampled: %s", (int)pid, pi->comm, strerror(err ? -err : ESRCH));
+	if (!err)
+		err = session__target(d->s, pid, &t);
+	if (err) {
+		p_dbg("pid %d (%s) not sampled: %s", (int)pid, pi->comm, strerror(-err));
 		free(p);
-		return err ? err : -ESRCH;
+		return err;
 	}
 	p->pid = pid;
 	p->pi = *pi;
@@ -218,7 +219,7 @@ static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi)
 	p->b[0] = (struct bucket){ .t = clock_mono_ns(), .cpu = 0 };
 	p->nb = 1;
 	p->rule = rule;
-	l = (struct plabels){ .pid = pid, .comm = pi->comm, .rank = t->rank,
+	l = (struct plabels){ .pid = pid, .comm = pi->comm, .rank = t.rank,
 			      .cgroup = pi->cgroup, .container = pi->container };
 	p->pm = metrics__proc(d->m, &l);
 	/* Spread over the interval, so that a fleet started together does not sample together. */
@@ -504,7 +505,8 @@ static void count_window(struct daemon *d, struct dproc *p, const struct cycle_i
 	trace_counts__free(&tc);
 }
 
-static int hook_dir(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len)
+static int hook_dir(void *ctx, const struct session_target *t, uint32_t k, char *buf,
+		    size_t len)
 {
 	struct daemon *d = ctx;
 	struct dproc *p = find(d, t->pid);
@@ -519,7 +521,7 @@ static int hook_dir(void *ctx, const struct target *t, uint32_t k, char *buf, si
 	return err;
 }
 
-static void hook_cycle(void *ctx, const struct target *t, const struct cycle_info *ci)
+static void hook_cycle(void *ctx, const struct session_target *t, const struct cycle_info *ci)
 {
 	struct daemon *d = ctx;
 	struct dproc *p = find(d, t->pid);
@@ -557,7 +559,8 @@ static void hook_cycle(void *ctx, const struct target *t, const struct cycle_inf
 	}
 }
 
-static void hook_step(void *ctx, const struct target *t, const struct cycle_step_info *si)
+static void hook_step(void *ctx, const struct session_target *t,
+		      const struct cycle_step_info *si)
 {
 	struct daemon *d = ctx;
 	struct dproc *p = find(d, t->pid);
@@ -572,7 +575,7 @@ static void hook_step(void *ctx, const struct target *t, const struct cycle_step
 	}
 }
 
-static void hook_exited(void *ctx, const struct target *t)
+static void hook_exited(void *ctx, const struct session_target *t)
 {
 	struct daemon *d = ctx;
 
@@ -798,7 +801,6 @@ static int output_mode(const struct dconf *c, struct out_mode *om)
 static int start(struct daemon *d)
 {
 	struct session_opts so = {
-		.host = NULL,
 		.ringbuf_bytes = 4 << 20,
 		.modes = 1u << MODE_OFF | 1u << MODE_BPF | 1u << MODE_CUPTI,
 		.steps = true,
@@ -814,12 +816,9 @@ static int start(struct daemon *d)
 		.ctx = d, .cycle_dir = hook_dir, .cycle_done = hook_cycle, .step_done = hook_step,
 		.exited = hook_exited, .exec = hook_exec,
 	};
-	static char host[256];
 	char err[512] = "";
 	int rc;
 
-	gethostname(host, sizeof(host) - 1);
-	so.host = host;
 	if (block_signals())
 		return -errno;
 	rc = output_mode(&d->conf, &so.out);
