@@ -28,7 +28,6 @@
 #include "record.h"
 #include "safe_file.h"
 #include "session.h"
-#include "target.h"
 
 #define DEFAULT_PARENT "cuprobe-compare"
 
@@ -102,24 +101,14 @@ static int default_output(char *buf, size_t len)
 	return -EEXIST;
 }
 
-static int preflight(struct compare_run *r)
+/* -o, or the first free cuprobe-compare/<n>; never an earlier compare's folder. */
+static int choose_out(void *ctx, const char **out)
 {
+	struct compare_run *r = ctx;
 	struct stat st;
-	char path[PATH_MAX + 16], msg[256];
+	char path[PATH_MAX + 16];
 	int err;
 
-	err = preflight_privileges();
-	if (!err)
-		err = preflight_btf();
-	for (size_t i = 0; i < r->o.r.npids && !err; i++) {
-		err = target_check_pid(r->o.r.pids[i], msg, sizeof(msg));
-		if (err)
-			p_err("-p: %s", msg);
-	}
-	if (!err && r->o.r.has_step)
-		err = preflight_step_spec(&r->o.r.step);
-	if (err)
-		return err;
 	if (r->o.has_output)
 		snprintf(r->out_path, sizeof(r->out_path), "%s", r->o.r.output);
 	else if ((err = default_output(r->out_path, sizeof(r->out_path))))
@@ -131,7 +120,19 @@ static int preflight(struct compare_run *r)
 		      "-o out for a new cuprobe-compare/<n>", r->out_path);
 		return -EEXIST;
 	}
-	return preflight_output(r->out_path, &r->out);
+	*out = r->out_path;
+	return 0;
+}
+
+static int preflight(struct compare_run *r)
+{
+	struct preflight_req req = {
+		.pids = r->o.r.pids, .npids = r->o.r.npids,
+		.step = r->o.r.has_step ? &r->o.r.step : NULL,
+		.choose_out = choose_out, .ctx = r,
+	};
+
+	return preflight__run(&req, &r->out);
 }
 
 /* The folders of the probe modes' traces: the session makes only their run_<k>. */
@@ -177,14 +178,14 @@ static void setup_compare(struct compare_run *r)
 
 	for (size_t i = 0; i < r->o.nmodes; i++) {
 		if (r->o.modes[i] == MODE_CUPTI && r->o.r.cmd &&
-		    find_agent(r->agent, sizeof(r->agent))) {
+		    preflight_agent(r->agent, sizeof(r->agent))) {
 			no_agent = true;
 			continue;
 		}
 		cfg.modes[cfg.nmodes++] = r->o.modes[i];
 	}
 	/* -p: the agent is brought into processes that lack it, when found. */
-	if (r->o.r.npids && find_agent(r->agent, sizeof(r->agent)))
+	if (r->o.r.npids && preflight_agent(r->agent, sizeof(r->agent)))
 		r->agent[0] = '\0';
 	compare__init(&r->c, &cfg);
 	if (no_agent)

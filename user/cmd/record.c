@@ -21,8 +21,6 @@
 #include "record_opts.h"
 #include "schedule_parse.h"
 #include "session.h"
-#include "step.h"
-#include "target.h"
 #include "util/safe_file.h"
 
 #define POLL_MS 100
@@ -57,87 +55,24 @@ static void print_status(void *ctx, const struct session_target *t,
 		       schedule_phase_name(st->phase), cyc, (unsigned long)st->launches);
 }
 
-/* The agent library for --cupti -- COMMAND: CUPROBE_AGENT, or beside the cuprobe binary. */
-int find_agent(char *buf, size_t len)
-{
-	static const char *const rel[] = { "", ".output/", "../lib/cuprobe/" };
-	const char *env = getenv("CUPROBE_AGENT");
-	char exe[PATH_MAX], *slash;
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return access(buf, R_OK) ? -errno : 0;
-	}
-	if (!realpath("/proc/self/exe", exe) || !(slash = strrchr(exe, '/')))
-		return -ENOENT;
-	slash[1] = '\0';
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		if (snprintf(buf, len, "%.*s%slibcuprobe-agent.so", (int)(len / 2), exe, rel[i]) <
-			    (int)len &&
-		    !access(buf, R_OK))
-			return 0;
-	}
-	return -ENOENT;
-}
-
-/* A step probe in a named file is checked now; elsewhere it may come with a library. */
-static int preflight_step(struct record *r)
-{
-	if (r->o.has_schedule && r->o.sched.warmup == 0)
-		p_warn("warmup=0: launch probes attach only as the first active step begins, so "
-		       "its first launches can be missed (torch.profiler warns likewise)");
-	return preflight_step_spec(&r->o.step);
-}
-
-int preflight_step_spec(const struct step_spec *st)
-{
-	struct step_sites sites;
-	char close[512] = "";
-	int found;
-
-	if (!st->object || !strchr(st->object, '/'))
-		return 0;
-	found = step_spec__find(st, st->object, &sites);
-	if (found > 0)
-		return 0;
-	if (found < 0) {
-		p_err("--step: cannot read %s: %s; check the path", st->object, strerror(-found));
-		return found;
-	}
-	step_spec__suggest(st, st->object, close, sizeof(close));
-	p_err("--step: %s not found in %s%s%s; check the name (nm -D %s%s)", step_spec__str(st),
-	      st->object, close[0] ? "; close matches: " : "", close, st->object,
-	      st->kind == STEP_USDT ? ", readelf -n for USDT probes" : "");
-	return -ENOENT;
-}
-
 static int preflight(struct record *r)
 {
-	char msg[256];
-	int err;
+	struct preflight_req req = {
+		.pids = r->o.pids, .npids = r->o.npids,
+		.step = r->o.has_step ? &r->o.step : NULL,
+		.sched = r->o.has_schedule ? &r->o.sched : NULL,
+		.out = r->o.output,
+	};
 
-	if (r->o.cupti && r->o.cmd && find_agent(r->agent, sizeof(r->agent))) {
+	if (r->o.cupti && r->o.cmd && preflight_agent(r->agent, sizeof(r->agent))) {
 		p_err("--cupti: libcuprobe-agent.so is not next to cuprobe (nor in .output/ or "
 		      "../lib/cuprobe/): build it (make), or set CUPROBE_AGENT=/path/to/it");
 		return -ENOENT;
 	}
 	/* -p: the agent is brought into processes that lack it, when found. */
-	if (r->o.cupti && !r->o.cmd && find_agent(r->agent, sizeof(r->agent)))
+	if (r->o.cupti && !r->o.cmd && preflight_agent(r->agent, sizeof(r->agent)))
 		r->agent[0] = '\0';
-	err = preflight_privileges();
-	if (!err)
-		err = preflight_btf();
-	/* Bad PIDs are said before anything is made on disk. */
-	for (size_t i = 0; i < r->o.npids && !err; i++) {
-		err = target_check_pid(r->o.pids[i], msg, sizeof(msg));
-		if (err)
-			p_err("-p: %s", msg);
-	}
-	if (!err && r->o.has_step)
-		err = preflight_step(r);
-	if (!err)
-		err = preflight_output(r->o.output, &r->out);
-	return err;
+	return preflight__run(&req, &r->out);
 }
 
 /* SIGINT back to its default first: see record.h. */
