@@ -15,17 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "clock.h"
 #include "compare.h"
 #include "compare_cmd.h"
 #include "compare_opts.h"
 #include "log.h"
+#include "loop.h"
 #include "preflight.h"
-#include "record.h"
 #include "safe_file.h"
 #include "session.h"
 
@@ -38,7 +35,7 @@ struct compare_run {
 	struct out_dir out;
 	char out_path[PATH_MAX];
 	char agent[PATH_MAX];
-	struct cmd_loop loop;
+	struct cmd_loop *loop;
 	bool done, failed;
 };
 
@@ -83,8 +80,10 @@ static void hook_cycle(void *ctx, const struct session_target *t, const struct c
 		p_warn("out of memory: window %u of pid %d not kept", ci->k, t->pid);
 	p_info("pid %d: window %u of %zu (%s) done%s", t->pid, ci->k + 1, r->c.norder,
 	       compare_mode_name(ci->mode), ci->partial ? ", cut short" : "");
-	if (compare__complete(&r->c))
-		r->done = r->loop.stop = true;
+	if (compare__complete(&r->c)) {
+		r->done = true;
+		cmd_loop__stop(r->loop);
+	}
 }
 
 /* The first free cuprobe-compare/<n>. */
@@ -229,7 +228,10 @@ static int start(struct compare_run *r, sigset_t *orig)
 	r->s = session__new(&so, &h);
 	if (!r->s)
 		return -errno;
-	err = cmd_loop__init(&r->loop, r->s, orig);
+	r->loop = cmd_loop__new(orig);
+	if (!r->loop)
+		return -errno;
+	err = cmd_loop__set_session(r->loop, r->s);
 	if (err)
 		return err;
 	if (r->o.r.cmd)
@@ -286,9 +288,9 @@ static void note_end(struct compare_run *r)
 	r->c.ended_early = true;
 	if (r->failed)
 		return;
-	if (r->loop.timed_out)
+	if (r->loop && cmd_loop__timed_out(r->loop))
 		compare__note(&r->c, "--duration ended the run before every window ran");
-	else if (r->loop.stop)
+	else if (r->loop && cmd_loop__signalled(r->loop))
 		compare__note(&r->c, "a signal ended the run before every window ran");
 	else if (r->o.r.cmd && session__command_status(r->s, &st))
 		compare__note(&r->c, "the command %s %d before every window ran",
@@ -326,7 +328,7 @@ static int finish(struct compare_run *r)
 
 int compare_main(int argc, char **argv)
 {
-	struct compare_run r = { .loop = { .epfd = -1, .sigfd = -1 } };
+	struct compare_run r = {};
 	bool analysable = false;
 	sigset_t orig;
 	int err;
@@ -348,7 +350,7 @@ int compare_main(int argc, char **argv)
 		err = start(&r, &orig);
 	}
 	if (!err)
-		err = cmd_loop__run(&r.loop, r.o.r.duration);
+		err = cmd_loop__run(r.loop, r.o.r.duration);
 	r.failed = err != 0;
 	if (err && analysable)
 		compare__note(&r.c, "the run stopped on an error (%s): see the messages above",
@@ -367,7 +369,7 @@ int compare_main(int argc, char **argv)
 	}
 	if (analysable)
 		compare__free(&r.c);
-	cmd_loop__close(&r.loop);
+	cmd_loop__free(r.loop);
 	compare_opts__free(&r.o);
 	return err ? 1 : 0;
 }

@@ -12,10 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/epoll.h>
-#include <sys/signalfd.h>
-#include "clock.h"
 #include "log.h"
+#include "loop.h"
 #include "preflight.h"
 #include "record.h"
 #include "record_opts.h"
@@ -23,14 +21,12 @@
 #include "session.h"
 #include "util/safe_file.h"
 
-#define POLL_MS 100
-
 struct record {
 	struct record_opts o;
 	struct session *s;
 	struct out_dir out;	/* -o, and which of its folders this run made */
 	char agent[PATH_MAX];	/* --cupti: the agent the command loads, or -p brings in */
-	struct cmd_loop loop;
+	struct cmd_loop *loop;
 	bool status_tty;	/* the status line is redrawn in place */
 	bool told_remade;	/* said that -o was removed and made again */
 };
@@ -75,73 +71,6 @@ static int preflight(struct record *r)
 	return preflight__run(&req, &r->out);
 }
 
-/* SIGINT back to its default first: see record.h. */
-static int block_signals(sigset_t *orig)
-{
-	sigset_t mask;
-	int fd;
-
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &mask, orig))
-		return -errno;
-	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	return fd < 0 ? -errno : fd;
-}
-
-int cmd_loop__init(struct cmd_loop *l, struct session *s, sigset_t *orig)
-{
-	struct epoll_event sev = { .events = EPOLLIN, .data.u32 = 1 };
-	struct epoll_event eev = { .events = EPOLLIN, .data.u32 = 2 };
-
-	l->s = s;
-	l->sigfd = block_signals(orig);
-	if (l->sigfd < 0)
-		return l->sigfd;
-	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (l->epfd < 0 || epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->sigfd, &sev) ||
-	    epoll_ctl(l->epfd, EPOLL_CTL_ADD, session__fd(s), &eev))
-		return -errno;
-	return 0;
-}
-
-int cmd_loop__run(struct cmd_loop *l, double duration)
-{
-	uint64_t deadline = duration > 0 ? clock_mono_ns() + (uint64_t)(duration * 1e9) : 0;
-	struct epoll_event evs[4];
-	struct signalfd_siginfo si;
-	int err = 0;
-
-	while (!err && !l->stop && session__alive(l->s)) {
-		int n = epoll_wait(l->epfd, evs, 4, session__busy(l->s) ? 0 : POLL_MS);
-
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		for (int k = 0; k < n; k++)
-			while (evs[k].data.u32 == 1 && read(l->sigfd, &si, sizeof(si)) == sizeof(si))
-				if (si.ssi_signo != SIGCHLD) /* the pidfd tells */
-					l->stop = true;
-		err = session__dispatch(l->s);
-		if (deadline && clock_mono_ns() >= deadline)
-			l->stop = l->timed_out = true;
-	}
-	return err;
-}
-
-void cmd_loop__close(struct cmd_loop *l)
-{
-	if (l->epfd >= 0)
-		close(l->epfd);
-	if (l->sigfd >= 0)
-		close(l->sigfd);
-	l->epfd = l->sigfd = -1;
-}
-
 static int start_targets(struct record *r, const sigset_t *orig)
 {
 	int err;
@@ -165,7 +94,7 @@ static int exit_code(struct record *r, int err)
 	if (err)
 		return 1;
 	/* A command that --duration ended did what was asked of it. */
-	if (r->loop.timed_out)
+	if (r->loop && cmd_loop__timed_out(r->loop))
 		return 0;
 	if (r->o.cmd && r->s && session__command_status(r->s, &st))
 		return (st & 0xff00) ? (st >> 8) & 0xff : (st ? 128 + st : 0);
@@ -234,7 +163,10 @@ static int start(struct record *r, sigset_t *orig)
 	r->s = session__new(&so, &h);
 	if (!r->s)
 		return -errno;
-	err = cmd_loop__init(&r->loop, r->s, orig);
+	r->loop = cmd_loop__new(orig);
+	if (!r->loop)
+		return -errno;
+	err = cmd_loop__set_session(r->loop, r->s);
 	if (!err)
 		err = start_targets(r, orig);
 	return err;
@@ -242,7 +174,7 @@ static int start(struct record *r, sigset_t *orig)
 
 int record_main(int argc, char **argv)
 {
-	struct record r = { .loop = { .epfd = -1, .sigfd = -1 } };
+	struct record r = {};
 	sigset_t orig;
 	int err;
 
@@ -258,7 +190,7 @@ int record_main(int argc, char **argv)
 	if (!err)
 		err = start(&r, &orig);
 	if (!err) {
-		err = cmd_loop__run(&r.loop, r.o.duration);
+		err = cmd_loop__run(r.loop, r.o.duration);
 		/* Like perf record: a command still running gets SIGTERM, then SIGKILL. */
 		session__end_command(r.s);
 		err = session__finish(r.s) ?: err;
@@ -268,7 +200,7 @@ int record_main(int argc, char **argv)
 	/* A run that recorded nothing leaves no folder it made behind. */
 	if (err)
 		out_dir__undo(&r.out);
-	cmd_loop__close(&r.loop);
+	cmd_loop__free(r.loop);
 	record_opts__free(&r.o);
 	return err;
 }
