@@ -4,6 +4,8 @@
  * workload (root): a process attached with a plan that records nothing until
  * a window is asked for (session__window), time slices standing in for steps,
  * a mode per cycle and a folder per cycle from hooks, and a detach at run time.
+ * Hooks and session__target see the target's public view (its pid and rank);
+ * traces are named by the host the session finds, or the one a test gives.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,9 +33,10 @@ struct seen {
 	struct cycle_info last;
 	char path[PATH_MAX];	/* the last trace's: cycle_info's is the hook's to read only */
 	enum window_mode mode_of_next;
+	struct session_target last_target;	/* the view the last cycle_done hook was given */
 };
 
-static int hook_dir(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len)
+static int hook_dir(void *ctx, const struct session_target *t, uint32_t k, char *buf, size_t len)
 {
 	struct seen *s = ctx;
 
@@ -42,7 +45,7 @@ static int hook_dir(void *ctx, const struct target *t, uint32_t k, char *buf, si
 	return 0;
 }
 
-static enum window_mode hook_mode(void *ctx, const struct target *t, uint32_t k)
+static enum window_mode hook_mode(void *ctx, const struct session_target *t, uint32_t k)
 {
 	struct seen *s = ctx;
 
@@ -51,17 +54,17 @@ static enum window_mode hook_mode(void *ctx, const struct target *t, uint32_t k)
 	return s->mode_of_next;
 }
 
-static void hook_cycle(void *ctx, const struct target *t, const struct cycle_info *ci)
+static void hook_cycle(void *ctx, const struct session_target *t, const struct cycle_info *ci)
 {
 	struct seen *s = ctx;
 
-	(void)t;
 	s->cycles++;
 	s->last = *ci;
+	s->last_target = *t;
 	snprintf(s->path, sizeof(s->path), "%s", ci->path ? ci->path : "");
 }
 
-static void hook_step(void *ctx, const struct target *t, const struct cycle_step_info *si)
+static void hook_step(void *ctx, const struct session_target *t, const struct cycle_step_info *si)
 {
 	struct seen *s = ctx;
 
@@ -70,7 +73,7 @@ static void hook_step(void *ctx, const struct target *t, const struct cycle_step
 	s->steps++;
 }
 
-static void hook_exited(void *ctx, const struct target *t)
+static void hook_exited(void *ctx, const struct session_target *t)
 {
 	struct seen *s = ctx;
 
@@ -91,19 +94,21 @@ static void remove_dir(const char *dir)
 	nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
 }
 
-/* The test workload, launching 9 times a step (every 20 ms), and stepping. */
-static pid_t start_workload(int iters)
+/* The test workload, launching 9 times a step (every 20 ms), and stepping; RANK=rank. */
+static pid_t start_workload(int iters, int rank)
 {
-	char exe[PATH_MAX], iters_s[16];
+	char exe[PATH_MAX], iters_s[16], rank_s[16];
 	pid_t pid;
 
 	snprintf(exe, sizeof(exe), "%s/.output/workloads/basic", getenv("CUPROBE_ROOT") ?: ".");
 	snprintf(iters_s, sizeof(iters_s), "%d", iters);
+	snprintf(rank_s, sizeof(rank_s), "%d", rank);
 	pid = fork();
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 
 		dup2(null, STDERR_FILENO);
+		setenv("RANK", rank_s, 1);
 		execl(exe, exe, "--steps", "--threads", "1", "--sleep-ms", "20", "--iters", iters_s,
 		      (char *)NULL);
 		_exit(127);
@@ -122,10 +127,12 @@ static pid_t start_workload(int iters)
 		(cond);                                                                         \
 	})
 
-static struct session *new_session(struct seen *seen, const struct target_plan *plan)
+/* host: the traces' host name, NULL for the machine's own. */
+static struct session *new_session(struct seen *seen, const struct target_plan *plan,
+				   const char *host)
 {
 	struct session_opts o = {
-		.host = "test", .ringbuf_bytes = 1 << 20, .modes = 1u << MODE_BPF | 1u << MODE_OFF,
+		.host = host, .ringbuf_bytes = 1 << 20, .modes = 1u << MODE_BPF | 1u << MODE_OFF,
 		.steps = plan->step != NULL, .plan = *plan,
 	};
 	struct session_hooks h = {
@@ -149,16 +156,24 @@ static void test_window_on_demand(void **state)
 		.sched = { .skip_first = UINT32_MAX, .active = 1 },
 	};
 	struct seen seen = { .mode_of_next = MODE_BPF };
+	struct session_target v = { .pid = -1 };
+	char prefix[64];
 	struct session *s;
 	pid_t pid;
 
 	(void)state;
 	assert_int_equal(step_spec__parse("cuprobe_step", &step, err, sizeof(err)), 0);
-	s = new_session(&seen, &plan);
+	s = new_session(&seen, &plan, "test");
 	assert_non_null(s);
-	pid = start_workload(60);
+	pid = start_workload(60, 3);
 	usleep(300000);
+	assert_int_equal(session__target(s, pid, NULL), -ESRCH);
 	assert_int_equal(session__attach(s, pid), 0);
+	/* The public view: the pid, the rank from its environment, no agent mapped. */
+	assert_int_equal(session__target(s, pid, &v), 0);
+	assert_int_equal(v.pid, pid);
+	assert_int_equal(v.rank, 3);
+	assert_false(v.agent);
 	assert_true(RUN_UNTIL(s, seen.steps >= 3, 3000));
 	assert_int_equal(seen.cycles, 0);
 	/* The window: a warmup step, then two active ones; the daemon asks for it per call. */
@@ -169,6 +184,12 @@ static void test_window_on_demand(void **state)
 	assert_non_null(seen.last.path);
 	assert_int_equal(seen.last.last_step - seen.last.first_step, 1);
 	assert_int_equal(seen.last.launches + seen.last.drops, 18);
+	assert_int_equal(seen.last_target.pid, pid);
+	assert_int_equal(seen.last_target.rank, 3);
+	/* The trace is named by the host the test gave. */
+	snprintf(prefix, sizeof(prefix), "test_%d.", (int)pid);
+	assert_non_null(strrchr(seen.path, '/'));
+	assert_memory_equal(strrchr(seen.path, '/') + 1, prefix, strlen(prefix));
 	/* Then nothing more until another window. */
 	assert_false(RUN_UNTIL(s, seen.cycles > 1, 300));
 	assert_int_equal(session__window(s, pid, 1, 1, MODE_BPF), 0);
@@ -177,7 +198,7 @@ static void test_window_on_demand(void **state)
 	/* A detach at run time: the target goes, the process runs on. */
 	assert_int_equal(session__detach(s, pid), 0);
 	assert_int_equal(seen.exited, 1);
-	assert_true(RUN_UNTIL(s, !session__target(s, pid), 1000));
+	assert_true(RUN_UNTIL(s, session__target(s, pid, NULL) == -ESRCH, 1000));
 	assert_int_equal(session__detach(s, pid), -ESRCH);
 	assert_int_equal(kill(pid, 0), 0);
 	kill(pid, SIGKILL);
@@ -196,13 +217,14 @@ static void test_time_slices_and_modes(void **state)
 		.sched = { .wait = 1, .warmup = 1, .active = 2, .repeat = 2 },
 	};
 	struct seen seen = { .mode_of_next = MODE_OFF };
+	char host[200] = "", prefix[256];
 	struct session *s;
 	pid_t pid;
 
 	(void)state;
-	s = new_session(&seen, &plan);
+	s = new_session(&seen, &plan, NULL);
 	assert_non_null(s);
-	pid = start_workload(100);
+	pid = start_workload(100, 0);
 	usleep(300000);
 	assert_int_equal(session__attach(s, pid), 0);
 	/* The first window in MODE_OFF: told, with no trace. */
@@ -216,6 +238,11 @@ static void test_time_slices_and_modes(void **state)
 	/* Two slices of 100 ms, a launch burst of 9 every ~20 ms: tens of launches. */
 	assert_true(seen.last.launches >= 45);
 	assert_int_equal(access(seen.path, R_OK), 0);
+	/* No host given: the session names the trace by this machine's. */
+	assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
+	snprintf(prefix, sizeof(prefix), "%s_%d.", host, (int)pid);
+	assert_non_null(strrchr(seen.path, '/'));
+	assert_memory_equal(strrchr(seen.path, '/') + 1, prefix, strlen(prefix));
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	RUN_UNTIL(s, seen.exited == 1, 1000);

@@ -15,20 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "clock.h"
 #include "compare.h"
 #include "compare_cmd.h"
 #include "compare_opts.h"
 #include "log.h"
+#include "loop.h"
 #include "preflight.h"
-#include "record.h"
 #include "safe_file.h"
 #include "session.h"
-#include "target.h"
 
 #define DEFAULT_PARENT "cuprobe-compare"
 
@@ -38,13 +34,12 @@ struct compare_run {
 	struct session *s;
 	struct out_dir out;
 	char out_path[PATH_MAX];
-	char host[256];
 	char agent[PATH_MAX];
-	struct cmd_loop loop;
+	struct cmd_loop *loop;
 	bool done, failed;
 };
 
-static enum window_mode hook_mode(void *ctx, const struct target *t, uint32_t k)
+static enum window_mode hook_mode(void *ctx, const struct session_target *t, uint32_t k)
 {
 	struct compare_run *r = ctx;
 
@@ -53,7 +48,8 @@ static enum window_mode hook_mode(void *ctx, const struct target *t, uint32_t k)
 }
 
 /* Window k goes to OUT/<mode>/run_<j>, j counting that mode's windows. */
-static int hook_dir(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len)
+static int hook_dir(void *ctx, const struct session_target *t, uint32_t k, char *buf,
+		    size_t len)
 {
 	struct compare_run *r = ctx;
 	int n;
@@ -67,7 +63,8 @@ static int hook_dir(void *ctx, const struct target *t, uint32_t k, char *buf, si
 	return n < (int)len ? 0 : -ENAMETOOLONG;
 }
 
-static void hook_step(void *ctx, const struct target *t, const struct cycle_step_info *si)
+static void hook_step(void *ctx, const struct session_target *t,
+		      const struct cycle_step_info *si)
 {
 	struct compare_run *r = ctx;
 
@@ -75,16 +72,18 @@ static void hook_step(void *ctx, const struct target *t, const struct cycle_step
 		p_warn("out of memory: step %lu of pid %d not kept", (unsigned long)si->step, t->pid);
 }
 
-static void hook_cycle(void *ctx, const struct target *t, const struct cycle_info *ci)
+static void hook_cycle(void *ctx, const struct session_target *t, const struct cycle_info *ci)
 {
 	struct compare_run *r = ctx;
 
-	if (compare__window(&r->c, t->pid, ci, t->facts.agent_found))
+	if (compare__window(&r->c, t->pid, ci, t->agent))
 		p_warn("out of memory: window %u of pid %d not kept", ci->k, t->pid);
 	p_info("pid %d: window %u of %zu (%s) done%s", t->pid, ci->k + 1, r->c.norder,
 	       compare_mode_name(ci->mode), ci->partial ? ", cut short" : "");
-	if (compare__complete(&r->c))
-		r->done = r->loop.stop = true;
+	if (compare__complete(&r->c)) {
+		r->done = true;
+		cmd_loop__stop(r->loop);
+	}
 }
 
 /* The first free cuprobe-compare/<n>. */
@@ -101,24 +100,14 @@ static int default_output(char *buf, size_t len)
 	return -EEXIST;
 }
 
-static int preflight(struct compare_run *r)
+/* -o, or the first free cuprobe-compare/<n>; never an earlier compare's folder. */
+static int choose_out(void *ctx, const char **out)
 {
+	struct compare_run *r = ctx;
 	struct stat st;
-	char path[PATH_MAX + 16], msg[256];
+	char path[PATH_MAX + 16];
 	int err;
 
-	err = preflight_privileges();
-	if (!err)
-		err = preflight_btf();
-	for (size_t i = 0; i < r->o.r.npids && !err; i++) {
-		err = target_check_pid(r->o.r.pids[i], msg, sizeof(msg));
-		if (err)
-			p_err("-p: %s", msg);
-	}
-	if (!err && r->o.r.has_step)
-		err = preflight_step_spec(&r->o.r.step);
-	if (err)
-		return err;
 	if (r->o.has_output)
 		snprintf(r->out_path, sizeof(r->out_path), "%s", r->o.r.output);
 	else if ((err = default_output(r->out_path, sizeof(r->out_path))))
@@ -130,7 +119,19 @@ static int preflight(struct compare_run *r)
 		      "-o out for a new cuprobe-compare/<n>", r->out_path);
 		return -EEXIST;
 	}
-	return preflight_output(r->out_path, &r->out);
+	*out = r->out_path;
+	return 0;
+}
+
+static int preflight(struct compare_run *r)
+{
+	struct preflight_req req = {
+		.pids = r->o.r.pids, .npids = r->o.r.npids,
+		.step = r->o.r.has_step ? &r->o.r.step : NULL,
+		.choose_out = choose_out, .ctx = r,
+	};
+
+	return preflight__run(&req, &r->out);
 }
 
 /* The folders of the probe modes' traces: the session makes only their run_<k>. */
@@ -176,14 +177,14 @@ static void setup_compare(struct compare_run *r)
 
 	for (size_t i = 0; i < r->o.nmodes; i++) {
 		if (r->o.modes[i] == MODE_CUPTI && r->o.r.cmd &&
-		    find_agent(r->agent, sizeof(r->agent))) {
+		    preflight_agent(r->agent, sizeof(r->agent))) {
 			no_agent = true;
 			continue;
 		}
 		cfg.modes[cfg.nmodes++] = r->o.modes[i];
 	}
 	/* -p: the agent is brought into processes that lack it, when found. */
-	if (r->o.r.npids && find_agent(r->agent, sizeof(r->agent)))
+	if (r->o.r.npids && preflight_agent(r->agent, sizeof(r->agent)))
 		r->agent[0] = '\0';
 	compare__init(&r->c, &cfg);
 	if (no_agent)
@@ -198,7 +199,6 @@ static void setup_compare(struct compare_run *r)
 static int start(struct compare_run *r, sigset_t *orig)
 {
 	struct session_opts so = {
-		.host = r->host,
 		.ringbuf_bytes = r->o.r.ringbuf_bytes,
 		.steps = r->o.r.has_step,
 		.cupti_wait = r->o.r.cupti_wait,
@@ -222,17 +222,20 @@ static int start(struct compare_run *r, sigset_t *orig)
 
 	for (size_t i = 0; i < r->c.cfg.nmodes; i++)
 		so.modes |= 1u << r->c.cfg.modes[i];
-	if (!r->o.r.cmd && r->c.res[MODE_CUPTI].selected && r->agent[0])
+	/* The command loads it, or it is brought into the processes that lack it. */
+	if (r->c.res[MODE_CUPTI].selected && r->agent[0])
 		so.agent = r->agent;
 	r->s = session__new(&so, &h);
 	if (!r->s)
 		return -errno;
-	err = cmd_loop__init(&r->loop, r->s, orig);
+	r->loop = cmd_loop__new(orig);
+	if (!r->loop)
+		return -errno;
+	err = cmd_loop__set_session(r->loop, r->s);
 	if (err)
 		return err;
 	if (r->o.r.cmd)
-		return session__spawn(r->s, r->o.r.cmd,
-				      r->c.res[MODE_CUPTI].selected ? r->agent : NULL, orig);
+		return session__spawn(r->s, r->o.r.cmd, orig);
 	for (size_t i = 0; i < r->o.r.npids; i++)
 		if ((err = session__attach(r->s, r->o.r.pids[i])))
 			return err;
@@ -285,9 +288,9 @@ static void note_end(struct compare_run *r)
 	r->c.ended_early = true;
 	if (r->failed)
 		return;
-	if (r->loop.timed_out)
+	if (r->loop && cmd_loop__timed_out(r->loop))
 		compare__note(&r->c, "--duration ended the run before every window ran");
-	else if (r->loop.stop)
+	else if (r->loop && cmd_loop__signalled(r->loop))
 		compare__note(&r->c, "a signal ended the run before every window ran");
 	else if (r->o.r.cmd && session__command_status(r->s, &st))
 		compare__note(&r->c, "the command %s %d before every window ran",
@@ -325,7 +328,7 @@ static int finish(struct compare_run *r)
 
 int compare_main(int argc, char **argv)
 {
-	struct compare_run r = { .loop = { .epfd = -1, .sigfd = -1 } };
+	struct compare_run r = {};
 	bool analysable = false;
 	sigset_t orig;
 	int err;
@@ -337,7 +340,6 @@ int compare_main(int argc, char **argv)
 	}
 	log_level = r.o.r.quiet ? LOG_WARN : r.o.r.verbose ? LOG_DEBUG : LOG_INFO;
 	log_setup_libbpf();
-	gethostname(r.host, sizeof(r.host) - 1);
 	err = preflight(&r);
 	if (!err) {
 		setup_compare(&r);
@@ -348,13 +350,13 @@ int compare_main(int argc, char **argv)
 		err = start(&r, &orig);
 	}
 	if (!err)
-		err = cmd_loop__run(&r.loop, r.o.r.duration);
+		err = cmd_loop__run(r.loop, r.o.r.duration);
 	r.failed = err != 0;
 	if (err && analysable)
 		compare__note(&r.c, "the run stopped on an error (%s): see the messages above",
 			      strerror(-err));
 	if (r.s) {
-		session__end_command(r.s, 3000);
+		session__end_command(r.s);
 		err = session__finish(r.s) ?: err;
 	}
 	/* What ran is written even when the run failed part-way. */
@@ -367,7 +369,7 @@ int compare_main(int argc, char **argv)
 	}
 	if (analysable)
 		compare__free(&r.c);
-	cmd_loop__close(&r.loop);
+	cmd_loop__free(r.loop);
 	compare_opts__free(&r.o);
 	return err ? 1 : 0;
 }

@@ -5,8 +5,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "cycle.h"
 #include "record_opts.h"
+#include "session_types.h"
 
 struct compare_opts {
 	struct record_opts r;	/* -o, -p, --step, --duration, ... as record has them */

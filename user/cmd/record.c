@@ -12,35 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/epoll.h>
-#include <sys/signalfd.h>
-#include "clock.h"
-#include "cycle.h"
 #include "log.h"
+#include "loop.h"
 #include "preflight.h"
 #include "record.h"
 #include "record_opts.h"
 #include "schedule_parse.h"
 #include "session.h"
-#include "step.h"
-#include "target.h"
 #include "util/safe_file.h"
-
-#define POLL_MS 100
 
 struct record {
 	struct record_opts o;
 	struct session *s;
 	struct out_dir out;	/* -o, and which of its folders this run made */
-	char host[256];
-	char agent[PATH_MAX];	/* --cupti -- COMMAND: the agent the command loads */
-	struct cmd_loop loop;
+	char agent[PATH_MAX];	/* --cupti: the agent the command loads, or -p brings in */
+	struct cmd_loop *loop;
 	bool status_tty;	/* the status line is redrawn in place */
 	bool told_remade;	/* said that -o was removed and made again */
 };
 
-static void print_status(void *ctx, const struct target *t, const struct cycle_status *st,
-			 bool changed)
+static void print_status(void *ctx, const struct session_target *t,
+			 const struct cycle_status *st, bool changed)
 {
 	struct record *r = ctx;
 	char cyc[32] = "";
@@ -59,154 +51,24 @@ static void print_status(void *ctx, const struct target *t, const struct cycle_s
 		       schedule_phase_name(st->phase), cyc, (unsigned long)st->launches);
 }
 
-/* The agent library for --cupti -- COMMAND: CUPROBE_AGENT, or beside the cuprobe binary. */
-int find_agent(char *buf, size_t len)
-{
-	static const char *const rel[] = { "", ".output/", "../lib/cuprobe/" };
-	const char *env = getenv("CUPROBE_AGENT");
-	char exe[PATH_MAX], *slash;
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return access(buf, R_OK) ? -errno : 0;
-	}
-	if (!realpath("/proc/self/exe", exe) || !(slash = strrchr(exe, '/')))
-		return -ENOENT;
-	slash[1] = '\0';
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		if (snprintf(buf, len, "%.*s%slibcuprobe-agent.so", (int)(len / 2), exe, rel[i]) <
-			    (int)len &&
-		    !access(buf, R_OK))
-			return 0;
-	}
-	return -ENOENT;
-}
-
-/* A step probe in a named file is checked now; elsewhere it may come with a library. */
-static int preflight_step(struct record *r)
-{
-	if (r->o.has_schedule && r->o.sched.warmup == 0)
-		p_warn("warmup=0: launch probes attach only as the first active step begins, so "
-		       "its first launches can be missed (torch.profiler warns likewise)");
-	return preflight_step_spec(&r->o.step);
-}
-
-int preflight_step_spec(const struct step_spec *st)
-{
-	struct step_sites sites;
-	char close[512] = "";
-	int found;
-
-	if (!st->object || !strchr(st->object, '/'))
-		return 0;
-	found = step_spec__find(st, st->object, &sites);
-	if (found > 0)
-		return 0;
-	if (found < 0) {
-		p_err("--step: cannot read %s: %s; check the path", st->object, strerror(-found));
-		return found;
-	}
-	step_spec__suggest(st, st->object, close, sizeof(close));
-	p_err("--step: %s not found in %s%s%s; check the name (nm -D %s%s)", step_spec__str(st),
-	      st->object, close[0] ? "; close matches: " : "", close, st->object,
-	      st->kind == STEP_USDT ? ", readelf -n for USDT probes" : "");
-	return -ENOENT;
-}
-
 static int preflight(struct record *r)
 {
-	char msg[256];
-	int err;
+	struct preflight_req req = {
+		.pids = r->o.pids, .npids = r->o.npids,
+		.step = r->o.has_step ? &r->o.step : NULL,
+		.sched = r->o.has_schedule ? &r->o.sched : NULL,
+		.out = r->o.output,
+	};
 
-	if (r->o.cupti && r->o.cmd && find_agent(r->agent, sizeof(r->agent))) {
+	if (r->o.cupti && r->o.cmd && preflight_agent(r->agent, sizeof(r->agent))) {
 		p_err("--cupti: libcuprobe-agent.so is not next to cuprobe (nor in .output/ or "
 		      "../lib/cuprobe/): build it (make), or set CUPROBE_AGENT=/path/to/it");
 		return -ENOENT;
 	}
 	/* -p: the agent is brought into processes that lack it, when found. */
-	if (r->o.cupti && !r->o.cmd && find_agent(r->agent, sizeof(r->agent)))
+	if (r->o.cupti && !r->o.cmd && preflight_agent(r->agent, sizeof(r->agent)))
 		r->agent[0] = '\0';
-	err = preflight_privileges();
-	if (!err)
-		err = preflight_btf();
-	/* Bad PIDs are said before anything is made on disk. */
-	for (size_t i = 0; i < r->o.npids && !err; i++) {
-		err = target_check_pid(r->o.pids[i], msg, sizeof(msg));
-		if (err)
-			p_err("-p: %s", msg);
-	}
-	if (!err && r->o.has_step)
-		err = preflight_step(r);
-	if (!err)
-		err = preflight_output(r->o.output, &r->out);
-	return err;
-}
-
-/* SIGINT back to its default first: see record.h. */
-static int block_signals(sigset_t *orig)
-{
-	sigset_t mask;
-	int fd;
-
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &mask, orig))
-		return -errno;
-	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	return fd < 0 ? -errno : fd;
-}
-
-int cmd_loop__init(struct cmd_loop *l, struct session *s, sigset_t *orig)
-{
-	struct epoll_event sev = { .events = EPOLLIN, .data.u32 = 1 };
-	struct epoll_event eev = { .events = EPOLLIN, .data.u32 = 2 };
-
-	l->s = s;
-	l->sigfd = block_signals(orig);
-	if (l->sigfd < 0)
-		return l->sigfd;
-	l->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (l->epfd < 0 || epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->sigfd, &sev) ||
-	    epoll_ctl(l->epfd, EPOLL_CTL_ADD, session__fd(s), &eev))
-		return -errno;
-	return 0;
-}
-
-int cmd_loop__run(struct cmd_loop *l, double duration)
-{
-	uint64_t deadline = duration > 0 ? clock_mono_ns() + (uint64_t)(duration * 1e9) : 0;
-	struct epoll_event evs[4];
-	struct signalfd_siginfo si;
-	int err = 0;
-
-	while (!err && !l->stop && session__alive(l->s)) {
-		int n = epoll_wait(l->epfd, evs, 4, session__busy(l->s) ? 0 : POLL_MS);
-
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		for (int k = 0; k < n; k++)
-			while (evs[k].data.u32 == 1 && read(l->sigfd, &si, sizeof(si)) == sizeof(si))
-				if (si.ssi_signo != SIGCHLD) /* the pidfd tells */
-					l->stop = true;
-		err = session__dispatch(l->s);
-		if (deadline && clock_mono_ns() >= deadline)
-			l->stop = l->timed_out = true;
-	}
-	return err;
-}
-
-void cmd_loop__close(struct cmd_loop *l)
-{
-	if (l->epfd >= 0)
-		close(l->epfd);
-	if (l->sigfd >= 0)
-		close(l->sigfd);
-	l->epfd = l->sigfd = -1;
+	return preflight__run(&req, &r->out);
 }
 
 static int start_targets(struct record *r, const sigset_t *orig)
@@ -214,7 +76,7 @@ static int start_targets(struct record *r, const sigset_t *orig)
 	int err;
 
 	if (r->o.cmd)
-		return session__spawn(r->s, r->o.cmd, r->agent, orig);
+		return session__spawn(r->s, r->o.cmd, orig);
 	for (size_t i = 0; i < r->o.npids; i++) {
 		err = session__attach(r->s, r->o.pids[i]);
 		if (err)
@@ -232,7 +94,7 @@ static int exit_code(struct record *r, int err)
 	if (err)
 		return 1;
 	/* A command that --duration ended did what was asked of it. */
-	if (r->loop.timed_out)
+	if (r->loop && cmd_loop__timed_out(r->loop))
 		return 0;
 	if (r->o.cmd && r->s && session__command_status(r->s, &st))
 		return (st & 0xff00) ? (st >> 8) & 0xff : (st ? 128 + st : 0);
@@ -262,7 +124,8 @@ static void remake_output(struct record *r)
 }
 
 /* Cycle k of every process goes to OUT/run_<k>, after the runs already there. */
-static int cycle_dir(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len)
+static int cycle_dir(void *ctx, const struct session_target *t, uint32_t k, char *buf,
+		     size_t len)
 {
 	struct record *r = ctx;
 
@@ -276,12 +139,12 @@ static int start(struct record *r, sigset_t *orig)
 {
 	enum window_mode mode = r->o.cupti ? MODE_CUPTI : r->o.latency ? MODE_LATENCY : MODE_BPF;
 	struct session_opts so = {
-		.host = r->host,
 		.ringbuf_bytes = r->o.ringbuf_bytes,
 		.modes = 1u << mode,
 		.steps = r->o.has_step,
 		.cupti_wait = r->o.cupti_wait,
 		.stack = r->o.stack,
+		.agent = r->o.cupti && r->agent[0] ? r->agent : NULL,
 		.plan = {
 			.step = r->o.has_step ? &r->o.step : NULL,
 			.sched = r->o.sched,
@@ -291,7 +154,6 @@ static int start(struct record *r, sigset_t *orig)
 		},
 	};
 	struct session_hooks h = { .ctx = r, .step = print_status, .cycle_dir = cycle_dir };
-	so.agent = r->o.cupti && r->agent[0] ? r->agent : NULL;
 	int err;
 
 	/* --step alone: every step is recorded, all in one cycle. */
@@ -301,7 +163,10 @@ static int start(struct record *r, sigset_t *orig)
 	r->s = session__new(&so, &h);
 	if (!r->s)
 		return -errno;
-	err = cmd_loop__init(&r->loop, r->s, orig);
+	r->loop = cmd_loop__new(orig);
+	if (!r->loop)
+		return -errno;
+	err = cmd_loop__set_session(r->loop, r->s);
 	if (!err)
 		err = start_targets(r, orig);
 	return err;
@@ -309,7 +174,7 @@ static int start(struct record *r, sigset_t *orig)
 
 int record_main(int argc, char **argv)
 {
-	struct record r = { .loop = { .epfd = -1, .sigfd = -1 } };
+	struct record r = {};
 	sigset_t orig;
 	int err;
 
@@ -320,15 +185,14 @@ int record_main(int argc, char **argv)
 	}
 	log_level = r.o.quiet ? LOG_WARN : r.o.verbose ? LOG_DEBUG : LOG_INFO;
 	log_setup_libbpf();
-	gethostname(r.host, sizeof(r.host) - 1);
 	r.status_tty = isatty(STDERR_FILENO);
 	err = preflight(&r);
 	if (!err)
 		err = start(&r, &orig);
 	if (!err) {
-		err = cmd_loop__run(&r.loop, r.o.duration);
+		err = cmd_loop__run(r.loop, r.o.duration);
 		/* Like perf record: a command still running gets SIGTERM, then SIGKILL. */
-		session__end_command(r.s, 3000);
+		session__end_command(r.s);
 		err = session__finish(r.s) ?: err;
 	}
 	err = exit_code(&r, err);
@@ -336,7 +200,7 @@ int record_main(int argc, char **argv)
 	/* A run that recorded nothing leaves no folder it made behind. */
 	if (err)
 		out_dir__undo(&r.out);
-	cmd_loop__close(&r.loop);
+	cmd_loop__free(r.loop);
 	record_opts__free(&r.o);
 	return err;
 }

@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "compare_stats.h"
-#include "cycle.h"
 #include "report/model.h"
+#include "session_types.h"
 #include "util/vec.h"
 
 struct compare_config {

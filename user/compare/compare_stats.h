@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "cycle.h"
+#include "session_types.h"
 
 /* Fewer samples than this in either mode: no confidence interval is given. */
 #define COMPARE_MIN_CI_SAMPLES 5

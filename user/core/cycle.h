@@ -18,59 +18,10 @@
 #include <sys/types.h>
 #include "cuprobe.h"
 #include "schedule.h"
+#include "session_types.h"
 
 struct target;
 struct proc_cycles;
-
-/* What a window attaches from its warmup step to its end. */
-enum window_mode {
-	MODE_OFF,	/* the step probe only: a baseline */
-	MODE_BPF,	/* launch probes */
-	MODE_CUPTI,	/* launch probes and the agent's CUPTI records */
-	MODE_LATENCY,	/* launch and return probes */
-	MODE__COUNT,
-};
-
-/* A step that ended. */
-struct cycle_step_info {
-	uint64_t step;
-	uint32_t phase;
-	uint32_t cycle;		/* the cycle it belongs to, when it is not NONE */
-	enum window_mode mode;	/* that cycle's */
-	uint64_t start_mono, end_mono;
-	int64_t hits;		/* launch probe hits in it, -1 when not known */
-	bool partial;		/* cut short by the end of the recording */
-};
-
-/* A cycle that was written, or failed to be. */
-struct cycle_info {
-	uint32_t k;
-	enum window_mode mode;
-	const char *path;	/* the trace, valid during the hook; NULL when none was written
-				 * (MODE_OFF, or err) */
-	int err;		/* -errno: the trace could not be made or written, the cycle
-				 * is lost (nothing of it stays); its launches are counted */
-	const char *failed_path;	/* with err: the folder or file, valid during the hook */
-	uint64_t launches, drops, hits;
-	uint64_t start_mono, end_mono;
-	int64_t first_step, last_step;	/* -1 without steps */
-	bool partial;
-	const char *cut;		/* NULL, or the bound it reached ("launches", "bytes") */
-	uint64_t cut_launches;		/* launches after the cut: counted, not written */
-};
-
-/* How run folders and traces are made: private (0700, 0600) unless said otherwise. */
-struct out_mode {
-	mode_t file, dir;	/* 0: 0600 and 0700 */
-	gid_t gid;		/* their group, when share_group */
-	bool share_group;
-};
-
-/* A cycle's size bounds; 0: none. A cycle that reaches one is cut there (cycle_cut). */
-struct cycle_bounds {
-	uint64_t launches;	/* launches written */
-	uint64_t bytes;		/* bytes of trace written (modes that write as they go) */
-};
 
 struct cycle_env {
 	const char *host;
@@ -99,16 +50,6 @@ struct cycle_counts {
 	uint64_t drops;		/* launches lost */
 	uint64_t nested;	/* nested entries skipped */
 	uint64_t stale;		/* hits of an earlier window's links */
-};
-
-struct cycle_status {
-	uint64_t step;
-	uint32_t phase;
-	uint32_t cycle;
-	uint32_t next_cycle;	/* the cycle the next warmup begins */
-	enum window_mode mode;	/* the cycle's */
-	uint64_t launches;	/* in this process, all cycles */
-	uint64_t written;	/* cycles written */
 };
 
 /* What a process's steps are. */
@@ -174,11 +115,5 @@ void proc_cycles__hold(struct proc_cycles *pc, uint64_t ns);
 uint32_t proc_cycles__phase(const struct proc_cycles *pc);
 /* The phase of the step k steps after the running one, as the schedule says (steps only). */
 uint32_t proc_cycles__phase_ahead(const struct proc_cycles *pc, uint64_t k);
-
-/* The phase wants launch probes attached: warmup absorbs the attach. */
-static inline bool phase_probes(uint32_t phase)
-{
-	return phase == PHASE_WARMUP || phase_records(phase);
-}
 
 #endif /* CYCLE_H */

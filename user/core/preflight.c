@@ -13,6 +13,9 @@
 #include <linux/capability.h>
 #include "log.h"
 #include "preflight.h"
+#include "schedule.h"
+#include "step.h"
+#include "target.h"
 #include "util/safe_file.h"
 
 static bool has_cap(const struct __user_cap_data_struct *d, int cap)
@@ -104,4 +107,87 @@ int preflight_output(const char *out, struct out_dir *d)
 	closedir(dir);
 	d->run_base = next;
 	return 0;
+}
+
+int preflight_agent(char *buf, size_t len)
+{
+	static const char *const rel[] = { "", ".output/", "../lib/cuprobe/" };
+	const char *env = getenv("CUPROBE_AGENT");
+	char exe[PATH_MAX], *slash;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return access(buf, R_OK) ? -errno : 0;
+	}
+	if (!realpath("/proc/self/exe", exe) || !(slash = strrchr(exe, '/')))
+		return -ENOENT;
+	slash[1] = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		if (snprintf(buf, len, "%.*s%slibcuprobe-agent.so", (int)(len / 2), exe, rel[i]) <
+			    (int)len &&
+		    !access(buf, R_OK))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+/* A step probe in a named file is checked now; elsewhere it may come with a library. */
+static int check_step(const struct step_spec *st)
+{
+	struct step_sites sites;
+	char close[512] = "";
+	int found;
+
+	if (!st->object || !strchr(st->object, '/'))
+		return 0;
+	found = step_spec__find(st, st->object, &sites);
+	if (found > 0)
+		return 0;
+	if (found < 0) {
+		p_err("--step: cannot read %s: %s; check the path", st->object, strerror(-found));
+		return found;
+	}
+	step_spec__suggest(st, st->object, close, sizeof(close));
+	p_err("--step: %s not found in %s%s%s; check the name (nm -D %s%s)", step_spec__str(st),
+	      st->object, close[0] ? "; close matches: " : "", close, st->object,
+	      st->kind == STEP_USDT ? ", readelf -n for USDT probes" : "");
+	return -ENOENT;
+}
+
+static int check_pids(const pid_t *pids, size_t n)
+{
+	char msg[256];
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		err = target_check_pid(pids[i], msg, sizeof(msg));
+		if (err) {
+			p_err("-p: %s", msg);
+			return err;
+		}
+	}
+	return 0;
+}
+
+int preflight__run(const struct preflight_req *r, struct out_dir *d)
+{
+	const char *out = r->out;
+	int err;
+
+	err = preflight_privileges();
+	if (!err)
+		err = preflight_btf();
+	/* Bad PIDs are said before anything is made on disk. */
+	if (!err)
+		err = check_pids(r->pids, r->npids);
+	if (!err && r->step && r->sched && r->sched->warmup == 0)
+		p_warn("warmup=0: launch probes attach only as the first active step begins, so "
+		       "its first launches can be missed (torch.profiler warns likewise)");
+	if (!err && r->step)
+		err = check_step(r->step);
+	if (!err && r->choose_out)
+		err = r->choose_out(r->ctx, &out);
+	if (!err)
+		err = preflight_output(out, d);
+	return err;
 }

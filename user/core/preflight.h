@@ -1,7 +1,17 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* Checks made before anything is attached; each failure says what to do. */
+/*
+ * Checks made before anything is attached; each failure says what to do.
+ * Public, beside session.h: the front-ends call them before session__new,
+ * on their one thread.
+ */
 #ifndef PREFLIGHT_H
 #define PREFLIGHT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct schedule;
+struct step_spec;
 
 /* root, or CAP_BPF and CAP_PERFMON. 0 or -EPERM (message printed). */
 int preflight_privileges(void);
@@ -21,5 +31,36 @@ struct out_dir {
 int preflight_output(const char *out, struct out_dir *d);
 /* Removes the folders preflight_output made, if they are still empty. */
 void out_dir__undo(struct out_dir *d);
+
+/*
+ * The agent library for --cupti: CUPROBE_AGENT, or libcuprobe-agent.so
+ * beside the cuprobe binary (or in .output/ or ../lib/cuprobe/ from it),
+ * into buf. 0, or -errno when none can be read (nothing printed: whether
+ * that is an error is the caller's to say).
+ */
+int preflight_agent(char *buf, size_t len);
+
+/* What a recording command checks before its session starts (preflight__run). */
+struct preflight_req {
+	const pid_t *pids;		/* -p: each must name a process cuprobe may record */
+	size_t npids;
+	const struct step_spec *step;	/* --step (checked now when it names a file); NULL: none */
+	const struct schedule *sched;	/* --schedule as given, NULL when not: warmup=0 warns */
+	const char *out;		/* the output folder, made and checked last */
+	/*
+	 * NULL, or called once the other checks passed, before the folder is
+	 * made: it may choose *out (compare's default folder) or refuse it.
+	 * 0 or -errno, its message printed.
+	 */
+	int (*choose_out)(void *ctx, const char **out);
+	void *ctx;
+};
+
+/*
+ * The checks, in order, each failure said with what to do: privileges,
+ * kernel BTF, the PIDs (before anything is made on disk), the step probe,
+ * then the output folder (preflight_output into d). 0 or -errno.
+ */
+int preflight__run(const struct preflight_req *r, struct out_dir *d);
 
 #endif /* PREFLIGHT_H */

@@ -67,6 +67,37 @@ static void dispose_link(struct uprobe_link *l, void *arg)
 		uprobe_link__destroy(l);
 }
 
+enum window_mode session_hook_mode(struct session *s, const struct target *t, uint32_t k)
+{
+	struct session_target v;
+
+	if (!s->h.cycle_mode)
+		return t->plan.mode;
+	target__view(t, &v);
+	return s->h.cycle_mode(s->h.ctx, &v, k);
+}
+
+void session_hook_step(struct session *s, const struct target *t, const struct cycle_status *st,
+		       bool changed)
+{
+	struct session_target v;
+
+	if (!s->h.step)
+		return;
+	target__view(t, &v);
+	s->h.step(s->h.ctx, &v, st, changed);
+}
+
+void session_hook_exited(struct session *s, const struct target *t)
+{
+	struct session_target v;
+
+	if (!s->h.exited)
+		return;
+	target__view(t, &v);
+	s->h.exited(s->h.ctx, &v);
+}
+
 /* The mirror asks as a cycle begins: a window asked for, else the front-end, else the plan. */
 static enum window_mode cycle_mode(void *ctx, const struct target *ct, uint32_t k)
 {
@@ -79,7 +110,7 @@ static enum window_mode cycle_mode(void *ctx, const struct target *ct, uint32_t 
 		t->mode = t->asked_mode;
 		t->asked = false;
 	} else {
-		t->mode = s->h.cycle_mode ? s->h.cycle_mode(s->h.ctx, t, k) : t->plan.mode;
+		t->mode = session_hook_mode(s, t, k);
 	}
 	/* A mode whose programs were not loaded attaches nothing. */
 	if (!(s->o.modes & 1u << t->mode))
@@ -90,25 +121,33 @@ static enum window_mode cycle_mode(void *ctx, const struct target *ct, uint32_t 
 static int cycle_dir(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len)
 {
 	struct session *s = ctx;
+	struct session_target v;
 
-	return s->h.cycle_dir(s->h.ctx, t, k, buf, len);
+	target__view(t, &v);
+	return s->h.cycle_dir(s->h.ctx, &v, k, buf, len);
 }
 
 static void step_done(void *ctx, const struct target *t, const struct cycle_step_info *si)
 {
 	struct session *s = ctx;
+	struct session_target v;
 
-	if (s->h.step_done)
-		s->h.step_done(s->h.ctx, t, si);
+	if (!s->h.step_done)
+		return;
+	target__view(t, &v);
+	s->h.step_done(s->h.ctx, &v, si);
 }
 
 static void cycle_done(void *ctx, const struct target *t, const struct cycle_info *ci)
 {
 	struct session *s = ctx;
+	struct session_target v;
 
 	session_cycle_done(s, t, ci);
-	if (s->h.cycle_done)
-		s->h.cycle_done(s->h.ctx, t, ci);
+	if (!s->h.cycle_done)
+		return;
+	target__view(t, &v);
+	s->h.cycle_done(s->h.ctx, &v, ci);
 }
 
 /* A cut cycle records no more: its window ends at the next step, so the probes go too. */
@@ -124,7 +163,11 @@ static void setup_env(struct session *s)
 {
 	struct cycle_env *c = &s->cenv;
 
-	c->host = s->o.host;
+	if (s->o.host)
+		snprintf(s->host, sizeof(s->host), "%s", s->o.host);
+	else
+		gethostname(s->host, sizeof(s->host) - 1);
+	c->host = s->host;
 	c->grace_ns = GRACE_NS;
 	c->cupti_wait_ns = (uint64_t)(s->o.cupti_wait * 1e9);
 	c->mono_to_real = clock_mono_to_real_offset();

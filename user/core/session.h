@@ -3,11 +3,14 @@
  * The engine: a session owns the BPF object, the targets, their schedules
  * and cycles, the GPU join, the prober thread and the guardian. Front-ends
  * (record, compare, daemon) give it targets and a plan, turn its crank from
- * their own event loop, and hear back through hooks; they hold no engine
- * state of their own.
+ * their event loop (user/cmd/loop.h), and hear back through hooks; they hold
+ * no engine state of their own. What they see of a target is a small public
+ * view (struct session_target); the vocabulary they share with the engine is
+ * in session_types.h. A session belongs to the thread that made it: every
+ * call below is made on it, and every hook runs on it.
  *
  *	s = session__new(&opts, &hooks);
- *	session__spawn(s, argv, ...) or session__attach(s, pid);
+ *	session__spawn(s, argv, mask) or session__attach(s, pid);
  *	while (session__alive(s) && !stop) {
  *		wait for session__fd(s) (and the front-end's own fds);
  *		session__dispatch(s);
@@ -23,13 +26,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cuprobe.h"
-#include "cycle.h"
-#include "target.h"
+#include "session_types.h"
 
-struct step_spec;
-struct target;
+struct session;
 
+/* How long session__end_command waits after SIGTERM before it sends SIGKILL. */
+#define SESSION_END_GRACE_MS 3000
+
+/* Given to session__new, which copies it; pointers in it must outlive the session. */
 struct session_opts {
+	/* The host name in trace file names; NULL: this machine's (gethostname). For tests. */
 	const char *host;
 	uint64_t ringbuf_bytes;		/* the events ring */
 	unsigned int modes;		/* 1 << mode for every mode a window may use */
@@ -37,8 +43,9 @@ struct session_opts {
 	double cupti_wait;		/* seconds a finished cycle waits for its GPU records */
 	struct target_plan plan;	/* for session__spawn and session__attach */
 	/*
-	 * The agent library (MODE_CUPTI): session__attach brings it into a
-	 * process that lacks it (inject.h); NULL: never.
+	 * The agent library (MODE_CUPTI): session__spawn's command loads it
+	 * (CUDA_INJECTION64_PATH), session__attach brings it into a process that
+	 * lacks it (inject.h); NULL: neither.
 	 */
 	const char *agent;
 	bool stack;			/* --stack: each launch's CPU stack (stacks.h) */
@@ -51,25 +58,31 @@ struct session_opts {
 	struct out_mode out;		/* run folders and traces: 0700 and 0600 by default */
 };
 
-/* What a front-end hears; every hook may be NULL. All run on the session's thread. */
+/*
+ * What a front-end hears; every hook but cycle_dir may be NULL. All run on
+ * the session's thread; t and what the other pointers name are valid during
+ * the hook only.
+ */
 struct session_hooks {
 	void *ctx;
 	/* A target began a step; changed: its phase is not the last step's. */
-	void (*step)(void *ctx, const struct target *t, const struct cycle_status *st,
+	void (*step)(void *ctx, const struct session_target *t, const struct cycle_status *st,
 		     bool changed);
 	/* A step ended (step times per mode). */
-	void (*step_done)(void *ctx, const struct target *t, const struct cycle_step_info *si);
+	void (*step_done)(void *ctx, const struct session_target *t,
+			  const struct cycle_step_info *si);
 	/*
 	 * The mode of t's cycle k, asked as it begins, and also ahead of it (the
 	 * early attach): the same k must get the same answer. NULL: the plan's.
 	 */
-	enum window_mode (*cycle_mode)(void *ctx, const struct target *t, uint32_t k);
+	enum window_mode (*cycle_mode)(void *ctx, const struct session_target *t, uint32_t k);
 	/* The folder of t's cycle k (made if missing). Required. 0 or -errno. */
-	int (*cycle_dir)(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len);
+	int (*cycle_dir)(void *ctx, const struct session_target *t, uint32_t k, char *buf,
+			 size_t len);
 	/* A cycle was written (or failed, or had no trace: MODE_OFF). */
-	void (*cycle_done)(void *ctx, const struct target *t, const struct cycle_info *ci);
+	void (*cycle_done)(void *ctx, const struct session_target *t, const struct cycle_info *ci);
 	/* A target exited (its cycles are written). */
-	void (*exited)(void *ctx, const struct target *t);
+	void (*exited)(void *ctx, const struct session_target *t);
 	/* With watch_exec: pid, which is no target, ran a new program. */
 	void (*exec)(void *ctx, pid_t pid);
 };
@@ -84,10 +97,11 @@ void session__free(struct session *s);
 
 /*
  * Starts argv as a target: forks, probes what the child will run for its
- * pid, then lets it exec (with CUDA_INJECTION64_PATH=agent when agent is
- * set, and the signal mask mask). 0 or -errno, with the message printed.
+ * pid, then lets it exec (with CUDA_INJECTION64_PATH naming session_opts'
+ * agent when it is set, and the signal mask mask). 0 or -errno, with the
+ * message printed.
  */
-int session__spawn(struct session *s, char **argv, const char *agent, const sigset_t *mask);
+int session__spawn(struct session *s, char **argv, const sigset_t *mask);
 /* Records a running process from now on, with the session's plan. 0 or -errno (printed). */
 int session__attach(struct session *s, pid_t pid);
 /* The same with a plan of its own (the plan's step spec must outlive the session). */
@@ -107,8 +121,12 @@ double session__probe_ns(const struct session *s);
 void session__counters(const struct session *s, struct cuprobe_counters *out);
 /* With watch_exec: exec events lost because the ctrl ring was full. */
 uint64_t session__lost_exec(const struct session *s);
-/* The target with that pid, or NULL. */
-const struct target *session__target(const struct session *s, pid_t pid);
+/*
+ * The public view of the target with that pid into out (which may be NULL
+ * to ask only whether it is one). Session's thread. 0, or -ESRCH when pid is
+ * no target (or is gone).
+ */
+int session__target(const struct session *s, pid_t pid, struct session_target *out);
 
 /* Readable (epoll) when the session has something to do. */
 int session__fd(const struct session *s);
@@ -122,9 +140,10 @@ bool session__alive(const struct session *s);
 bool session__command_status(const struct session *s, int *status);
 /*
  * Ends what session__spawn started, as perf record does: SIGTERM, then
- * SIGKILL after grace_ms. Processes given to session__attach are never signalled.
+ * SIGKILL after SESSION_END_GRACE_MS. Processes given to session__attach
+ * are never signalled.
  */
-void session__end_command(struct session *s, int grace_ms);
+void session__end_command(struct session *s);
 /*
  * The recording ends: agents flush their open windows (waited for, boundedly),
  * every open cycle is written. 0, or -errno when a trace could not be written

@@ -254,9 +254,7 @@ static bool probes_soon(struct target *t)
 void session_want_ahead(struct session *s, struct target *t, uint32_t phase, uint32_t next_cycle)
 {
 	t->leading = !phase_probes(phase);
-	t->lead_mode = t->asked ? t->asked_mode :
-		       s->h.cycle_mode ? s->h.cycle_mode(s->h.ctx, t, next_cycle) :
-		       t->plan.mode;
+	t->lead_mode = t->asked ? t->asked_mode : session_hook_mode(s, t, next_cycle);
 	if (!(s->o.modes & 1u << t->lead_mode))
 		t->lead_mode = MODE_OFF;
 	session_want_probes(s, t, phase_probes(phase) ||
@@ -294,8 +292,7 @@ void session_step(struct session *s, struct target *t, const struct step_event *
 			session_check_warmup(t, e->step, e->ts_ns);
 		}
 	}
-	if (s->h.step)
-		s->h.step(s->h.ctx, t, &after, before.phase != after.phase);
+	session_hook_step(s, t, &after, before.phase != after.phase);
 }
 
 static void on_step(struct session *s, const struct step_event *e)

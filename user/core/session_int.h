@@ -89,6 +89,7 @@ struct session_lost {
 
 struct session {
 	struct session_opts o;
+	char host[256];		/* o.host, or this machine's name: traces are named by it */
 	struct target_plan one_cycle;	/* the schedule of a target without steps or slices */
 	struct session_hooks h;
 	struct bpfobj *bpf;
@@ -152,6 +153,14 @@ enum { TAG_RING = 1, TAG_PROBER, TAG_REAPER, TAG_GUARD, TAG_TARGET };
 
 /* session.c */
 struct target *session_find(struct session *s, pid_t pid);
+/*
+ * The front-end's hooks, each given t's public view: the mode of t's cycle k
+ * (the plan's without a cycle_mode hook), a step begun, an exit.
+ */
+enum window_mode session_hook_mode(struct session *s, const struct target *t, uint32_t k);
+void session_hook_step(struct session *s, const struct target *t, const struct cycle_status *st,
+		       bool changed);
+void session_hook_exited(struct session *s, const struct target *t);
 int session_epoll_add(int epfd, int fd, uint64_t tag);
 /* Reads both rings, ctrl first, within a turn's budget. 0 or the session's error. */
 int session_consume_all(struct session *s);

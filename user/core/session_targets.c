@@ -307,7 +307,7 @@ static int prepare_child(struct session *s, pid_t pid, const char *exe)
 	return err;
 }
 
-int session__spawn(struct session *s, char **argv, const char *agent, const sigset_t *mask)
+int session__spawn(struct session *s, char **argv, const sigset_t *mask)
 {
 	int go[2], ex[2], e = 0, err;
 	char exe[PATH_MAX];
@@ -329,7 +329,7 @@ int session__spawn(struct session *s, char **argv, const char *agent, const sigs
 	}
 	pid = fork();
 	if (pid == 0)
-		child_exec(argv, agent, go[0], ex[1], mask);
+		child_exec(argv, s->o.agent, go[0], ex[1], mask);
 	close(go[0]);
 	close(ex[1]);
 	err = pid < 0 ? -errno : prepare_child(s, pid, exe);
@@ -411,8 +411,7 @@ void session_end_target(struct session *s, struct target *t)
 		session_answer_hold(s, t);
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
 	t->gone = true;
-	if (s->h.exited)
-		s->h.exited(s->h.ctx, t);
+	session_hook_exited(s, t);
 	if (!t->probes || session_submit(s, t, JOB_FREE, 0, NULL))
 		session_remove(s, t);
 }
@@ -467,12 +466,18 @@ int session__detach(struct session *s, pid_t pid)
 	return 0;
 }
 
-const struct target *session__target(const struct session *s, pid_t pid)
+int session__target(const struct session *s, pid_t pid, struct session_target *out)
 {
-	for (size_t i = 0; i < s->targets.len; i++)
-		if (TARGET(s, i)->pid == pid && !TARGET(s, i)->gone)
-			return TARGET(s, i);
-	return NULL;
+	for (size_t i = 0; i < s->targets.len; i++) {
+		const struct target *t = TARGET(s, i);
+
+		if (t->pid != pid || t->gone)
+			continue;
+		if (out)
+			target__view(t, out);
+		return 0;
+	}
+	return -ESRCH;
 }
 
 int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
@@ -551,7 +556,7 @@ void session_end_slice(struct session *s, struct target *t, uint64_t now)
 	session_step(s, t, &e);
 }
 
-void session__end_command(struct session *s, int grace_ms)
+void session__end_command(struct session *s)
 {
 	struct target *t = s->command ? session_find(s, s->command) : NULL;
 	struct pollfd pfd;
@@ -562,7 +567,7 @@ void session__end_command(struct session *s, int grace_ms)
 	/* cuprobe's own child: continued whatever holds it, so that it can take SIGTERM. */
 	kill(t->pid, SIGCONT);
 	kill(t->pid, SIGTERM);
-	if (poll(&pfd, 1, grace_ms) == 0) {
+	if (poll(&pfd, 1, SESSION_END_GRACE_MS) == 0) {
 		p_warn("pid %d ignored SIGTERM: killing it", t->pid);
 		kill(t->pid, SIGKILL);
 		poll(&pfd, 1, -1);

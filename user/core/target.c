@@ -132,6 +132,13 @@ int target_check_pid(pid_t pid, char *msg, size_t len)
 	return 0;
 }
 
+void target__view(const struct target *t, struct session_target *v)
+{
+	*v = (struct session_target){
+		.pid = t->pid, .rank = t->rank, .agent = t->facts.agent_found,
+	};
+}
+
 int target__init(struct target *t, pid_t pid, bool child)
 {
 	memset(t, 0, sizeof(*t));

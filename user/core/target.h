@@ -13,23 +13,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cuprobe.h"
-#include "cycle.h"
 #include "probeset.h"
+#include "session_types.h"
 
 struct proc_cycles;
-struct step_spec;
-
-/* How a target's steps and windows go. */
-struct target_plan {
-	const struct step_spec *step;	/* the step probe; NULL: time slices or one cycle */
-	uint64_t slice_ns;		/* without a step probe: slices this long stand in for
-					 * steps; 0: the whole run is one cycle */
-	struct schedule sched;		/* over steps (or slices); ignored for one cycle */
-	uint32_t step_every;
-	enum window_mode mode;		/* what windows attach, unless the cycle_mode hook says */
-	bool follow;			/* its children are targets too, with this plan */
-};
-
 
 struct target {
 	pid_t pid;
@@ -95,6 +82,8 @@ void target_comm(pid_t pid, char *buf, size_t len);
 int target__init(struct target *t, pid_t pid, bool child);
 /* Re-reads comm, rank and world size (after exec). */
 void target__refresh_identity(struct target *t);
+/* What front-ends see of t (session_types.h), copied into v. Session's thread. */
+void target__view(const struct target *t, struct session_target *v);
 void target__release(struct target *t);
 
 #endif /* TARGET_H */

@@ -8,14 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/epoll.h>
-#include <sys/signalfd.h>
 #include "clock.h"
 #include "daemon.h"
 #include "dconf.h"
 #include "http.h"
 #include "util/json_writer.h"
 #include "log.h"
+#include "loop.h"
 #include "metrics.h"
 #include "procinfo.h"
 #include "session.h"
@@ -80,13 +79,11 @@ struct daemon {
 	size_t nprocs, cap;
 	struct cand *cands;
 	size_t ncands;
-	int epfd, sigfd;
+	struct cmd_loop *loop;
 	pid_t self;
-	uint64_t last_tick;
 	uint64_t reloads, reload_errors;
 	bool told_full;
 	bool told_disk;			/* said that windows wait for room */
-	bool stop;
 	unsigned int rng;
 };
 
@@ -181,7 +178,7 @@ static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi)
 		.sched = { .skip_first = UINT32_MAX, .active = 1 },
 		.mode = MODE_BPF,
 	};
-	const struct target *t;
+	struct session_target t;
 	struct plabels l;
 	struct dproc *p;
 	int err;
@@ -206,11 +203,12 @@ static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi)
 	if (!p)
 		return -ENOMEM;
 	err = session__attach_plan(d->s, pid, &plan);
-	t = err ? NULL : session__target(d->s, pid);
-	if (!t) {
-		p_dbg("pid %d (%s) not sampled: %s", (int)pid, pi->comm, strerror(err ? -err : ESRCH));
+	if (!err)
+		err = session__target(d->s, pid, &t);
+	if (err) {
+		p_dbg("pid %d (%s) not sampled: %s", (int)pid, pi->comm, strerror(-err));
 		free(p);
-		return err ? err : -ESRCH;
+		return err;
 	}
 	p->pid = pid;
 	p->pi = *pi;
@@ -218,7 +216,7 @@ static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi)
 	p->b[0] = (struct bucket){ .t = clock_mono_ns(), .cpu = 0 };
 	p->nb = 1;
 	p->rule = rule;
-	l = (struct plabels){ .pid = pid, .comm = pi->comm, .rank = t->rank,
+	l = (struct plabels){ .pid = pid, .comm = pi->comm, .rank = t.rank,
 			      .cgroup = pi->cgroup, .container = pi->container };
 	p->pm = metrics__proc(d->m, &l);
 	/* Spread over the interval, so that a fleet started together does not sample together. */
@@ -504,7 +502,8 @@ static void count_window(struct daemon *d, struct dproc *p, const struct cycle_i
 	trace_counts__free(&tc);
 }
 
-static int hook_dir(void *ctx, const struct target *t, uint32_t k, char *buf, size_t len)
+static int hook_dir(void *ctx, const struct session_target *t, uint32_t k, char *buf,
+		    size_t len)
 {
 	struct daemon *d = ctx;
 	struct dproc *p = find(d, t->pid);
@@ -519,7 +518,7 @@ static int hook_dir(void *ctx, const struct target *t, uint32_t k, char *buf, si
 	return err;
 }
 
-static void hook_cycle(void *ctx, const struct target *t, const struct cycle_info *ci)
+static void hook_cycle(void *ctx, const struct session_target *t, const struct cycle_info *ci)
 {
 	struct daemon *d = ctx;
 	struct dproc *p = find(d, t->pid);
@@ -557,7 +556,8 @@ static void hook_cycle(void *ctx, const struct target *t, const struct cycle_inf
 	}
 }
 
-static void hook_step(void *ctx, const struct target *t, const struct cycle_step_info *si)
+static void hook_step(void *ctx, const struct session_target *t,
+		      const struct cycle_step_info *si)
 {
 	struct daemon *d = ctx;
 	struct dproc *p = find(d, t->pid);
@@ -572,7 +572,7 @@ static void hook_step(void *ctx, const struct target *t, const struct cycle_step
 	}
 }
 
-static void hook_exited(void *ctx, const struct target *t)
+static void hook_exited(void *ctx, const struct session_target *t)
 {
 	struct daemon *d = ctx;
 
@@ -591,8 +591,11 @@ static void hook_exec(void *ctx, pid_t pid)
 
 /* ---- the loop ---- */
 
-static void tick(struct daemon *d, uint64_t now)
+/* The loop's tick, every TICK_NS: candidates, budgets, captures' deadlines, samples. */
+static void tick(void *ctx, uint64_t now)
 {
+	struct daemon *d = ctx;
+
 	check_candidates(d, now);
 	for (size_t i = 0; i < d->nprocs; i++) {
 		struct dproc *p = d->procs[i];
@@ -640,8 +643,10 @@ static void on_metrics(struct daemon *d, struct dreq *r)
 	http__answer(r, 200, NULL, body, len);
 }
 
-static void serve_http(struct daemon *d)
+/* The HTTP queue's fd is readable: every request waiting is taken. */
+static void serve_http(void *ctx)
 {
+	struct daemon *d = ctx;
 	struct dreq *r;
 
 	while ((r = http__next(d->http))) {
@@ -653,12 +658,14 @@ static void serve_http(struct daemon *d)
 }
 
 /* SIGHUP: the file and the command line again; a config that fails changes nothing. */
-static void reload(struct daemon *d)
+static void reload(void *ctx, int signo)
 {
+	struct daemon *d = ctx;
 	struct dconf c, *old;
 	char err[512] = "";
 	int rc;
 
+	(void)signo;
 	dconf__defaults(&c);
 	rc = d->conf_path ? dconf__load(&c, d->conf_path, err, sizeof(err)) : 0;
 	if (!rc && d->reparse)
@@ -700,81 +707,31 @@ static void reload(struct daemon *d)
 	       c.nrules);
 }
 
-static void on_signal(struct daemon *d)
-{
-	struct signalfd_siginfo si;
-
-	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
-		if (si.ssi_signo == SIGHUP)
-			reload(d);
-		else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
-			d->stop = true;
-	}
-}
-
-static int loop(struct daemon *d)
-{
-	struct epoll_event evs[8];
-	int err = 0;
-
-	while (!d->stop && !err) {
-		int n = epoll_wait(d->epfd, evs, 8, session__busy(d->s) ? 0 : (int)(TICK_NS / 1000000));
-		uint64_t now;
-
-		if (n < 0 && errno != EINTR)
-			return -errno;
-		for (int k = 0; k < n; k++)
-			if (evs[k].data.u32 == 1)
-				on_signal(d);
-		err = session__dispatch(d->s);
-		serve_http(d);
-		now = clock_mono_ns();
-		if (now - d->last_tick >= TICK_NS) {
-			d->last_tick = now;
-			tick(d, now);
-		}
-	}
-	return err;
-}
-
-static void signal_mask(sigset_t *mask)
-{
-	sigemptyset(mask);
-	sigaddset(mask, SIGINT);
-	sigaddset(mask, SIGTERM);
-	sigaddset(mask, SIGHUP);
-	sigaddset(mask, SIGCHLD);
-}
-
 /*
- * Before any thread exists (the HTTP server's, the prober's): threads inherit
- * the mask, so that the signals reach only the signalfd.
+ * The loop, with the signals blocked before any thread exists (the HTTP
+ * server's, the prober's): threads inherit the mask, so that the signals
+ * reach only the loop's signalfd. SIGHUP reloads; SIGINT and SIGTERM stop.
  */
-static int block_signals(void)
+static int make_loop(struct daemon *d)
 {
-	sigset_t mask;
-
-	signal_mask(&mask);
 	signal(SIGPIPE, SIG_IGN);
-	return sigprocmask(SIG_BLOCK, &mask, NULL) ? -errno : 0;
+	d->loop = cmd_loop__new(NULL);
+	if (!d->loop)
+		return -errno;
+	cmd_loop__keep_running(d->loop);
+	return cmd_loop__on_signal(d->loop, SIGHUP, reload, d);
 }
 
-static int setup(struct daemon *d)
+/* The session's crank, the HTTP queue and the tick, all turned by the loop. */
+static int setup_loop(struct daemon *d)
 {
-	struct epoll_event sev = { .events = EPOLLIN, .data.u32 = 1 };
-	struct epoll_event eev = { .events = EPOLLIN, .data.u32 = 2 };
-	struct epoll_event hev = { .events = EPOLLIN, .data.u32 = 3 };
-	sigset_t mask;
+	int err = cmd_loop__set_session(d->loop, d->s);
 
-	signal_mask(&mask);
-	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	d->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (d->sigfd < 0 || d->epfd < 0 ||
-	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sigfd, &sev) ||
-	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, session__fd(d->s), &eev) ||
-	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, http__fd(d->http), &hev))
-		return -errno;
-	return 0;
+	if (!err)
+		err = cmd_loop__add_fd(d->loop, http__fd(d->http), serve_http, d);
+	if (!err)
+		cmd_loop__set_tick(d->loop, TICK_NS, tick, d);
+	return err;
 }
 
 /* Traces root's only, or readable by the configured group. 0, or -ENOENT (said). */
@@ -798,7 +755,6 @@ static int output_mode(const struct dconf *c, struct out_mode *om)
 static int start(struct daemon *d)
 {
 	struct session_opts so = {
-		.host = NULL,
 		.ringbuf_bytes = 4 << 20,
 		.modes = 1u << MODE_OFF | 1u << MODE_BPF | 1u << MODE_CUPTI,
 		.steps = true,
@@ -814,14 +770,12 @@ static int start(struct daemon *d)
 		.ctx = d, .cycle_dir = hook_dir, .cycle_done = hook_cycle, .step_done = hook_step,
 		.exited = hook_exited, .exec = hook_exec,
 	};
-	static char host[256];
 	char err[512] = "";
 	int rc;
 
-	gethostname(host, sizeof(host) - 1);
-	so.host = host;
-	if (block_signals())
-		return -errno;
+	rc = make_loop(d);
+	if (rc)
+		return rc;
 	rc = output_mode(&d->conf, &so.out);
 	if (rc)
 		return rc;
@@ -842,7 +796,7 @@ static int start(struct daemon *d)
 	d->s = session__new(&so, &h);
 	if (!d->s)
 		return -errno;
-	return setup(d);
+	return setup_loop(d);
 }
 
 static void finish(struct daemon *d)
@@ -868,10 +822,7 @@ static void finish(struct daemon *d)
 	for (size_t i = 0; i < d->nold; i++)
 		dconf__free(&d->old[i]);
 	free(d->old);
-	if (d->epfd >= 0)
-		close(d->epfd);
-	if (d->sigfd >= 0)
-		close(d->sigfd);
+	cmd_loop__free(d->loop);
 }
 
 int daemon__run(const struct dconf *conf, const char *conf_path,
@@ -879,7 +830,7 @@ int daemon__run(const struct dconf *conf, const char *conf_path,
 {
 	struct daemon d = {
 		.conf = *conf, .conf_path = conf_path, .reparse = reparse, .arg = arg,
-		.epfd = -1, .sigfd = -1, .self = getpid(),
+		.self = getpid(),
 	};
 	int err;
 
@@ -889,7 +840,7 @@ int daemon__run(const struct dconf *conf, const char *conf_path,
 		scan_proc(&d);
 		p_info("listening on http://%s/metrics; %zu CUDA processes found; traces in %s",
 		       d.conf.listen, d.nprocs, d.conf.output);
-		err = loop(&d);
+		err = cmd_loop__run(d.loop, 0);
 		if (err)
 			p_err("the daemon stops: %s", strerror(-err));
 	}
