@@ -119,7 +119,7 @@ static int preflight(struct compare_run *r)
 		err = preflight_step_spec(&r->o.r.step);
 	if (err)
 		return err;
-	if (r->o.has_output)
+	if (r->o.r.has_output)
 		snprintf(r->out_path, sizeof(r->out_path), "%s", r->o.r.output);
 	else if ((err = default_output(r->out_path, sizeof(r->out_path))))
 		return err;
