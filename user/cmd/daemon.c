@@ -43,8 +43,8 @@ static int set_quiet(void *obj, const char *name, const char *arg, char *err, si
 /* The command line's own options, before and after the settings (dconf_opts). */
 static const struct opt first_opts[] = {
 	{ "config", 'c', "FILE", set_config,
-	  "settings as 'key = value' lines (the long names below);\nread again on SIGHUP; "
-	  "the command line wins" },
+	  "settings as 'key = value' lines (the long names\nbelow); read again on SIGHUP; "
+	  "the command line\nwins" },
 };
 
 static const struct opt last_opts[] = {
@@ -71,7 +71,8 @@ static void usage(FILE *f)
 	      "Examples:\n"
 	      "  cuprobe daemon --config /etc/cuprobe/daemon.conf\n"
 	      "  cuprobe daemon -i 30 -P 0.2 --step python3=usdt:libtorch_cpu.so:torch:step\n"
-	      "  curl -s localhost:9464/metrics; curl -X POST 'localhost:9464/capture?pid=42&steps=3'\n",
+	      "  curl -s localhost:9464/metrics\n"
+	      "  curl -X POST 'localhost:9464/capture?pid=42&steps=3'\n",
 	      f);
 }
 

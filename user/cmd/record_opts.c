@@ -175,8 +175,8 @@ static const struct opt common_opts[] = {
 	  "how long a cycle waits for its GPU records (default 5;\nneeds record's --cupti or "
 	  "compare's cupti mode)" },
 	{ "stack", 0, NULL, set_stack,
-	  "each launch's CPU stack (frame pointers; Python 3.10-3.13\nframes too), as "
-	  "python_function spans in the trace" },
+	  "each launch's CPU stack (frame pointers, and Python\n3.10-3.13 frames), as "
+	  "python_function spans in\nthe trace" },
 	{ "ringbuf-size", 0, "SIZE", set_ringbuf,
 	  "ring buffer between BPF and cuprobe, its starting size\n(default 16M; it grows "
 	  "with the rate)" },
@@ -299,8 +299,8 @@ void record_usage(FILE *f)
 	      "examples:\n"
 	      "  cuprobe record -- python train.py\n"
 	      "  cuprobe record -p 4242 --duration 10 -o /tmp/traces\n"
-	      "  cuprobe record --step train_step --schedule wait=5,warmup=1,active=3,repeat=2 \\\n"
-	      "      -- ./train\n"
+	      "  cuprobe record --step train_step \\\n"
+	      "      --schedule wait=5,warmup=1,active=3,repeat=2 -- ./train\n"
 	      "  cuprobe record --step libcudart:cudaDeviceSynchronize \\\n"
 	      "      --schedule wait=1,warmup=1,active=2 -p 4242\n"
 	      "  cuprobe report cuprobe-runs/run_0\n",

@@ -258,11 +258,11 @@ static int set_capture_timeout(void *obj, const char *name, const char *v, char 
 /* Every setting, in --help's order: the config file's keys are these names. */
 static const struct opt settings[] = {
 	{ "listen", 'l', "ADDR:PORT", set_listen,
-	  "HTTP for /metrics and /capture (default 127.0.0.1:9464)" },
+	  "HTTP for /metrics and /capture\n(default 127.0.0.1:9464)" },
 	{ "output", 'o', "DIR", set_output,
-	  "window traces, DIR/run_<n> (default /var/lib/cuprobe/daemon)" },
+	  "window traces, DIR/run_<n>\n(default /var/lib/cuprobe/daemon)" },
 	{ "interval", 'i', "SEC", set_interval,
-	  "seconds between samples of a process (default 60, jittered)" },
+	  "seconds between samples of a process\n(default 60, jittered)" },
 	{ "probability", 'P', "P", set_probability,
 	  "chance a process is sampled at its turn (default 1)" },
 	{ "window-steps", 'n', "N", set_window_steps, "active steps of a window (default 5)" },
@@ -278,7 +278,7 @@ static const struct opt settings[] = {
 	{ "cupti", 0, "BOOL", set_cupti,
 	  "cupti windows where the process has the agent\n(default false)" },
 	{ "stack", 0, "BOOL", set_stack,
-	  "each launch's CPU stack in the traces, as record --stack\n(default false; read at "
+	  "each launch's CPU stack in the traces, as record\n--stack (default false; read at "
 	  "start only)" },
 	{ "cgroup", 0, "PATH", set_cgroup, "only processes whose cgroup path begins with PATH" },
 	{ "linger", 0, "SEC", set_linger, "a gone process's series stay this long (default 300)" },
