@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/opts.c: `cuprobe record` options and parse_size. Each
- * test parses a command line as main would pass it (argv[0] is "record"),
- * with stdout and stderr caught so that the messages can be checked too.
+ * Unit tests for user/cmd/record_opts.c and compare_opts.c: `cuprobe record`
+ * and `cuprobe compare` options (the grammars themselves: test_parse.c).
+ * Each test parses a command line as main would pass it (argv[0] is "record"
+ * or "compare"), with stdout and stderr caught so that the messages can be
+ * checked too.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "compare_opts.h"
 #include "record_opts.h"
 
 #define MAX_ARGS 80
@@ -52,6 +55,7 @@ static int free_kept(void **state)
 /* One parse: its own copy of argv (o.cmd points into it) and what it printed. */
 struct parsed {
 	struct record_opts o;
+	struct compare_opts c;	/* argv[0] "compare" */
 	int rc;
 	int argc;
 	char *argv[MAX_ARGS + 1];
@@ -92,20 +96,23 @@ static int run_parse(struct parsed *p)
 
 	assert_non_null(cap);
 	capture_begin(cap, saved);
-	p->rc = record_opts__parse(&p->o, p->argc, p->argv);
+	if (!strcmp(p->argv[0], "compare"))
+		p->rc = compare_opts__parse(&p->c, p->argc, p->argv);
+	else
+		p->rc = record_opts__parse(&p->o, p->argc, p->argv);
 	capture_end(cap, saved, p->out, sizeof(p->out));
 	fclose(cap);
 	return p->rc;
 }
 
-/* A new parse of "record" followed by the arguments given, up to a NULL. */
-static struct parsed *parse_argv(const char *first, ...)
+/* A new parse of cmd ("record" or "compare") and the arguments given, up to a NULL. */
+static struct parsed *parse_argv(const char *cmd, const char *first, ...)
 {
 	struct parsed *p = keep(calloc(1, sizeof(*p)));
 	const char *a;
 	va_list ap;
 
-	p->argv[p->argc++] = keep(strdup("record"));
+	p->argv[p->argc++] = keep(strdup(cmd));
 	va_start(ap, first);
 	for (a = first; a; a = va_arg(ap, const char *)) {
 		assert_true(p->argc < MAX_ARGS);
@@ -116,7 +123,8 @@ static struct parsed *parse_argv(const char *first, ...)
 	return p;
 }
 
-#define PARSE(...) parse_argv(__VA_ARGS__, NULL)
+#define PARSE(...) parse_argv("record", __VA_ARGS__, NULL)
+#define PARSE_COMPARE(...) parse_argv("compare", __VA_ARGS__, NULL)
 
 static void assert_cmd(const struct parsed *p, const char *const *want)
 {
@@ -294,6 +302,17 @@ static void test_duration_valid(void **state)
 	p = PARSE("--duration=0.25", "-p", "1");
 	assert_int_equal(p->rc, 0);
 	assert_true(p->o.duration == 0.25);
+
+	/* The one duration grammar: a unit after the number wins. */
+	p = PARSE("--duration", "10s", "-p", "1");
+	assert_int_equal(p->rc, 0);
+	assert_true(p->o.duration == 10.0);
+	p = PARSE("--duration", "2m", "-p", "1");
+	assert_int_equal(p->rc, 0);
+	assert_true(p->o.duration == 120.0);
+	p = PARSE("--duration", "250ms", "-p", "1");
+	assert_int_equal(p->rc, 0);
+	assert_true(p->o.duration == 0.25);
 }
 
 static void test_pid_given_twice_rejected(void **state)
@@ -304,8 +323,8 @@ static void test_pid_given_twice_rejected(void **state)
 
 static void test_duration_invalid_rejected(void **state)
 {
-	static const char *const bad[] = { "0", "-1", "abc", "10s", "", "nan", "inf", "1e30",
-					   "31700000" };
+	static const char *const bad[] = { "0", "-1", "abc", "10x", "10 s", "", "nan", "inf",
+					   "1e30", "31700000", "0ms", "527041m" };
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -321,6 +340,7 @@ static void test_ringbuf_size_power_of_two_accepted(void **state)
 	} ok[] = {
 		{ "4096", 4096 }, { "4K", 4096 }, { "64M", 64ull << 20 },
 		{ "1G", 1ull << 30 }, { "256k", 256ull << 10 }, { "2m", 2ull << 20 },
+		{ "16MB", 16ull << 20 }, { "64KiB", 64ull << 10 }, { "0.5M", 512ull << 10 },
 	};
 
 	(void)state;
@@ -355,6 +375,9 @@ static void test_ringbuf_size_not_a_size_rejected(void **state)
 	(void)state;
 	assert_rejected(PARSE("--ringbuf-size", "16X", "-p", "1"), "not a size");
 	assert_rejected(PARSE("--ringbuf-size", "lots", "-p", "1"), "not a size");
+	assert_rejected(PARSE("--ringbuf-size", "-4K", "-p", "1"), "not a size");
+	/* Past 64 bits is still a size, and too big. */
+	assert_rejected(PARSE("--ringbuf-size", "17179869184G", "-p", "1"), "from 4K to 1G");
 }
 
 static void test_command_after_double_dash(void **state)
@@ -496,50 +519,137 @@ static void test_parse_after_unknown_option_inside_option_cluster(void **state)
 	assert_int_equal(p->o.pids[0], 2);
 }
 
-static void test_parse_size_plain_and_suffixes(void **state)
+/* "Was it given" is the setter's flag: the default's own value, given, counts. */
+static void test_given_options_are_flags_not_defaults(void **state)
 {
-	uint64_t v = 0;
+	struct parsed *p;
 
 	(void)state;
-	assert_int_equal(parse_size("4096", &v), 0);
-	assert_int_equal(v, 4096);
-	assert_int_equal(parse_size("3000", &v), 0);
-	assert_int_equal(v, 3000);
-	assert_int_equal(parse_size("8K", &v), 0);
-	assert_int_equal(v, 8192);
-	assert_int_equal(parse_size("64M", &v), 0);
-	assert_int_equal(v, 64ull << 20);
-	assert_int_equal(parse_size("1G", &v), 0);
-	assert_int_equal(v, 1ull << 30);
-	assert_int_equal(parse_size("3g", &v), 0);
-	assert_int_equal(v, 3ull << 30);
-	assert_int_equal(parse_size("0", &v), 0);
-	assert_int_equal(v, 0);
+	assert_rejected(PARSE("--cupti-wait", "5", "-p", "1"), "--cupti-wait needs --cupti");
+	assert_rejected(PARSE("--cupti-wait", "5s", "-p", "1"), "--cupti-wait needs --cupti");
+	assert_rejected(PARSE("--step-every", "1", "-p", "1"), "--step-every needs --step");
+	p = PARSE("--cupti", "--cupti-wait", "5", "-p", "1");
+	assert_int_equal(p->rc, 0);
+	assert_true(p->o.has_cupti_wait);
+	assert_true(p->o.cupti_wait == 5.0);
+	p = PARSE("-p", "1");
+	assert_int_equal(p->rc, 0);
+	assert_false(p->o.has_cupti_wait);
+	assert_false(p->o.has_output);
+	assert_false(p->o.has_step_every);
 }
 
-static void test_parse_size_rejects_garbage(void **state)
+static void test_flag_given_a_value_rejected(void **state)
 {
-	static const char *const bad[] = { "", "M", "-1", "-4K", "12KB", "1.5M",
-					   "4T", "x", "99999999999999999999" };
-	uint64_t v = 77;
-
 	(void)state;
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		if (parse_size(bad[i], &v) != -EINVAL)
-			fail_msg("parse_size(\"%s\") accepted", bad[i]);
-		assert_int_equal(v, 77); /* left alone on failure */
-	}
+	assert_rejected(PARSE("--cupti=1", "-p", "1"), "--cupti takes no value");
+	assert_rejected(PARSE("--quiet=yes", "-p", "1"), "--quiet takes no value");
 }
 
-/* 2^44 + 16 mebibytes is 2^64 + 16 MiB: it must not wrap around to 16M. */
-static void test_parse_size_rejects_overflow(void **state)
+static void test_every_message_names_the_command_and_help(void **state)
 {
-	uint64_t v = 77;
+	struct parsed *p = PARSE("--step-every", "0", "-p", "1");
 
 	(void)state;
-	assert_int_equal(parse_size("17592186044432M", &v), -EINVAL);
-	assert_int_equal(parse_size("17179869184G", &v), -EINVAL);
-	assert_int_equal(v, 77);
+	assert_rejected(p, "cuprobe record: --step-every: not a positive count");
+	assert_non_null(strstr(p->out, "(see cuprobe record --help)\n"));
+	/* One line. */
+	assert_int_equal(strchr(p->out, '\n') + 1 - p->out, (long)strlen(p->out));
+}
+
+/* compare = record's shared options, parsed and checked by record's code, and its own. */
+static void test_compare_takes_the_shared_options(void **state)
+{
+	struct parsed *p = PARSE_COMPARE("--stack", "-o", "out", "--step", "f", "--step-every", "2",
+					 "--duration", "1m", "--ringbuf-size", "64KiB", "-q",
+					 "--children", "-p", "3,4");
+
+	(void)state;
+	assert_int_equal(p->rc, 0);
+	assert_true(p->c.r.stack);
+	assert_true(p->c.r.has_output);
+	assert_string_equal(p->c.r.output, "out");
+	assert_true(p->c.r.has_step);
+	assert_int_equal(p->c.r.step_every, 2);
+	assert_true(p->c.r.duration == 60.0);
+	assert_int_equal(p->c.r.ringbuf_bytes, 64 << 10);
+	assert_true(p->c.r.quiet);
+	assert_true(p->c.r.children);
+	assert_int_equal(p->c.r.npids, 2);
+	assert_int_equal(p->c.r.pids[1], 4);
+	record_opts__free(&p->c.r);
+}
+
+static void test_compare_own_options(void **state)
+{
+	static const char *const want[] = { "ls", "-l", NULL };
+	struct parsed *p = PARSE_COMPARE("--modes", "bpf,off", "--steps-per-mode", "7", "--rounds",
+					 "3", "--skip-first", "0", "--slice", "250ms", "ls", "-l");
+
+	(void)state;
+	assert_int_equal(p->rc, 0);
+	assert_int_equal(p->c.nmodes, 2);
+	assert_int_equal(p->c.modes[0], MODE_BPF);
+	assert_int_equal(p->c.modes[1], MODE_OFF);
+	assert_int_equal(p->c.steps_per_mode, 7);
+	assert_int_equal(p->c.rounds, 3);
+	assert_int_equal(p->c.skip_first, 0);
+	assert_true(p->c.has_slice);
+	assert_int_equal(p->c.slice_ns, 250000000ull);
+	assert_false(p->c.r.has_output);
+	for (size_t i = 0; want[i]; i++)
+		assert_string_equal(p->c.r.cmd[i], want[i]);
+
+	/* A bare --slice counts milliseconds, as it always did. */
+	p = PARSE_COMPARE("--slice", "100", "--", "true");
+	assert_int_equal(p->rc, 0);
+	assert_int_equal(p->c.slice_ns, 100000000ull);
+	p = PARSE_COMPARE("-p", "1");
+	assert_int_equal(p->rc, 0);
+	assert_int_equal(p->c.nmodes, 3);
+	assert_int_equal(p->c.steps_per_mode, 5);
+	assert_int_equal(p->c.rounds, 2);
+	assert_int_equal(p->c.slice_ns, 100000000ull);
+}
+
+static void test_compare_checks(void **state)
+{
+	struct parsed *p;
+
+	(void)state;
+	assert_rejected(PARSE_COMPARE("--modes", "off,bpf", "--cupti-wait", "5", "--", "true"),
+			"--cupti-wait without the cupti mode");
+	assert_int_equal(PARSE_COMPARE("--cupti-wait", "5", "--", "true")->rc, 0);
+	assert_rejected(PARSE_COMPARE("--children", "--", "true"), "--children goes with -p");
+	assert_rejected(PARSE_COMPARE("--step-every", "2", "--", "true"), "--step-every needs --step");
+	assert_rejected(PARSE_COMPARE("--ringbuf-size", "3000", "--", "true"), "power of two");
+	assert_rejected(PARSE_COMPARE("--rounds", "1001", "--", "true"), "--rounds: not a count");
+	assert_rejected(PARSE_COMPARE("--rounds", "02", "--", "true"), "--rounds: not a count");
+	assert_rejected(PARSE_COMPARE("--slice", "0", "--", "true"), "--slice: not a duration");
+	p = PARSE_COMPARE("--slice", "50", "--step", "f", "--", "true");
+	assert_rejected(p, "--slice with --step");
+	record_opts__free(&p->c.r);
+	assert_rejected(PARSE_COMPARE("--modes", "off,bpf"), "nothing to compare");
+	/* record's own options are not compare's. */
+	assert_rejected(PARSE_COMPARE("--latency", "--", "true"), "unknown option --latency");
+	assert_rejected(PARSE_COMPARE("--schedule", "wait=1,warmup=1,active=1", "--", "true"),
+			"unknown option --schedule");
+	p = PARSE_COMPARE("-p", "abc");
+	assert_rejected(p, "cuprobe compare: -p: not a process id");
+	assert_non_null(strstr(p->out, "(see cuprobe compare --help)"));
+}
+
+static void test_compare_help(void **state)
+{
+	struct parsed *p = PARSE_COMPARE("--help");
+
+	(void)state;
+	assert_int_equal(p->rc, 1);
+	assert_non_null(strstr(p->out, "usage: cuprobe compare"));
+	assert_non_null(strstr(p->out, "--ringbuf-size SIZE"));
+	assert_non_null(strstr(p->out, "--modes LIST"));
+	assert_null(strstr(p->out, "--schedule"));
+	assert_null(strstr(p->out, "--latency "));
 }
 
 int main(void)
@@ -575,9 +685,13 @@ int main(void)
 		cmocka_unit_test(test_repeated_parses_in_one_process),
 		cmocka_unit_test(test_parse_after_help_inside_option_cluster),
 		cmocka_unit_test(test_parse_after_unknown_option_inside_option_cluster),
-		cmocka_unit_test(test_parse_size_plain_and_suffixes),
-		cmocka_unit_test(test_parse_size_rejects_garbage),
-		cmocka_unit_test(test_parse_size_rejects_overflow),
+		cmocka_unit_test(test_given_options_are_flags_not_defaults),
+		cmocka_unit_test(test_flag_given_a_value_rejected),
+		cmocka_unit_test(test_every_message_names_the_command_and_help),
+		cmocka_unit_test(test_compare_takes_the_shared_options),
+		cmocka_unit_test(test_compare_own_options),
+		cmocka_unit_test(test_compare_checks),
+		cmocka_unit_test(test_compare_help),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, free_kept);

@@ -837,11 +837,14 @@ static void test_steps_and_cycles_json(void **state)
 	check_step(root, 6, 200, 6, 999, 1, false, 1 / 0.000999);
 	check_step(root, 7, 200, 7, 0, 0, true, -1);
 
-	/* Partial steps are left out: three complete steps each. */
+	/*
+	 * Partial steps are left out: three complete steps each. p99 lies 98% of
+	 * the way from the second to the third (numpy: 2980000.98 and 1480010).
+	 */
 	assert_int_equal(section_len(root, "step_stats"), 2);
-	check_stat(root, 0, 100, 3, (1234567 + 2000000 + 3000001) / 3.0, 2000000, 3000001,
+	check_stat(root, 0, 100, 3, (1234567 + 2000000 + 3000001) / 3.0, 2000000, 2980001,
 		   3000001);
-	check_stat(root, 1, 200, 3, (999 + 500500 + 1500000) / 3.0, 500500, 1500000, 1500000);
+	check_stat(root, 1, 200, 3, (999 + 500500 + 1500000) / 3.0, 500500, 1480010, 1500000);
 
 	assert_int_equal(section_len(root, "cycles"), 4);
 	check_cycle(root, 0, (struct cycle_want){ 0, 100, 2, 3, 4, 5000000, false, 0 });
@@ -857,7 +860,11 @@ static void test_steps_and_cycles_json(void **state)
 	json_decref(root);
 }
 
-/* Nearest rank on known lists: the smallest value with p% of the values at or below it. */
+/*
+ * Linear interpolation between the closest ranks on known lists, as numpy's
+ * percentile and pandas' quantile give them: the q-quantile of n sorted
+ * values lies at (n - 1) * q, rounded to the nanosecond.
+ */
 static void test_step_percentiles(void **state)
 {
 	enum { NSTEPS = 200 };
@@ -875,7 +882,7 @@ static void test_step_percentiles(void **state)
 	for (int i = 0; i < NSTEPS; i++)
 		fprintf(f, STEP_SPAN(1, 1, %d, "0.0", "%d.000", ""), i, (i * 37) % NSTEPS + 1, i);
 	fputs(STEP_SPAN(1, 1, 200, "0.0", "99999.000", ",'partial':true"), f);
-	/* Pid 2: an odd count, rank 1.5 rounds up to 2. */
+	/* Pid 2: an odd count; the median is the middle value, p99 98% past it. */
 	fputs(STEP_SPAN(2, 2, 0, "0.0", "30.000", "") STEP_SPAN(2, 2, 1, "0.0", "10.000", "")
 		      STEP_SPAN(2, 2, 2, "0.0", "20.000", ""), f);
 	/* Pid 3: only a partial step, so a step row and no stats. */
@@ -892,8 +899,9 @@ static void test_step_percentiles(void **state)
 	/* 1.005 * 1000 is 1004.9999999999999 in a double: rounded, not truncated. */
 	check_step(root, NSTEPS + 4, 3, 0, 1005, 0, true, 0);
 	assert_int_equal(section_len(root, "step_stats"), 2);
-	check_stat(root, 0, 1, NSTEPS, 100500, 100000, 198000, 200000);
-	check_stat(root, 1, 2, 3, 20000, 20000, 30000, 30000);
+	/* numpy.percentile(range(1000, 200001, 1000), [50, 99]): 100500, 198010. */
+	check_stat(root, 0, 1, NSTEPS, 100500, 100500, 198010, 200000);
+	check_stat(root, 1, 2, 3, 20000, 20000, 29800, 30000);
 	/* torch.profiler's traces have no cuprobe object, so no cycle. */
 	assert_int_equal(section_len(root, "cycles"), 0);
 	json_decref(root);
@@ -929,8 +937,8 @@ static void test_steps_and_cycles_text(void **state)
 				      "  200     7    0.000         0            -           -       -      yes\n"
 				      "\nStep wall time (complete steps)\n"
 				      "  PID  STEPS  MEAN MS  P50 MS  P99 MS  MAX MS\n"
-				      "  100      3    2.078   2.000   3.000   3.000\n"
-				      "  200      3    0.667   0.500   1.500   1.500\n"
+				      "  100      3    2.078   2.000   2.980   3.000\n"
+				      "  200      3    0.667   0.500   1.480   1.500\n"
 				      "\nCycles\n"
 				      "  CYCLE  PID  STEPS  LAUNCHES  WALL S  LATE  PARTIAL  COMMAND\n"
 				      "      0  100    2-3         4   0.005     0       no  train\n"
@@ -1389,10 +1397,13 @@ static void test_gpu_json(void **state)
 	check_gpu_counts(root, (const json_int_t[]){ 6, 0, 1, 1, 0, 0, 0, 8 });
 	check_overhead(root, (struct overhead_want){ -1, -1, -1, -1, -1, 4500 });
 
-	/* Most GPU time first. kA's delays are 10, 2 and 5 µs; its times 10, 2 and 6. */
+	/*
+	 * Most GPU time first. kA's delays are 10, 2 and 5 µs; its times 10, 2 and
+	 * 6: p99 is 98% of the way from the second to the third.
+	 */
 	assert_int_equal(section_len(root, "gpu_kernels"), 6);
-	check_gpu_kernel(root, 0, (struct gpu_kernel_want){ "kA", 3, 18000, 6000, 6000, 10000,
-							    false, 17000 / 3.0, 5000, 10000 });
+	check_gpu_kernel(root, 0, (struct gpu_kernel_want){ "kA", 3, 18000, 6000, 6000, 9920,
+							    false, 17000 / 3.0, 5000, 9900 });
 	check_gpu_kernel(root, 1, (struct gpu_kernel_want){ "kB", 1, 10000, 10000, 10000, 10000,
 							    false, 14000, 14000, 14000 });
 	check_gpu_kernel(root, 2, (struct gpu_kernel_want){ "Memcpy HtoD (Pinned -> Device)", 1,
@@ -1434,7 +1445,7 @@ static void test_gpu_text(void **state)
 		r.out,
 		"\nGPU kernels\n"
 		"  COUNT  TOTAL MS  MEAN US  P50 US  P99 US  DELAY MEAN US  DELAY P50 US  DELAY P99 US  KERNEL\n"
-		"      3     0.018    6.000   6.000  10.000          5.667         5.000        10.000  kA\n"
+		"      3     0.018    6.000   6.000   9.920          5.667         5.000         9.900  kA\n"
 		"      1     0.010   10.000  10.000  10.000         14.000        14.000        14.000  kB\n"
 		"      1     0.004    4.000   4.000   4.000          2.000         2.000         2.000  Memcpy HtoD (Pinned -> Device)\n"
 		"      1     0.003    3.000   3.000   3.000         30.000        30.000        30.000  graph_node_b\n"
@@ -1468,7 +1479,7 @@ static void test_gpu_csv(void **state)
 				      "\ngpu_kernel,"));
 	assert_string_equal(
 		rows + 1,
-		"gpu_kernel,kA,,,3,,,,,,,,,,,,,,18000,6000.000,6000,10000,5666.667,5000,10000,\n"
+		"gpu_kernel,kA,,,3,,,,,,,,,,,,,,18000,6000.000,6000,9920,5666.667,5000,9900,\n"
 		"gpu_kernel,kB,,,1,,,,,,,,,,,,,,10000,10000.000,10000,10000,14000.000,14000,14000,\n"
 		"gpu_kernel,Memcpy HtoD (Pinned -> Device),,,1,,,,,,,,,,,,,,4000,4000.000,4000,4000,"
 		"2000.000,2000,2000,\n"
@@ -1496,9 +1507,12 @@ static void test_gpu_faults_and_totals(void **state)
 	join(dir, fx->dir, "g");
 	root = report_json(fx->dir, (const char *[]){ dir, NULL });
 	check_gpu_counts(root, (const json_int_t[]){ 7, 0, 1, 2, 1, 2, 3, 1242 });
-	/* pid 200's kA adds its 8 µs but no delay: id 12 is pid 100's kB launch. */
-	check_gpu_kernel(root, 0, (struct gpu_kernel_want){ "kA", 4, 26000, 6500, 6000, 10000,
-							    false, 17000 / 3.0, 5000, 10000 });
+	/*
+	 * pid 200's kA adds its 8 µs but no delay: id 12 is pid 100's kB launch.
+	 * Times 2, 6, 8, 10 µs: p50 halfway between 6 and 8, p99 97% past 8.
+	 */
+	check_gpu_kernel(root, 0, (struct gpu_kernel_want){ "kA", 4, 26000, 6500, 7000, 9940,
+							    false, 17000 / 3.0, 5000, 9900 });
 	check_gpu_kernel(root, 6, (struct gpu_kernel_want){ "kD", 1, 1000, 1000, 1000, 1000,
 							    false, -500, -500, -500 });
 	/* pid 200's trace has no steps: the steps are pid 100's, as before. */

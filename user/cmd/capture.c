@@ -5,10 +5,8 @@
  * on a socket, so that it needs no library and works from the static build.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <limits.h>
 #include <jansson.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,68 +14,117 @@
 #include <unistd.h>
 #include <sys/socket.h>
 #include "daemon_cmd.h"
+#include "opt.h"
+#include "parse.h"
 
-static const char usage_text[] =
-	"usage: cuprobe capture --daemon ADDR:PORT --pid PID --steps N [--mode bpf|cupti]\n"
-	"\n"
-	"Records the next N steps of PID (after the daemon's warmup) through a running\n"
-	"cuprobe daemon and prints where the trace went (JSON). Exits 0 once written.\n"
-	"\n"
-	"  -d, --daemon ADDR:PORT   the daemon's --listen (default 127.0.0.1:9464)\n"
-	"  -p, --pid PID            a CUDA process the daemon samples\n"
-	"  -n, --steps N            active steps to record (1 to 10000)\n"
-	"  -m, --mode MODE          bpf or cupti (default: the daemon's choice)\n"
-	"\n"
-	"Example:\n"
-	"  cuprobe capture --daemon 127.0.0.1:9464 --pid 4242 --steps 5\n";
+struct capture_opts {
+	const char *addr;	/* --daemon, as given (the request's Host) */
+	struct addr_port ap;
+	uint64_t pid, steps;	/* 0: not given */
+	const char *mode;	/* NULL: the daemon's choice */
+};
 
-/*
- * Numeric addresses only (and "localhost"), like the daemon's --listen: no
- * resolver, so that the static build needs no glibc NSS at run time.
- */
-static int connect_to(const char *addr)
+static int set_daemon(void *obj, const char *name, const char *arg, char *err, size_t len)
 {
-	const char *colon = strrchr(addr, ':');
-	struct sockaddr_storage ss = {};
-	struct sockaddr_in *in = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-	char host[128], *end;
-	long port = colon ? strtol(colon + 1, &end, 10) : 0;
-	int fd, rc;
+	struct capture_opts *o = obj;
+	char why[256];
 
-	if (!colon || colon == addr || (size_t)(colon - addr) >= sizeof(host) || !colon[1] || *end ||
-	    port < 1 || port > 65535) {
-		fprintf(stderr, "cuprobe capture: --daemon '%s' is not ADDR:PORT (e.g. "
-			"127.0.0.1:9464)\n", addr);
+	if (parse_addr_port(arg, &o->ap, why, sizeof(why))) {
+		snprintf(err, len, "%s: '%s' is %s", name, arg, why);
 		return -EINVAL;
 	}
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
-		memmove(host, host + 1, strlen(host));
-		host[strlen(host) - 1] = '\0';
+	o->addr = arg;
+	return 0;
+}
+
+static int set_pid(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	if (!parse_count(arg, 1, INT_MAX, &((struct capture_opts *)obj)->pid))
+		return 0;
+	snprintf(err, len, "%s: '%s' is not a process id: give a positive number", name, arg);
+	return -EINVAL;
+}
+
+static int set_steps(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	if (!parse_count(arg, 1, 10000, &((struct capture_opts *)obj)->steps))
+		return 0;
+	snprintf(err, len, "%s: '%s' is not a number of steps from 1 to 10000", name, arg);
+	return -EINVAL;
+}
+
+static int set_mode(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	if (!strcmp(arg, "bpf") || !strcmp(arg, "cupti")) {
+		((struct capture_opts *)obj)->mode = arg;
+		return 0;
 	}
-	if (!strcmp(host, "localhost"))
-		snprintf(host, sizeof(host), "127.0.0.1");
-	if (inet_pton(AF_INET, host, &in->sin_addr) == 1) {
-		in->sin_family = AF_INET;
-		in->sin_port = htons((uint16_t)port);
-	} else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
-		in6->sin6_family = AF_INET6;
-		in6->sin6_port = htons((uint16_t)port);
-	} else {
-		fprintf(stderr, "cuprobe capture: --daemon '%s': '%s' is not a numeric address\n",
-			addr, host);
-		return -EINVAL;
-	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd >= 0 && !connect(fd, (struct sockaddr *)&ss, sizeof(ss)))
+	snprintf(err, len, "%s: '%s' is not bpf or cupti", name, arg);
+	return -EINVAL;
+}
+
+static const struct opt capture_opt_list[] = {
+	{ "daemon", 'd', "ADDR:PORT", set_daemon, "the daemon's --listen (default 127.0.0.1:9464)" },
+	{ "pid", 'p', "PID", set_pid, "a CUDA process the daemon samples" },
+	{ "steps", 'n', "N", set_steps, "active steps to record (1 to 10000)" },
+	{ "mode", 'm', "MODE", set_mode, "bpf or cupti (default: the daemon's choice)" },
+};
+
+static const struct opt_table capture_table = OPT_TABLE(capture_opt_list);
+
+static void usage(FILE *f)
+{
+	const struct opt_group groups[] = { { &capture_table, NULL } };
+
+	fputs("usage: cuprobe capture --daemon ADDR:PORT --pid PID --steps N [--mode bpf|cupti]\n"
+	      "\n"
+	      "Records the next N steps of PID (after the daemon's warmup) through a running\n"
+	      "cuprobe daemon and prints where the trace went (JSON). Exits 0 once written.\n"
+	      "\n", f);
+	opt__help(f, groups, 1);
+	fputs("\n"
+	      "Example:\n"
+	      "  cuprobe capture --daemon 127.0.0.1:9464 --pid 4242 --steps 5\n", f);
+}
+
+static int connect_to(const struct capture_opts *o)
+{
+	int fd = socket(o->ap.sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd >= 0 && !connect(fd, (const struct sockaddr *)&o->ap.sa, o->ap.salen))
 		return fd;
 	rc = -errno;
 	if (fd >= 0)
 		close(fd);
 	fprintf(stderr, "cuprobe capture: cannot reach the daemon at %s: %s (is cuprobe daemon "
-		"running, with this --listen?)\n", addr, strerror(-rc));
+		"running, with this --listen?)\n", o->addr, strerror(-rc));
 	return rc;
+}
+
+/* 0: go; 1: --help was printed; -EINVAL: a usage error, said. */
+static int parse_args(struct capture_opts *o, int argc, char **argv)
+{
+	const struct opt_group groups[] = { { &capture_table, o } };
+	const struct opt_cmd cmd = { .name = "capture", .groups = groups, .ngroups = 1,
+				     .usage = usage };
+	char why[256];
+	int first, rc;
+
+	memset(o, 0, sizeof(*o));
+	o->addr = "127.0.0.1:9464";
+	parse_addr_port(o->addr, &o->ap, why, sizeof(why));
+	rc = opt__parse(&cmd, argc, argv, &first);
+	if (rc)
+		return rc;
+	if (first < argc) {
+		opt__error(&cmd, "unexpected argument: give the process with --pid PID");
+		return -EINVAL;
+	}
+	if (!o->pid || !o->steps) {
+		opt__error(&cmd, "give --pid PID and --steps N as numbers");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* Sends the request and reads the whole answer (the daemon closes the connection). */
@@ -140,47 +187,29 @@ static int check_answer(const char *addr, const char *body)
 
 int capture_main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "daemon", required_argument, NULL, 'd' }, { "pid", required_argument, NULL, 'p' },
-		{ "steps", required_argument, NULL, 'n' }, { "mode", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' }, {},
-	};
-	const char *addr = "127.0.0.1:9464", *pid = NULL, *steps = NULL, *mode = NULL, *body;
+	struct capture_opts o;
 	char req[512], *ans;
-	int opt, fd, status = 0;
+	const char *body;
+	int fd, status = 0, rc = parse_args(&o, argc, argv);
 
-	while ((opt = getopt_long(argc, argv, "d:p:n:m:h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'd': addr = optarg; break;
-		case 'p': pid = optarg; break;
-		case 'n': steps = optarg; break;
-		case 'm': mode = optarg; break;
-		case 'h': fputs(usage_text, stdout); return 0;
-		default: return 2;
-		}
-	}
-	if (!pid || !steps || strspn(pid, "0123456789") != strlen(pid) ||
-	    strspn(steps, "0123456789") != strlen(steps) || (mode && strspn(mode, "abcdefghijklmnopqrstuvwxyz") != strlen(mode))) {
-		fprintf(stderr, "cuprobe capture: give --pid PID and --steps N as numbers "
-			"(cuprobe capture --help)\n");
-		return 2;
-	}
-	fd = connect_to(addr);
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	fd = connect_to(&o);
 	if (fd < 0)
 		return 1;
-	snprintf(req, sizeof(req), "POST /capture?pid=%s&steps=%s%s%s HTTP/1.1\r\nHost: %s\r\n"
-		 "Content-Length: 0\r\nConnection: close\r\n\r\n", pid, steps, mode ? "&mode=" : "",
-		 mode ? mode : "", addr);
+	snprintf(req, sizeof(req), "POST /capture?pid=%llu&steps=%llu%s%s HTTP/1.1\r\nHost: %s\r\n"
+		 "Content-Length: 0\r\nConnection: close\r\n\r\n", (unsigned long long)o.pid,
+		 (unsigned long long)o.steps, o.mode ? "&mode=" : "", o.mode ? o.mode : "", o.addr);
 	ans = exchange(fd, req);
 	close(fd);
 	if (!ans || sscanf(ans, "HTTP/1.%*d %d", &status) != 1) {
-		fprintf(stderr, "cuprobe capture: no answer from the daemon at %s\n", addr);
+		fprintf(stderr, "cuprobe capture: no answer from the daemon at %s\n", o.addr);
 		free(ans);
 		return 1;
 	}
 	body = strstr(ans, "\r\n\r\n");
 	body = body ? body + 4 : "";
-	if (status == 200 && check_answer(addr, body)) {
+	if (status == 200 && check_answer(o.addr, body)) {
 		free(ans);
 		return 1;
 	}

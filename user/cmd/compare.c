@@ -108,7 +108,7 @@ static int choose_out(void *ctx, const char **out)
 	char path[PATH_MAX + 16];
 	int err;
 
-	if (r->o.has_output)
+	if (r->o.r.has_output)
 		snprintf(r->out_path, sizeof(r->out_path), "%s", r->o.r.output);
 	else if ((err = default_output(r->out_path, sizeof(r->out_path))))
 		return err;

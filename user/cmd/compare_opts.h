@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* `cuprobe compare` options: record's shared ones, and the rotation's. */
+/*
+ * `cuprobe compare` options: record's shared tables (record_opts.h), the
+ * same options meaning the same, and the rotation's own. Main thread only.
+ */
 #ifndef COMPARE_OPTS_H
 #define COMPARE_OPTS_H
 
@@ -10,7 +13,6 @@
 
 struct compare_opts {
 	struct record_opts r;	/* -o, -p, --step, --duration, ... as record has them */
-	bool has_output;
 	enum window_mode modes[MODE__COUNT];	/* --modes, in the order given */
 	size_t nmodes;
 	uint32_t steps_per_mode;	/* --steps-per-mode, default 5 */

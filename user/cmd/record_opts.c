@@ -1,228 +1,310 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include "parse.h"
 #include "record_opts.h"
 #include "schedule_parse.h"
 
 #define DEFAULT_RINGBUF (16ull << 20)
+#define DEFAULT_CUPTI_WAIT 5.0
+
+/* ---- the shared options' setters: obj is a struct record_opts ---- */
+
+static int set_output(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	struct record_opts *o = obj;
+
+	(void)name, (void)err, (void)len;
+	o->output = arg;
+	o->has_output = true;
+	return 0;
+}
+
+static int add_pid(struct record_opts *o, const char *tok, char *err, size_t len)
+{
+	uint64_t v;
+
+	if (parse_count(tok, 1, INT_MAX, &v)) {
+		snprintf(err, len, "-p: not a process id: give positive numbers separated by commas");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < o->npids; i++) {
+		if (o->pids[i] == (pid_t)v) {
+			snprintf(err, len, "-p: a process is given twice: name each process once");
+			return -EINVAL;
+		}
+	}
+	if (o->npids == MAX_PIDS) {
+		snprintf(err, len, "-p: too many processes: give at most %d; run one cuprobe per "
+			 "group", MAX_PIDS);
+		return -EINVAL;
+	}
+	o->pids[o->npids++] = (pid_t)v;
+	return 0;
+}
+
+/* Empty fields are skipped (strtok_r): "1,,2" is "1,2", and "," no PID at all. */
+static int set_pid(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	char *copy = strdup(arg), *save = NULL, *tok;
+	int rc = 0;
+
+	(void)name;
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save))
+		rc = add_pid(obj, tok, err, len);
+	free(copy);
+	return rc;
+}
+
+static int set_children(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	(void)name, (void)arg, (void)err, (void)len;
+	((struct record_opts *)obj)->children = true;
+	return 0;
+}
+
+static int set_step(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	struct record_opts *o = obj;
+	char msg[256];
+
+	(void)name;
+	step_spec__free(&o->step);
+	if (step_spec__parse(arg, &o->step, msg, sizeof(msg))) {
+		snprintf(err, len, "%s: e.g. --step train_step, --step libtrain.so:train_step or "
+			 "--step usdt:./train:train:step", msg);
+		return -EINVAL;
+	}
+	o->has_step = true;
+	return 0;
+}
+
+static int set_step_every(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	struct record_opts *o = obj;
+	uint64_t v;
+
+	if (parse_count(arg, 1, 1000000, &v)) {
+		snprintf(err, len, "%s: not a positive count (1 to 1000000): e.g. --step-every 3",
+			 name);
+		return -EINVAL;
+	}
+	o->step_every = (unsigned int)v;
+	o->has_step_every = true;
+	return 0;
+}
+
+static int set_duration(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	/* Up to a year: the deadline stays well inside 64-bit nanoseconds. */
+	if (parse_duration(arg, PARSE_SECONDS, 1e-9, 366 * 86400.0,
+			   &((struct record_opts *)obj)->duration)) {
+		snprintf(err, len, "%s: not a number of seconds between 0 and a year: e.g. "
+			 "--duration 30, 90s or 5m", name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_cupti_wait(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	struct record_opts *o = obj;
+
+	if (parse_duration(arg, PARSE_SECONDS, 0, 3600, &o->cupti_wait)) {
+		snprintf(err, len, "%s: not a number of seconds from 0 to 3600: e.g. --cupti-wait 10",
+			 name);
+		return -EINVAL;
+	}
+	o->has_cupti_wait = true;
+	return 0;
+}
+
+static int set_stack(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	(void)name, (void)arg, (void)err, (void)len;
+	((struct record_opts *)obj)->stack = true;
+	return 0;
+}
+
+static int set_ringbuf(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	int rc = parse_size(arg, &((struct record_opts *)obj)->ringbuf_bytes);
+
+	if (rc == -ERANGE)
+		snprintf(err, len, "%s must be a power of two from 4K to 1G: e.g. 16M or 64M", name);
+	else if (rc)
+		snprintf(err, len, "%s: not a size: e.g. 16M (%s)", name, PARSE_SIZE_FORMS);
+	return rc ? -EINVAL : 0;
+}
+
+static int set_quiet(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	(void)name, (void)arg, (void)err, (void)len;
+	((struct record_opts *)obj)->quiet = true;
+	return 0;
+}
+
+static int set_verbose(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	(void)name, (void)arg, (void)err, (void)len;
+	((struct record_opts *)obj)->verbose++;
+	return 0;
+}
+
+static const struct opt target_opts[] = {
+	{ "output", 'o', "DIR", set_output,
+	  "the output folder, made with its parents if missing;\nnothing in it is overwritten" },
+	{ "pid", 'p', "PID[,PID...]", set_pid, "attach to running processes (up to 64)" },
+	{ "children", 0, NULL, set_children,
+	  "with -p: their children and descendants too, those\nrunning and those to come "
+	  "(a command's always are)" },
+	{ "step", 0, "SPEC", set_step,
+	  "step boundary: SYMBOL | OBJECT:SYMBOL |\nusdt:OBJECT:PROVIDER:NAME; the k-th hit "
+	  "ends step k-1" },
+	{ "step-every", 0, "N", set_step_every, "count one step every N hits of the step probe" },
+};
+
+static const struct opt common_opts[] = {
+	{ "duration", 0, "SEC", set_duration,
+	  "stop after SEC seconds, with what ran by then\n(Ctrl-C also stops cleanly)" },
+	{ "cupti-wait", 0, "SEC", set_cupti_wait,
+	  "how long a cycle waits for its GPU records (default 5;\nneeds record's --cupti or "
+	  "compare's cupti mode)" },
+	{ "stack", 0, NULL, set_stack,
+	  "each launch's CPU stack (frame pointers, and Python\n3.10-3.13 frames), as "
+	  "python_function spans in\nthe trace" },
+	{ "ringbuf-size", 0, "SIZE", set_ringbuf,
+	  "ring buffer between BPF and cuprobe, its starting size\n(default 16M; it grows "
+	  "with the rate)" },
+	{ "quiet", 'q', NULL, set_quiet, "no progress on stderr" },
+	{ "verbose", 'v', NULL, set_verbose, "more detail, libbpf's messages too" },
+};
+
+const struct opt_table record_target_opts = OPT_TABLE(target_opts);
+const struct opt_table record_common_opts = OPT_TABLE(common_opts);
+
+void record_opts__defaults(struct record_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->output = "cuprobe-runs";
+	o->ringbuf_bytes = DEFAULT_RINGBUF;
+	o->step_every = 1;
+	o->cupti_wait = DEFAULT_CUPTI_WAIT;
+}
+
+static int fail(char *err, size_t len, const char *what, const char *fix)
+{
+	snprintf(err, len, "%s: %s", what, fix);
+	return -EINVAL;
+}
+
+int record_opts__validate(const struct record_opts *o, const char *verb, char *err, size_t len)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "nothing to %s", verb);
+	if (!o->cmd && !o->npids)
+		return fail(err, len, what, "give -p PID or -- COMMAND");
+	if (o->cmd && o->npids)
+		return fail(err, len, "both -p and a command given", "use one of them");
+	if (o->children && !o->npids)
+		return fail(err, len, "--children goes with -p",
+			    "a command's children are always followed");
+	if (o->has_step_every && !o->has_step)
+		return fail(err, len, "--step-every needs --step",
+			    "name a step function with --step SYMBOL");
+	if (o->ringbuf_bytes < 4096 || o->ringbuf_bytes > (1ull << 30) ||
+	    (o->ringbuf_bytes & (o->ringbuf_bytes - 1)))
+		return fail(err, len, "--ringbuf-size must be a power of two from 4K to 1G",
+			    "e.g. 16M or 64M");
+	return 0;
+}
+
+/* ---- record's own options ---- */
+
+static int set_schedule(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	struct record_opts *o = obj;
+	char msg[256];
+	int rc = schedule_parse(arg, &o->sched, msg, sizeof(msg));
+
+	(void)name;
+	if (rc == -EINVAL)
+		snprintf(err, len, "%s: e.g. --schedule wait=1,warmup=1,active=3,repeat=2", msg);
+	o->has_schedule = !rc;
+	return rc;
+}
+
+static int set_cupti(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	(void)name, (void)arg, (void)err, (void)len;
+	((struct record_opts *)obj)->cupti = true;
+	return 0;
+}
+
+static int set_latency(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	(void)name, (void)arg, (void)err, (void)len;
+	((struct record_opts *)obj)->latency = true;
+	return 0;
+}
+
+static const struct opt own_opts[] = {
+	{ "schedule", 0, "SPEC", set_schedule,
+	  "torch.profiler's schedule: wait=N,warmup=N,active=N\n[,repeat=N][,skip_first=N]"
+	  "[,skip_first_wait=0|1];\neach cycle goes to its own DIR/run_<k>/" },
+	{ "cupti", 0, NULL, set_cupti, "full GPU timings through the in-process agent" },
+	{ "latency", 0, NULL, set_latency, "API durations (adds return probes: ~1.6x the cost)" },
+};
+
+static const struct opt_table record_own_opts = OPT_TABLE(own_opts);
+
+/* The checks of record's own options, then the shared ones. */
+static int check(const struct record_opts *o, char *err, size_t len)
+{
+	if (o->has_schedule && !o->has_step)
+		return fail(err, len, "--schedule needs --step", "the schedule counts steps: name "
+			    "a step function with --step SYMBOL");
+	if (o->has_cupti_wait && !o->cupti)
+		return fail(err, len, "--cupti-wait needs --cupti",
+			    "add --cupti, or leave --cupti-wait out");
+	if (o->latency && o->cupti)
+		return fail(err, len, "--latency and --cupti together", "a recording has one mode: "
+			    "--cupti for GPU timings, --latency for API durations");
+	return record_opts__validate(o, "record", err, len);
+}
+
+/* The tables in --help's order; a parse gives each the object its setters set. */
+#define RECORD_GROUPS(obj) { { &record_target_opts, (obj) }, { &record_own_opts, (obj) }, \
+			     { &record_common_opts, (obj) } }
 
 void record_usage(FILE *f)
 {
+	const struct opt_group groups[] = RECORD_GROUPS(NULL);
+
 	fputs("usage: cuprobe record [OPTIONS] -- COMMAND [ARGS...]\n"
 	      "       cuprobe record [OPTIONS] -p PID[,PID...]\n"
 	      "\n"
 	      "Records every CUDA kernel launch, graph launch, async copy and set of the\n"
-	      "target processes with uprobes, into Kineto-format traces.\n"
-	      "\n"
-	      "  -o, --output DIR        trace folder (default ./cuprobe-runs); each cycle\n"
-	      "                          goes to DIR/run_<k>/, never overwriting\n"
-	      "  -p, --pid PID[,PID...]  attach to running processes\n"
-	      "      --children          with -p: their children and descendants too, those\n"
-	      "                          running and those to come (a command's always are)\n"
-	      "      --step SPEC         step boundary: SYMBOL | OBJECT:SYMBOL |\n"
-	      "                          usdt:OBJECT:PROVIDER:NAME; the k-th hit ends step k-1\n"
-	      "      --step-every N      count one step every N hits of the step probe\n"
-	      "      --schedule SPEC     torch.profiler's schedule: wait=N,warmup=N,active=N\n"
-	      "                          [,repeat=N][,skip_first=N][,skip_first_wait=0|1];\n"
-	      "                          each cycle goes to its own DIR/run_<k>/\n"
-	      "      --duration SEC      stop after SEC seconds (Ctrl-C also stops cleanly)\n"
-	      "      --cupti             full GPU timings through the in-process agent\n"
-	      "      --cupti-wait SEC    how long a cycle waits for its GPU records (default 5)\n"
-	      "      --latency           API durations (adds return probes: ~1.6x the cost)\n"
-	      "      --stack             each launch's CPU stack (frame pointers; Python 3.10-3.13\n"
-	      "                          frames too), as python_function spans in the trace\n"
-	      "      --ringbuf-size SIZE ring buffer between BPF and cuprobe, its starting size\n"
-	      "                          (default 16M; it grows with the rate)\n"
-	      "  -q, --quiet             no progress on stderr\n"
-	      "  -v, --verbose           more detail, libbpf's messages too\n"
-	      "  -h, --help              this text\n"
+	      "target processes with uprobes, into Kineto-format traces: each cycle goes\n"
+	      "to DIR/run_<k>/ of -o DIR (default ./cuprobe-runs).\n"
+	      "\n", f);
+	opt__help(f, groups, sizeof(groups) / sizeof(groups[0]));
+	fputs("\n" PARSE_UNITS_HELP
 	      "\n"
 	      "examples:\n"
 	      "  cuprobe record -- python train.py\n"
 	      "  cuprobe record -p 4242 --duration 10 -o /tmp/traces\n"
-	      "  cuprobe record --step train_step --schedule wait=5,warmup=1,active=3,repeat=2 \\\n"
-	      "      -- ./train\n"
+	      "  cuprobe record --step train_step \\\n"
+	      "      --schedule wait=5,warmup=1,active=3,repeat=2 -- ./train\n"
 	      "  cuprobe record --step libcudart:cudaDeviceSynchronize \\\n"
 	      "      --schedule wait=1,warmup=1,active=2 -p 4242\n"
 	      "  cuprobe report cuprobe-runs/run_0\n",
 	      f);
-}
-
-int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	int shift = 0;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *s == '-')
-		return -EINVAL;
-	switch (*end) {
-	case 'G': case 'g': shift = 30; end++; break;
-	case 'M': case 'm': shift = 20; end++; break;
-	case 'K': case 'k': shift = 10; end++; break;
-	case '\0': break;
-	default: return -EINVAL;
-	}
-	if (*end || v > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
-/* The subcommand whose options are parsed: compare shares record's. */
-static const char *opts_cmd = "record";
-
-static int bad(const char *what, const char *fix)
-{
-	fprintf(stderr, "cuprobe %s: %s: %s (see cuprobe %s --help)\n", opts_cmd, what, fix,
-		opts_cmd);
-	return -EINVAL;
-}
-
-static int parse_pids(struct record_opts *o, const char *arg)
-{
-	char *copy = strdup(arg), *save = NULL, *tok, *end;
-	int err = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		long v;
-
-		errno = 0;
-		v = strtol(tok, &end, 10);
-		if (errno || *end || v <= 0 || v > INT_MAX) {
-			err = bad("-p: not a process id", "give positive numbers separated by commas");
-			break;
-		}
-		for (size_t i = 0; i < o->npids; i++) {
-			if (o->pids[i] == (pid_t)v) {
-				err = bad("-p: a process is given twice", "name each process once");
-				break;
-			}
-		}
-		if (err)
-			break;
-		if (o->npids == MAX_PIDS) {
-			err = bad("-p: too many processes", "give at most 64; run one cuprobe per group");
-			break;
-		}
-		o->pids[o->npids++] = (pid_t)v;
-	}
-	free(copy);
-	return err;
-}
-
-static int check(struct record_opts *o)
-{
-	if (o->has_schedule && !o->has_step)
-		return bad("--schedule needs --step", "the schedule counts steps: name a step "
-			   "function with --step SYMBOL");
-	if (o->cupti_wait != 5 && !o->cupti)
-		return bad("--cupti-wait needs --cupti", "add --cupti, or leave --cupti-wait out");
-	if (o->step_every > 1 && !o->has_step)
-		return bad("--step-every needs --step", "name a step function with --step SYMBOL");
-	if (o->latency && o->cupti)
-		return bad("--latency and --cupti together", "a recording has one mode: --cupti for "
-			   "GPU timings, --latency for API durations");
-	if (o->children && !o->npids)
-		return bad("--children goes with -p", "a command's children are always followed");
-	if (!o->cmd && !o->npids)
-		return bad("nothing to record", "give -p PID or -- COMMAND");
-	if (o->cmd && o->npids)
-		return bad("both -p and a command given", "use one of them");
-	if (o->ringbuf_bytes < 4096 || o->ringbuf_bytes > (1ull << 30) ||
-	    (o->ringbuf_bytes & (o->ringbuf_bytes - 1)))
-		return bad("--ringbuf-size must be a power of two from 4K to 1G", "e.g. 16M or 64M");
-	return 0;
-}
-
-static int parse_one(struct record_opts *o, int c, const char *arg)
-{
-	char *end, msg[256];
-	unsigned long v;
-
-	switch (c) {
-	case 'o':
-		o->output = arg;
-		return 0;
-	case 'p':
-		return parse_pids(o, arg);
-	case 'd':
-		errno = 0;
-		o->duration = strtod(arg, &end);
-		/* Up to a year: the deadline stays well inside 64-bit nanoseconds. */
-		if (errno || *end || !(o->duration > 0) || !(o->duration <= 366 * 86400.0))
-			return bad("--duration: not a number of seconds between 0 and a year",
-				   "e.g. --duration 30");
-		return 0;
-	case 's':
-		step_spec__free(&o->step);
-		if (step_spec__parse(arg, &o->step, msg, sizeof(msg)))
-			return bad(msg, "e.g. --step train_step, --step libtrain.so:train_step or "
-				   "--step usdt:./train:train:step");
-		o->has_step = true;
-		return 0;
-	case 'S':
-		if (schedule_parse(arg, &o->sched, msg, sizeof(msg)))
-			return bad(msg, "e.g. --schedule wait=1,warmup=1,active=3,repeat=2");
-		o->has_schedule = true;
-		return 0;
-	case 'e':
-		errno = 0;
-		v = strtoul(arg, &end, 10);
-		if (errno || *end || *arg == '-' || v == 0 || v > 1000000)
-			return bad("--step-every: not a positive count", "e.g. --step-every 3");
-		o->step_every = v;
-		return 0;
-	case 'r':
-		if (parse_size(arg, &o->ringbuf_bytes))
-			return bad("--ringbuf-size: not a size", "e.g. 16M");
-		return 0;
-	case 'c':
-		o->cupti = true;
-		return 0;
-	case 'w':
-		errno = 0;
-		o->cupti_wait = strtod(arg, &end);
-		if (errno || *end || !(o->cupti_wait >= 0) || !(o->cupti_wait <= 3600))
-			return bad("--cupti-wait: not a number of seconds from 0 to 3600",
-				   "e.g. --cupti-wait 10");
-		return 0;
-	case 'l':
-		o->latency = true;
-		return 0;
-	case 'k':
-		o->stack = true;
-		return 0;
-	case 'C':
-		o->children = true;
-		return 0;
-	case 'q':
-		o->quiet = true;
-		return 0;
-	case 'v':
-		o->verbose++;
-		return 0;
-	default:
-		return bad("unknown option", "check the spelling");
-	}
-}
-
-int record_opts__parse_shared(struct record_opts *o, int c, const char *arg, const char *cmd)
-{
-	int err;
-
-	opts_cmd = cmd;
-	err = parse_one(o, c, arg);
-	opts_cmd = "record";
-	return err;
 }
 
 void record_opts__free(struct record_opts *o)
@@ -232,49 +314,22 @@ void record_opts__free(struct record_opts *o)
 
 int record_opts__parse(struct record_opts *o, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "step", required_argument, NULL, 's' },
-		{ "schedule", required_argument, NULL, 'S' },
-		{ "step-every", required_argument, NULL, 'e' },
-		{ "ringbuf-size", required_argument, NULL, 'r' },
-		{ "cupti", no_argument, NULL, 'c' },
-		{ "cupti-wait", required_argument, NULL, 'w' },
-		{ "latency", no_argument, NULL, 'l' },
-		{ "children", no_argument, NULL, 'C' },
-		{ "stack", no_argument, NULL, 'k' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	int c, err;
+	const struct opt_group groups[] = RECORD_GROUPS(o);
+	/* Options stop at the command's name, so that its own options stay its own. */
+	const struct opt_cmd cmd = { .name = "record", .groups = groups,
+				     .ngroups = sizeof(groups) / sizeof(groups[0]),
+				     .usage = record_usage, .stop_at_operand = true };
+	char err[512];
+	int first, rc;
 
-	memset(o, 0, sizeof(*o));
-	o->output = "cuprobe-runs";
-	o->ringbuf_bytes = DEFAULT_RINGBUF;
-	o->step_every = 1;
-	o->cupti_wait = 5;
-	optind = 0; /* glibc: 0 reinitialises fully, 1 would keep state from a previous argv */
-	opterr = 0;
-	/* "+": stop at the command's name, so its own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+:o:p:qvh", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			record_usage(stdout);
-			return 1;
-		}
-		if (c == '?' || c == ':') {
-			fprintf(stderr, "cuprobe record: %s %s: see cuprobe record --help\n",
-				c == ':' ? "missing value for" : "unknown option", argv[optind - 1]);
-			return -EINVAL;
-		}
-		err = parse_one(o, c, optarg);
-		if (err)
-			return err;
-	}
-	if (optind < argc)
-		o->cmd = &argv[optind];
-	return check(o);
+	record_opts__defaults(o);
+	rc = opt__parse(&cmd, argc, argv, &first);
+	if (rc)
+		return rc > 0 ? 1 : -EINVAL;
+	if (first < argc)
+		o->cmd = &argv[first];
+	rc = check(o, err, sizeof(err));
+	if (rc)
+		opt__error(&cmd, err);
+	return rc;
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "percentile.h"
 #include "session_types.h"
 
 /* Fewer samples than this in either mode: no confidence interval is given. */
@@ -18,15 +19,13 @@
 #define COMPARE_BOOTSTRAP_ITERS 2000
 #define COMPARE_BOOTSTRAP_SEED 0x9e3779b97f4a7c15ull
 
-/* The summary of a sample; quantiles interpolate linearly (numpy's default, R's type 7). */
+/* The summary of a sample; quantiles by util/percentile.h's rule, as report's. */
 struct dist {
 	size_t n;
 	double min, max, mean, stddev;	/* stddev: the sample's (n - 1); 0 when n < 2 */
 	double p25, median, p75, p95;
 };
 
-/* The q-quantile (0..1) of n sorted values; NaN when n is 0. */
-double quantile_sorted(const double *sorted, size_t n, double q);
 /* Summarises x (left unchanged). 0, -EINVAL when n is 0, or -ENOMEM. */
 int dist__of(const double *x, size_t n, struct dist *d);
 

@@ -29,21 +29,6 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-double quantile_sorted(const double *sorted, size_t n, double q)
-{
-	double h, lo;
-	size_t i;
-
-	if (!n)
-		return NAN;
-	h = (double)(n - 1) * q;
-	lo = floor(h);
-	i = (size_t)lo;
-	if (i + 1 >= n)
-		return sorted[n - 1];
-	return sorted[i] + (h - lo) * (sorted[i + 1] - sorted[i]);
-}
-
 int dist__of(const double *x, size_t n, struct dist *d)
 {
 	double *s, sum = 0, ss = 0;

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "dconf.h"
+#include "parse.h"
 
 void dconf__defaults(struct dconf *c)
 {
@@ -28,69 +28,143 @@ void dconf__defaults(struct dconf *c)
 	};
 }
 
-static int parse_num(const char *v, double lo, double hi, double *out)
-{
-	char *end;
-	double d;
+/* ---- the setters: obj is a struct dconf, name the key or the option ---- */
 
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno || end == v || *end || isnan(d) || d < lo || d > hi)
-		return -EINVAL;
-	*out = d;
-	return 0;
+static int number(const char *name, const char *v, double lo, double hi, double *out, char *err,
+		  size_t len)
+{
+	if (!parse_number(v, lo, hi, out))
+		return 0;
+	snprintf(err, len, "%s: '%s' is not a number from %g to %g", name, v, lo, hi);
+	return -EINVAL;
 }
 
-/* Bytes with an optional K, M, G or T (powers of 1024). */
-static int parse_bytes(const char *v, uint64_t *out)
+static int seconds(const char *name, const char *v, double lo, double hi, double *out, char *err,
+		   size_t len)
 {
-	char *end;
-	double d;
-	int shift = 0;
+	if (!parse_duration(v, PARSE_SECONDS, lo, hi, out))
+		return 0;
+	snprintf(err, len, "%s: '%s' is not a number of seconds from %g to %g (or with ms, s or "
+		 "m after it: 500ms, 2m)", name, v, lo, hi);
+	return -EINVAL;
+}
 
-	errno = 0;
-	d = strtod(v, &end);
-	if (errno || end == v || d < 0)
-		return -EINVAL;
-	switch (*end) {
-	case 'T': case 't': shift += 10; /* fall through */
-	case 'G': case 'g': shift += 10; /* fall through */
-	case 'M': case 'm': shift += 10; /* fall through */
-	case 'K': case 'k': shift += 10; end++; break;
+static int count(const char *name, const char *v, uint64_t lo, uint64_t hi, uint64_t *out,
+		 char *err, size_t len)
+{
+	if (!parse_count(v, lo, hi, out))
+		return 0;
+	snprintf(err, len, "%s: '%s' is not a whole number from %llu to %llu", name, v,
+		 (unsigned long long)lo, (unsigned long long)hi);
+	return -EINVAL;
+}
+
+static int count32(const char *name, const char *v, uint32_t lo, uint32_t hi, uint32_t *out,
+		   char *err, size_t len)
+{
+	uint64_t x;
+	int rc = count(name, v, lo, hi, &x, err, len);
+
+	if (!rc)
+		*out = (uint32_t)x;
+	return rc;
+}
+
+static int size_at_least(const char *name, const char *v, uint64_t min, const char *eg,
+			 uint64_t *out, char *err, size_t len)
+{
+	uint64_t x;
+
+	if (!parse_size(v, &x) && x >= min) {
+		*out = x;
+		return 0;
 	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end)
+	snprintf(err, len, "%s: '%s' is not a size of %s (%s)", name, v, eg, PARSE_SIZE_FORMS);
+	return -EINVAL;
+}
+
+static int boolean(const char *name, const char *v, bool *out, char *err, size_t len)
+{
+	if (!parse_bool(v, out))
+		return 0;
+	snprintf(err, len, "%s: '%s' is not true or false (%s)", name, v, PARSE_BOOL_FORMS);
+	return -EINVAL;
+}
+
+#define CONF(obj) ((struct dconf *)(obj))
+
+static int set_listen(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	struct addr_port ap;
+	char why[256];
+
+	if (strlen(v) >= sizeof(CONF(obj)->listen)) {
+		snprintf(err, len, "%s: '%.40s...' is too long for ADDR:PORT", name, v);
 		return -EINVAL;
-	*out = (uint64_t)(d * (double)(1ull << shift));
+	}
+	if (parse_addr_port(v, &ap, why, sizeof(why))) {
+		snprintf(err, len, "%s: '%s' is %s", name, v, why);
+		return -EINVAL;
+	}
+	snprintf(CONF(obj)->listen, sizeof(CONF(obj)->listen), "%s", v);
 	return 0;
 }
 
-static int parse_bool(const char *v, bool *out)
+static int set_output(void *obj, const char *name, const char *v, char *err, size_t len)
 {
-	if (!strcmp(v, "true") || !strcmp(v, "yes") || !strcmp(v, "1") || !strcmp(v, "on"))
-		*out = true;
-	else if (!strcmp(v, "false") || !strcmp(v, "no") || !strcmp(v, "0") || !strcmp(v, "off"))
-		*out = false;
-	else
+	if (!*v || strlen(v) >= sizeof(CONF(obj)->output)) {
+		snprintf(err, len, "%s: give a folder", name);
 		return -EINVAL;
+	}
+	snprintf(CONF(obj)->output, sizeof(CONF(obj)->output), "%s", v);
 	return 0;
+}
+
+static int set_interval(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return seconds(name, v, 0.1, 86400, &CONF(obj)->interval, err, len);
+}
+
+static int set_probability(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return number(name, v, 0, 1, &CONF(obj)->probability, err, len);
+}
+
+static int set_window_steps(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return count32(name, v, 1, 10000, &CONF(obj)->window_steps, err, len);
+}
+
+static int set_warmup(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return count32(name, v, 0, 100, &CONF(obj)->warmup, err, len);
+}
+
+static int set_budget(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return number(name, v, 0.001, 100, &CONF(obj)->budget, err, len);
+}
+
+static int set_budget_window(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return seconds(name, v, 1, 86400, &CONF(obj)->budget_window, err, len);
 }
 
 /* step = MATCH=SPEC: MATCH is a comm, or an executable's path when it has a '/'. */
-static int add_rule(struct dconf *c, const char *v, char *err, size_t len)
+static int set_step(void *obj, const char *name, const char *v, char *err, size_t len)
 {
+	struct dconf *c = obj;
 	const char *eq = strchr(v, '=');
 	struct step_rule *r, *nr;
 	char perr[256];
 
 	if (!eq || eq == v || !eq[1] || (size_t)(eq - v) >= sizeof(r->match)) {
-		snprintf(err, len, "step: '%s' is not COMM=SPEC (e.g. python3=usdt:libtrain.so:train:step, "
-			 "or /usr/bin/train=train_step)", v);
+		snprintf(err, len, "%s: '%s' is not COMM=SPEC (e.g. python3=usdt:libtrain.so:train:step, "
+			 "or /usr/bin/train=train_step)", name, v);
 		return -EINVAL;
 	}
 	if (c->nrules >= DCONF_MAX_RULES) {
-		snprintf(err, len, "step: more than %d rules", DCONF_MAX_RULES);
+		snprintf(err, len, "%s: more than %d rules", name, DCONF_MAX_RULES);
 		return -EINVAL;
 	}
 	nr = realloc(c->rules, (c->nrules + 1) * sizeof(*nr));
@@ -101,141 +175,140 @@ static int add_rule(struct dconf *c, const char *v, char *err, size_t len)
 	memset(r, 0, sizeof(*r));
 	memcpy(r->match, v, (size_t)(eq - v));
 	if (step_spec__parse(eq + 1, &r->spec, perr, sizeof(perr))) {
-		snprintf(err, len, "step: '%s': %s", eq + 1, perr);
+		snprintf(err, len, "%s: '%s': %s", name, eq + 1, perr);
 		return -EINVAL;
 	}
 	c->nrules++;
 	return 0;
 }
 
-static int set_num(const char *key, const char *v, double lo, double hi, double *out, char *err,
-		   size_t len)
+static int set_slice(void *obj, const char *name, const char *v, char *err, size_t len)
 {
-	if (!parse_num(v, lo, hi, out))
-		return 0;
-	snprintf(err, len, "%s: '%s' is not a number from %g to %g", key, v, lo, hi);
-	return -EINVAL;
+	return seconds(name, v, 0.001, 60, &CONF(obj)->slice, err, len);
 }
 
-static int set_u32(const char *key, const char *v, double lo, double hi, uint32_t *out, char *err,
-		   size_t len)
+static int set_cupti(void *obj, const char *name, const char *v, char *err, size_t len)
 {
-	double d;
-	int rc = set_num(key, v, lo, hi, &d, err, len);
-
-	if (!rc && d != floor(d)) {
-		snprintf(err, len, "%s: '%s' is not a whole number", key, v);
-		return -EINVAL;
-	}
-	*out = rc ? *out : (uint32_t)d;
-	return rc;
+	return boolean(name, v, &CONF(obj)->cupti, err, len);
 }
 
-static int set_listen(struct dconf *c, const char *v, char *err, size_t len)
+static int set_stack(void *obj, const char *name, const char *v, char *err, size_t len)
 {
-	const char *colon = strrchr(v, ':');
-	char *end;
-	long port;
+	return boolean(name, v, &CONF(obj)->stack, err, len);
+}
 
-	port = colon ? strtol(colon + 1, &end, 10) : -1;
-	if (!colon || colon == v || !colon[1] || *end || port < 1 || port > 65535 ||
-	    strlen(v) >= sizeof(c->listen)) {
-		snprintf(err, len, "listen: '%s' is not ADDR:PORT (e.g. 127.0.0.1:9464 or 0.0.0.0:9464)",
-			 v);
+static int set_cgroup(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	if (*v != '/' || strlen(v) >= sizeof(CONF(obj)->cgroup)) {
+		snprintf(err, len, "%s: '%s' is not a cgroup path (e.g. /kubepods.slice)", name, v);
 		return -EINVAL;
 	}
-	snprintf(c->listen, sizeof(c->listen), "%s", v);
+	snprintf(CONF(obj)->cgroup, sizeof(CONF(obj)->cgroup), "%s", v);
 	return 0;
 }
 
+static int set_linger(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return seconds(name, v, 0, 86400, &CONF(obj)->linger, err, len);
+}
+
+static int set_retention(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return size_at_least(name, v, 1 << 20, "1M or more, e.g. 512M or 10G",
+			     &CONF(obj)->retention, err, len);
+}
+
+static int set_window_max_bytes(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return size_at_least(name, v, 64 << 10, "64K or more, e.g. 128M",
+			     &CONF(obj)->window_max_bytes, err, len);
+}
+
+static int set_window_max_launches(void *obj, const char *name, const char *v, char *err,
+				   size_t len)
+{
+	return count(name, v, 1, 1000000000000ull, &CONF(obj)->window_max_launches, err, len);
+}
+
+static int set_group(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	if (strlen(v) >= sizeof(CONF(obj)->group) || strchr(v, '/') || strchr(v, ':')) {
+		snprintf(err, len, "%s: '%s' is not a group name", name, v);
+		return -EINVAL;
+	}
+	snprintf(CONF(obj)->group, sizeof(CONF(obj)->group), "%s", v);
+	return 0;
+}
+
+static int set_top_kernels(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return count32(name, v, 1, 1000, &CONF(obj)->top_kernels, err, len);
+}
+
+static int set_max_targets(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return count32(name, v, 1, 65536, &CONF(obj)->max_targets, err, len);
+}
+
+static int set_capture_timeout(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return seconds(name, v, 1, 86400, &CONF(obj)->capture_timeout, err, len);
+}
+
+/* Every setting, in --help's order: the config file's keys are these names. */
+static const struct opt settings[] = {
+	{ "listen", 'l', "ADDR:PORT", set_listen,
+	  "HTTP for /metrics and /capture\n(default 127.0.0.1:9464)" },
+	{ "output", 'o', "DIR", set_output,
+	  "window traces, DIR/run_<n>\n(default /var/lib/cuprobe/daemon)" },
+	{ "interval", 'i', "SEC", set_interval,
+	  "seconds between samples of a process\n(default 60, jittered)" },
+	{ "probability", 'P', "P", set_probability,
+	  "chance a process is sampled at its turn (default 1)" },
+	{ "window-steps", 'n', "N", set_window_steps, "active steps of a window (default 5)" },
+	{ "warmup", 0, "N", set_warmup, "warmup steps before them (default 1)" },
+	{ "budget", 'b', "PCT", set_budget,
+	  "probe cost kept under PCT% of each process's CPU time\n(default 1)" },
+	{ "budget-window", 0, "SEC", set_budget_window,
+	  "the sliding window the budget is measured over\n(default 300)" },
+	{ "step", 's', "COMM=SPEC", set_step,
+	  "step probe for processes named COMM (or with the\nexecutable path COMM); repeatable. "
+	  "Others: time slices" },
+	{ "slice", 0, "SEC", set_slice, "a time slice where no rule matches (default 0.1)" },
+	{ "cupti", 0, "BOOL", set_cupti,
+	  "cupti windows where the process has the agent\n(default false)" },
+	{ "stack", 0, "BOOL", set_stack,
+	  "each launch's CPU stack in the traces, as record\n--stack (default false; read at "
+	  "start only)" },
+	{ "cgroup", 0, "PATH", set_cgroup, "only processes whose cgroup path begins with PATH" },
+	{ "linger", 0, "SEC", set_linger, "a gone process's series stay this long (default 300)" },
+	{ "retention", 0, "SIZE", set_retention,
+	  "traces kept under -o, oldest removed first, windows\nbeing written included "
+	  "(default 1G)" },
+	{ "window-max-bytes", 0, "SIZE", set_window_max_bytes,
+	  "a window's trace is cut at this size (default 128M)" },
+	{ "window-max-launches", 0, "N", set_window_max_launches,
+	  "... or at this many launches (default 1000000)" },
+	{ "group", 0, "GROUP", set_group,
+	  "traces and folders readable by GROUP (0640, 0750);\nwithout it they are root's only "
+	  "(0600, 0700)" },
+	{ "top-kernels", 0, "K", set_top_kernels, "kernel label values per process (default 20)" },
+	{ "max-targets", 0, "N", set_max_targets, "processes sampled at once (default 1024)" },
+	{ "capture-timeout", 0, "SEC", set_capture_timeout,
+	  "longest wait of an on-demand capture (default 120)" },
+};
+
+const struct opt_table dconf_opts = OPT_TABLE(settings);
+
 int dconf__set(struct dconf *c, const char *key, const char *v, char *err, size_t len)
 {
-	if (!strcmp(key, "listen"))
-		return set_listen(c, v, err, len);
-	if (!strcmp(key, "output")) {
-		if (!*v || strlen(v) >= sizeof(c->output)) {
-			snprintf(err, len, "output: give a folder");
-			return -EINVAL;
-		}
-		snprintf(c->output, sizeof(c->output), "%s", v);
-		return 0;
-	}
-	if (!strcmp(key, "interval"))
-		return set_num(key, v, 0.1, 86400, &c->interval, err, len);
-	if (!strcmp(key, "probability"))
-		return set_num(key, v, 0, 1, &c->probability, err, len);
-	if (!strcmp(key, "window-steps"))
-		return set_u32(key, v, 1, 10000, &c->window_steps, err, len);
-	if (!strcmp(key, "warmup"))
-		return set_u32(key, v, 0, 100, &c->warmup, err, len);
-	if (!strcmp(key, "budget"))
-		return set_num(key, v, 0.001, 100, &c->budget, err, len);
-	if (!strcmp(key, "budget-window"))
-		return set_num(key, v, 1, 86400, &c->budget_window, err, len);
-	if (!strcmp(key, "linger"))
-		return set_num(key, v, 0, 86400, &c->linger, err, len);
-	if (!strcmp(key, "slice"))
-		return set_num(key, v, 0.001, 60, &c->slice, err, len);
-	if (!strcmp(key, "top-kernels"))
-		return set_u32(key, v, 1, 1000, &c->top_kernels, err, len);
-	if (!strcmp(key, "max-targets"))
-		return set_u32(key, v, 1, 65536, &c->max_targets, err, len);
-	if (!strcmp(key, "capture-timeout"))
-		return set_num(key, v, 1, 86400, &c->capture_timeout, err, len);
-	if (!strcmp(key, "retention")) {
-		if (!parse_bytes(v, &c->retention) && c->retention >= 1 << 20)
-			return 0;
-		snprintf(err, len, "retention: '%s' is not a size of 1M or more (e.g. 512M, 10G)", v);
-		return -EINVAL;
-	}
-	if (!strcmp(key, "window-max-bytes")) {
-		if (!parse_bytes(v, &c->window_max_bytes) && c->window_max_bytes >= 64 << 10)
-			return 0;
-		snprintf(err, len, "window-max-bytes: '%s' is not a size of 64K or more (e.g. 128M)", v);
-		return -EINVAL;
-	}
-	if (!strcmp(key, "window-max-launches")) {
-		double d;
+	const struct opt *o = opt__find(&dconf_opts, key);
 
-		if (!parse_num(v, 1, 1e12, &d) && d == floor(d)) {
-			c->window_max_launches = (uint64_t)d;
-			return 0;
-		}
-		snprintf(err, len, "window-max-launches: '%s' is not a whole number of 1 or more", v);
+	if (!o) {
+		snprintf(err, len, "unknown setting '%s' (cuprobe daemon --help lists them)", key);
 		return -EINVAL;
 	}
-	if (!strcmp(key, "group")) {
-		if (strlen(v) >= sizeof(c->group) || strchr(v, '/') || strchr(v, ':')) {
-			snprintf(err, len, "group: '%s' is not a group name", v);
-			return -EINVAL;
-		}
-		snprintf(c->group, sizeof(c->group), "%s", v);
-		return 0;
-	}
-	if (!strcmp(key, "cupti")) {
-		if (!parse_bool(v, &c->cupti))
-			return 0;
-		snprintf(err, len, "cupti: '%s' is not true or false", v);
-		return -EINVAL;
-	}
-	if (!strcmp(key, "stack")) {
-		if (!parse_bool(v, &c->stack))
-			return 0;
-		snprintf(err, len, "stack: '%s' is not true or false", v);
-		return -EINVAL;
-	}
-	if (!strcmp(key, "cgroup")) {
-		if (*v != '/' || strlen(v) >= sizeof(c->cgroup)) {
-			snprintf(err, len, "cgroup: '%s' is not a cgroup path (e.g. /kubepods.slice)", v);
-			return -EINVAL;
-		}
-		snprintf(c->cgroup, sizeof(c->cgroup), "%s", v);
-		return 0;
-	}
-	if (!strcmp(key, "step"))
-		return add_rule(c, v, err, len);
-	snprintf(err, len, "unknown setting '%s' (cuprobe daemon --help lists them)", key);
-	return -EINVAL;
+	return o->set(c, key, v, err, len);
 }
 
 int dconf__check(const struct dconf *c, char *err, size_t len)

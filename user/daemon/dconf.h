@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "opt.h"
 #include "step.h"
 
 /* A step rule: processes whose comm (or, with a '/', executable path) matches. */
@@ -48,10 +49,16 @@ struct dconf {
 	size_t nrules;
 };
 
+/*
+ * Every setting, once: its option's name (the config file's key), short
+ * code, argument, setter and help line. The setters' obj is a struct dconf.
+ */
+extern const struct opt_table dconf_opts;
+
 void dconf__defaults(struct dconf *c);
 /*
- * Sets one setting by its long option name. 0, or -EINVAL with err saying
- * what is wrong and what is accepted.
+ * Sets one setting by its long option name, through dconf_opts. 0, or
+ * -EINVAL (-ENOMEM) with err saying what is wrong and what is accepted.
  */
 int dconf__set(struct dconf *c, const char *key, const char *value, char *err, size_t len);
 /* What holds only across settings (a window fits the retention). 0 or -EINVAL, err why. */

@@ -9,7 +9,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
-#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -23,6 +22,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include "http.h"
+#include "parse.h"
 
 /* Connections at once, and from one client address (IP, any port). */
 #define HTTP_MAX_CONNS 64
@@ -266,21 +266,23 @@ static enum MHD_Result answered(struct http *h, struct MHD_Connection *c, struct
 }
 
 /*
- * A query argument that is plain decimal: digits only (no sign, space or NUL),
- * no leading zero, at most max. -EINVAL otherwise.
+ * A query argument that is a count (util/parse.h): plain decimal digits, no
+ * sign, space, NUL or leading zero, at most max. -ENOENT when absent, -EINVAL
+ * otherwise.
  */
 static int arg_uint(struct MHD_Connection *c, const char *key, long max, long *v)
 {
 	const char *s = NULL;
 	size_t n = 0;
+	uint64_t x;
 
 	if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND, key, strlen(key), &s, &n) !=
 	    MHD_YES || !s)
 		return -ENOENT;
-	if (!n || n > 10 || strspn(s, "0123456789") != n || (s[0] == '0' && n > 1))
+	if (strlen(s) != n || parse_count(s, 0, (uint64_t)max, &x))
 		return -EINVAL;
-	*v = strtol(s, NULL, 10);
-	return *v <= max ? 0 : -EINVAL;
+	*v = (long)x;
+	return 0;
 }
 
 /* pid, steps and mode of /capture, checked here so that the daemon gets sane numbers. */
@@ -636,39 +638,26 @@ static void *acceptor(void *arg)
 /* The listening socket is ours, so that a port in use is said plainly. */
 static int listen_on(const char *addr, char *err, size_t len)
 {
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV };
-	char host[128];
-	const char *colon = strrchr(addr, ':');
-	struct addrinfo *ai;
+	struct addr_port ap;
+	char why[256];
 	int fd, one = 1, rc;
 
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
-	/* [::1]:9464 */
-	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
-		memmove(host, host + 1, strlen(host));
-		host[strlen(host) - 1] = '\0';
-	}
-	rc = getaddrinfo(host, colon + 1, &hints, &ai);
-	if (rc) {
-		snprintf(err, len, "--listen %s: '%s' is not a numeric address (%s)", addr, host,
-			 gai_strerror(rc));
+	if (parse_addr_port(addr, &ap, why, sizeof(why))) {
+		snprintf(err, len, "--listen: '%s' is %s", addr, why);
 		return -EINVAL;
 	}
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = socket(ap.sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd >= 0)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (fd < 0 || bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 128)) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&ap.sa, ap.salen) || listen(fd, 128)) {
 		rc = -errno;
 		snprintf(err, len, "cannot listen on %s: %s%s", addr, strerror(-rc),
 			 rc == -EADDRINUSE ? " (another program has the port: stop it, or give "
 					     "another with --listen ADDR:PORT)" : "");
 		if (fd >= 0)
 			close(fd);
-		freeaddrinfo(ai);
 		return rc;
 	}
-	freeaddrinfo(ai);
 	return fd;
 }
 

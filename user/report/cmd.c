@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 #include "report/output.h"
 #include "report/read.h"
 #include "report/walk.h"
+#include "util/opt.h"
 #include "util/safe_file.h"
 
 enum report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_FOLDED };
@@ -227,41 +227,9 @@ static void warn(const struct report *r)
 
 /* ---- options ---- */
 
-static const char usage_text[] =
-	"Usage: cuprobe report [--format text|json|csv|folded] [-o FILE] PATH...\n"
-	"       cuprobe report [--weight launches|gpu] --flamegraph FILE.svg PATH...\n"
-	"\n"
-	"Counts launches per kernel, per API and per thread over trace files.\n"
-	"PATH is a *.pt.trace.json file, or a folder searched at any depth for\n"
-	"them (the output of cuprobe record); the counts of all of them add up.\n"
-	"Traces recorded with --step also give each step's wall time and launches,\n"
-	"and every trace of cuprobe record gives a row per process and cycle, with\n"
-	"an estimate of what cuprobe's probes cost it. Traces recorded with --cupti\n"
-	"also give each kernel's GPU time and launch-to-start delay, and each\n"
-	"step's GPU busy time.\n"
-	"\n"
-	"Options:\n"
-	"      --format FORMAT  text (the default), json, csv, or folded: the launch\n"
-	"                       stacks of traces recorded with --stack, one line per\n"
-	"                       unique stack (root;...;kernel COUNT), flamegraph.pl's\n"
-	"                       and speedscope's input\n"
-	"      --weight WHAT    folded stacks weigh launches (the default) or gpu: the\n"
-	"                       GPU ns of their work (traces recorded with --cupti)\n"
-	"      --flamegraph FILE  write a flame graph of the stacks to FILE (SVG)\n"
-	"  -o, --output FILE    write the report to FILE instead of standard output\n"
-	"  -h, --help           show this help\n"
-	"\n"
-	"Examples:\n"
-	"  cuprobe report cuprobe-runs                     every cycle of a recording\n"
-	"  cuprobe report cuprobe-runs/run_0               one cycle, all its processes\n"
-	"  cuprobe report --format json -o report.json cuprobe-runs\n"
-	"  cuprobe report --format csv cuprobe-runs > launches.csv\n"
-	"  cuprobe report --format folded cuprobe-runs > stacks.folded\n"
-	"  cuprobe report --weight gpu --flamegraph gpu.svg cuprobe-runs\n";
+static void usage(FILE *f);
 
-enum { OPT_FORMAT = 256, OPT_WEIGHT, OPT_FLAMEGRAPH };
-
-static int parse_format(const char *s, enum report_format *fmt)
+static int set_format(void *obj, const char *name, const char *arg, char *err, size_t len)
 {
 	static const char *const names[] = {
 		[FORMAT_TEXT] = "text",
@@ -270,87 +238,102 @@ static int parse_format(const char *s, enum report_format *fmt)
 		[FORMAT_FOLDED] = "folded",
 	};
 
+	(void)name;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!strcmp(s, names[i])) {
-			*fmt = (enum report_format)i;
+		if (!strcmp(arg, names[i])) {
+			((struct report_opts *)obj)->format = (enum report_format)i;
 			return 0;
 		}
 	}
+	snprintf(err, len, "unknown format '%s': use text, json, csv or folded", arg);
 	return -EINVAL;
 }
 
-static void bad_option(char **argv, const char *problem)
+static int set_weight(void *obj, const char *name, const char *arg, char *err, size_t len)
 {
-	/* getopt names a short option in optopt, a long one only in argv. */
-	if (optopt > 0 && optopt < OPT_FORMAT)
-		report_err("%s -%c: see cuprobe report --help", problem, optopt);
-	else
-		report_err("%s %s: see cuprobe report --help", problem, argv[optind - 1]);
+	(void)name;
+	if (strcmp(arg, "launches") && strcmp(arg, "gpu")) {
+		snprintf(err, len, "unknown weight '%s': use launches or gpu", arg);
+		return -EINVAL;
+	}
+	((struct report_opts *)obj)->weight_gpu = !strcmp(arg, "gpu");
+	return 0;
 }
 
-/* 0: run; 1: help was printed; -EINVAL: a usage error, already reported. */
-static int parse_opts(int argc, char **argv, struct report_opts *o)
+static int set_flamegraph(void *obj, const char *name, const char *arg, char *err, size_t len)
 {
-	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "weight", required_argument, NULL, OPT_WEIGHT },
-		{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
-		{},
-	};
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	/* Rescan from the start (GNU): report_main may run more than once in a process. */
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_FORMAT:
-			if (parse_format(optarg, &o->format)) {
-				report_err("unknown format '%s': use text, json, csv or folded", optarg);
-				return -EINVAL;
-			}
-			break;
-		case OPT_WEIGHT:
-			if (strcmp(optarg, "launches") && strcmp(optarg, "gpu")) {
-				report_err("unknown weight '%s': use launches or gpu", optarg);
-				return -EINVAL;
-			}
-			o->weight_gpu = !strcmp(optarg, "gpu");
-			break;
-		case OPT_FLAMEGRAPH:
-			if (!*optarg) {
-				report_err("empty flame graph file name: give --flamegraph a file name");
-				return -EINVAL;
-			}
-			o->flamegraph = optarg;
-			break;
-		case 'o':
-			if (!*optarg) {
-				report_err("empty output file name: give -o a file name");
-				return -EINVAL;
-			}
-			o->out_path = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return 1;
-		case ':':
-			bad_option(argv, "missing argument for");
-			return -EINVAL;
-		default:
-			bad_option(argv, "unknown option");
-			return -EINVAL;
-		}
+	(void)name;
+	if (!*arg) {
+		snprintf(err, len, "empty flame graph file name: give --flamegraph a file name");
+		return -EINVAL;
 	}
-	if (optind >= argc) {
+	((struct report_opts *)obj)->flamegraph = arg;
+	return 0;
+}
+
+static int set_output(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	(void)name;
+	if (!*arg) {
+		snprintf(err, len, "empty output file name: give -o a file name");
+		return -EINVAL;
+	}
+	((struct report_opts *)obj)->out_path = arg;
+	return 0;
+}
+
+static const struct opt report_opts_list[] = {
+	{ "format", 0, "FORMAT", set_format,
+	  "text (the default), json, csv, or folded: the launch\nstacks of traces recorded with "
+	  "--stack, one line per\nunique stack (root;...;kernel COUNT), flamegraph.pl's\nand "
+	  "speedscope's input" },
+	{ "weight", 0, "WHAT", set_weight,
+	  "folded stacks weigh launches (the default) or gpu: the\nGPU ns of their work (traces "
+	  "recorded with --cupti)" },
+	{ "flamegraph", 0, "FILE", set_flamegraph,
+	  "write a flame graph of the stacks to FILE (SVG)" },
+	{ "output", 'o', "FILE", set_output,
+	  "write the report to FILE instead of standard output" },
+};
+
+static const struct opt_table report_table = OPT_TABLE(report_opts_list);
+
+static void usage(FILE *f)
+{
+	const struct opt_group groups[] = { { &report_table, NULL } };
+
+	fputs("Usage: cuprobe report [--format text|json|csv|folded] [-o FILE] PATH...\n"
+	      "       cuprobe report [--weight launches|gpu] --flamegraph FILE.svg PATH...\n"
+	      "\n"
+	      "Counts launches per kernel, per API and per thread over trace files.\n"
+	      "PATH is a *.pt.trace.json file, or a folder searched at any depth for\n"
+	      "them (the output of cuprobe record); the counts of all of them add up.\n"
+	      "Traces recorded with --step also give each step's wall time and launches,\n"
+	      "and every trace of cuprobe record gives a row per process and cycle, with\n"
+	      "an estimate of what cuprobe's probes cost it. Traces recorded with --cupti\n"
+	      "also give each kernel's GPU time and launch-to-start delay, and each\n"
+	      "step's GPU busy time. Percentiles interpolate between the closest ranks,\n"
+	      "as numpy's and pandas' do.\n"
+	      "\n"
+	      "Options:\n", f);
+	opt__help(f, groups, 1);
+	fputs("\n"
+	      "Examples:\n"
+	      "  cuprobe report cuprobe-runs                     every cycle of a recording\n"
+	      "  cuprobe report cuprobe-runs/run_0               one cycle, all its processes\n"
+	      "  cuprobe report --format json -o report.json cuprobe-runs\n"
+	      "  cuprobe report --format csv cuprobe-runs > launches.csv\n"
+	      "  cuprobe report --format folded cuprobe-runs > stacks.folded\n"
+	      "  cuprobe report --weight gpu --flamegraph gpu.svg cuprobe-runs\n", f);
+}
+
+/* What holds across the options, once they are all read. 0 or -EINVAL (said). */
+static int check_opts(const struct report_opts *o)
+{
+	if (!o->npaths) {
 		report_err("no trace given: pass trace files or folders (see cuprobe report --help)");
 		return -EINVAL;
 	}
-	o->paths = argv + optind;
-	o->npaths = argc - optind;
 	if (o->weight_gpu && o->format != FORMAT_FOLDED && !o->flamegraph) {
 		report_err("--weight applies to stacks: add --format folded or --flamegraph FILE");
 		return -EINVAL;
@@ -361,6 +344,23 @@ static int parse_opts(int argc, char **argv, struct report_opts *o)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* 0: run; 1: help was printed; -EINVAL: a usage error, already reported. */
+static int parse_opts(int argc, char **argv, struct report_opts *o)
+{
+	const struct opt_group groups[] = { { &report_table, o } };
+	const struct opt_cmd cmd = { .name = "report", .groups = groups, .ngroups = 1,
+				     .usage = usage, .missing = "argument" };
+	int first, rc;
+
+	memset(o, 0, sizeof(*o));
+	rc = opt__parse(&cmd, argc, argv, &first);
+	if (rc)
+		return rc > 0 ? 1 : -EINVAL;
+	o->paths = argv + first;
+	o->npaths = argc - first;
+	return check_opts(o);
 }
 
 

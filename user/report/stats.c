@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Once every file is read: steps merged and given their launches, step wall
- * time and GPU kernel statistics (nearest-rank percentiles), GPU busy time.
+ * time and GPU kernel statistics (percentiles by util/percentile.h's rule,
+ * compare's and numpy's: linear between the closest ranks), GPU busy time.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "percentile.h"
 #include "report/model.h"
 
 static int cmp_i64(int64_t x, int64_t y)
@@ -64,17 +66,6 @@ static int cmp_u64(const void *pa, const void *pb)
 	return (x > y) - (x < y);
 }
 
-/*
- * The index, in n sorted values, of the nearest-rank percentile: the smallest
- * value with pct% of them at or below it.
- */
-static size_t rank_index(size_t n, unsigned int pct)
-{
-	size_t rank = (pct * n + 99) / 100;
-
-	return rank ? rank - 1 : 0;
-}
-
 /* Adds the stats of one process's complete steps (none: no row); tmp holds n values. */
 static int add_step_stat(struct report *r, const struct step_row *s, size_t n, uint64_t *tmp)
 {
@@ -97,8 +88,8 @@ static int add_step_stat(struct report *r, const struct step_row *s, size_t n, u
 	st->pid = s[0].pid;
 	st->steps = m;
 	st->mean_ns = sum / (double)m;
-	st->p50_ns = tmp[rank_index(m, 50)];
-	st->p99_ns = tmp[rank_index(m, 99)];
+	st->p50_ns = quantile_sorted_u64(tmp, m, 0.50);
+	st->p99_ns = quantile_sorted_u64(tmp, m, 0.99);
 	st->max_ns = tmp[m - 1];
 	return 0;
 }
@@ -223,8 +214,8 @@ static int add_gpu_kernel(struct report *r, const struct gpu_sample *s, size_t n
 			tmp[m++] = s[i].delay_ns;
 	}
 	k->mean_ns = (double)k->total_ns / (double)n;
-	k->p50_ns = s[rank_index(n, 50)].dur_ns;
-	k->p99_ns = s[rank_index(n, 99)].dur_ns;
+	k->p50_ns = quantile_sorted_u64_field(&s[0].dur_ns, n, sizeof(*s), 0.50);
+	k->p99_ns = quantile_sorted_u64_field(&s[0].dur_ns, n, sizeof(*s), 0.99);
 	k->delays = m;
 	if (!m)
 		return 0;
@@ -232,8 +223,8 @@ static int add_gpu_kernel(struct report *r, const struct gpu_sample *s, size_t n
 	for (size_t i = 0; i < m; i++)
 		delay_sum += (double)tmp[i];
 	k->delay_mean_ns = delay_sum / (double)m;
-	k->delay_p50_ns = tmp[rank_index(m, 50)];
-	k->delay_p99_ns = tmp[rank_index(m, 99)];
+	k->delay_p50_ns = quantile_sorted_i64(tmp, m, 0.50);
+	k->delay_p99_ns = quantile_sorted_i64(tmp, m, 0.99);
 	return 0;
 }
 

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Each command's options are written once (a table in the code), and its
+# --help, its man page and its doc name the same ones: every long option of
+# --help is in the man page's OPTIONS and the doc's Options table, and every
+# option there is in --help, with the same short code. The daemon's config
+# example uses only its options' names. No root needed.
+. "$(dirname "$0")/lib.sh"
+
+# The long options of --help's option list, one per line, sorted.
+help_longs() {
+	"$CUPROBE" "$1" --help | sed -nE 's/^  (-[a-zA-Z], |    )--([a-z][a-z-]*).*/\2/p' | sort -u
+}
+# "X name" for each "-X, --name" of --help's option list.
+help_pairs() {
+	"$CUPROBE" "$1" --help | sed -nE 's/^  -([a-zA-Z]), --([a-z][a-z-]*).*/\1 \2/p' | sort -u
+}
+# The tag lines (after .TP) of a man page's OPTIONS section, with \- as -.
+man_tags() {
+	awk '/^\.SH/ { on = ($0 ~ /^\.SH "?OPTIONS"?$/) } on && tag { print } { tag = ($0 == ".TP") }' \
+		"$1" | sed 's/\\-/-/g'
+}
+man_longs() { man_tags "$1" | grep -oE -- '--[a-z][a-z-]*' | sed 's/^--//' | sort -u; }
+man_pairs() {
+	man_tags "$1" | grep -oE -- '-[a-zA-Z] ", " --[a-z][a-z-]*' |
+		sed -E 's/^-(.) ", " --(.*)/\1 \2/' | sort -u
+}
+# The first cells of the rows of a doc's "## Options" table.
+doc_cells() {
+	awk '/^## / { on = ($0 == "## Options") } on && /^\| `/' "$1" | sed -E 's/^\| (([^|\\]|\\.)*) \|.*/\1/'
+}
+doc_longs() { doc_cells "$1" | grep -oE -- '--[a-z][a-z-]*' | sed 's/^--//' | sort -u; }
+doc_pairs() {
+	doc_cells "$1" | grep -oE -- '-[a-zA-Z], --[a-z][a-z-]*' | sed -E 's/^-(.), --(.*)/\1 \2/' |
+		sort -u
+}
+
+# same NAME HELP OTHER WHERE: ok when the two sorted lists are equal, else what each lacks.
+same() {
+	local diff
+	diff=$(comm -3 <(echo "$2" | grep .) <(echo "$3" | grep .) |
+		awk -v where="$4" '{ print /^\t/ ? " only in " where ":" $0 : " only in --help: " $0 }' |
+		tr '\n\t' '; ')
+	[ -n "$2" ] && [ -z "$diff" ] && ok "$1" || not_ok "$1" "${diff:-nothing found}"
+}
+
+for cmd in record compare report daemon capture; do
+	longs=$(help_longs $cmd)
+	pairs=$(help_pairs $cmd)
+	page=$ROOT/man/cuprobe-$cmd.1
+	same "$cmd: the man page's OPTIONS name --help's long options" "$longs" \
+		"$(man_longs "$page")" "${page#$ROOT/}"
+	same "$cmd: the man page gives each option --help's short code" "$pairs" \
+		"$(man_pairs "$page")" "${page#$ROOT/}"
+	doc=$ROOT/docs/$cmd.md
+	[ -f "$doc" ] || continue
+	same "$cmd: docs/$cmd.md's Options table names --help's long options" "$longs" \
+		"$(doc_longs "$doc")" "docs/$cmd.md"
+	same "$cmd: docs/$cmd.md gives each option --help's short code" "$pairs" \
+		"$(doc_pairs "$doc")" "docs/$cmd.md"
+done
+
+# One short code means one thing in every command. capture's --steps is the
+# window-steps of the one window it asks the daemon for: -n in both.
+clash=$(for cmd in record compare report daemon capture; do help_pairs $cmd; done |
+	sed 's/^n steps$/n window-steps/' | sort -u |
+	awk '{ n[$1]++; names[$1] = names[$1] " " $2 } END { for (c in n) if (n[c] > 1) print "-" c ":" names[c] }')
+[ -z "$clash" ] && ok "a short code is the same long option in every command" ||
+	not_ok "a short code is the same long option in every command" "$clash"
+
+# compare = record's shared options and its own: the shared ones read the same.
+shared=$(comm -12 <(help_longs record) <(help_longs compare))
+for o in output pid children step step-every duration cupti-wait stack ringbuf-size quiet verbose help; do
+	grep -qx -- "$o" <<<"$shared" || missing_shared="${missing_shared:-} $o"
+done
+[ -z "${missing_shared:-}" ] && ok "compare has record's shared options" ||
+	not_ok "compare has record's shared options" "missing:$missing_shared"
+# An option's --help entry: its line and the indented lines that go on from it.
+line_of() {
+	"$CUPROBE" "$1" --help | awk -v re="^  (-., |    )--$2( |\$)" \
+		'$0 ~ re { on = 1; print; next } on && /^                          / { print; next } { on = 0 }'
+}
+differ=""
+for o in $shared; do
+	[ "$(line_of record "$o")" = "$(line_of compare "$o")" ] || differ="$differ $o"
+done
+[ -z "$differ" ] && ok "a shared option's --help line is the same in record and compare" ||
+	not_ok "a shared option's --help line is the same in record and compare" "differ:$differ"
+
+# The daemon's config keys are its long options (deploy/daemon.conf, comments too).
+keys=$(sed -nE 's/^#? *([a-z][a-z-]*) *=.*/\1/p' "$ROOT/deploy/daemon.conf" | sort -u)
+unknown=$(comm -23 <(echo "$keys") <(help_longs daemon))
+[ -n "$keys" ] && [ -z "$unknown" ] && ok "deploy/daemon.conf's keys are daemon options" ||
+	not_ok "deploy/daemon.conf's keys are daemon options" "unknown: $unknown"
+# The file's parser is the command line's: a bad value is refused by its setting's name.
+printf 'window-steps = banana\n' >"$TMP/bad.conf"
+expect_fail "a config key's bad value is refused by its setting's name" \
+	"bad.conf:1: window-steps: 'banana' is not a whole number" "$CUPROBE" daemon -c "$TMP/bad.conf"
+
+# --help stays within 80 columns and exits 0; a usage error is one line and exits 2.
+for cmd in record compare report daemon capture; do
+	wide=$("$CUPROBE" $cmd --help | awk 'length > 80' | head -2)
+	[ -z "$wide" ] && ok "$cmd --help: within 80 columns" || not_ok "$cmd --help: within 80 columns" "$wide"
+	out=$("$CUPROBE" $cmd --no-such-option 2>&1 >/dev/null); rc=$?
+	[ $rc -eq 2 ] && [ "$(wc -l <<<"$out")" = 1 ] &&
+		grep -qE "^cuprobe $cmd: unknown option --no-such-option \(see cuprobe $cmd --help\)$" <<<"$out" &&
+		ok "$cmd: an unknown option is one line naming it, exit 2" ||
+		not_ok "$cmd: an unknown option is one line naming it, exit 2" "rc $rc: $out"
+done
+done_testing
