@@ -135,6 +135,20 @@ expect "per address: the 503 says why" http_is 503 "too many connections from yo
 	--interface 127.0.0.7 "$U/healthz"
 wait_for "$TMP/one.json" 20
 
+# Scrapes in a row from four clients at once: each one answered (an answer stamped
+# just after the accept thread read the clock once looked 584 years old, and was shut).
+bursts=()
+for j in 1 2 3 4; do
+	( for _ in $(seq 250); do curl -s -m 5 -o /dev/null -w '%{http_code}\n' "$U/metrics" || echo "curl $?"; done \
+		>"$TMP/burst.$j" ) &
+	bursts+=($!)
+done
+wait "${bursts[@]}"
+bad=$(cat "$TMP"/burst.* | grep -vc '^200$')
+[ "$bad" = 0 ] && ok "1000 scrapes from 4 clients at once: every one answered 200" ||
+	not_ok "1000 scrapes from 4 clients at once: every one answered 200" \
+		"$bad not: $(cat "$TMP"/burst.* | grep -v '^200$' | sort | uniq -c | tr '\n' ' ')"
+
 # Bodies, arguments, methods.
 head -c 8192 /dev/zero | tr '\0' a >"$TMP/big"
 expect "a body over 4096 bytes is 413" http_is 413 "more than 4096" -X POST --data-binary @"$TMP/big" \

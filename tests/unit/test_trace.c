@@ -861,7 +861,7 @@ static const char every_event_trace[] =
 	"  {\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": 0, \"tid\": 14, \"ts\": 0.000, \"args\": {\"sort_index\": 14}}\n"
 	" ],\n"
 	" \"traceName\": \"NAME\",\n"
-	" \"cuprobe\": {\"version\": \"0.2.0\", \"pid\": 4242, \"command\": \"train\", \"cycle\": 2, \"partial\": true, \"start_ns\": 1764000005000000000, \"end_ns\": 1764000007000000000, \"duration_ns\": 2000000000, \"launches\": 9, \"unnamed_kernels\": 2, \"late_launches\": 3, \"drops\": 1, \"nested_skipped\": 5, \"stale_link_hits\": 0, \"lost_steps\": 1, \"steps\": [2, 4], \"probe_ns_per_hit\": 1340.0, \"probe_hits\": 11, \"probe_cost_ns\": 14740, \"probe_cost_share\": 0.000007, \"gpu\": {\"joined_launches\": 6, \"launches_without_gpu\": 0, \"launches_without_api_record\": 1, \"gpu_without_launch\": 1, \"clock_faults\": 0, \"cupti_dropped\": 2, \"malformed_chunks\": 3, \"missing_at_timeout\": 4, \"gpu_records\": 8}, \"cupti_overhead_ns\": 4500, \"holds\": {\"count\": 3, \"total_ms\": 2.114, \"max_ms\": 1.506}}\n"
+	" \"cuprobe\": {\"version\": \"0.2.0\", \"pid\": 4242, \"command\": \"train\", \"cycle\": 2, \"partial\": true, \"start_ns\": 1764000005000000000, \"end_ns\": 1764000007000000000, \"duration_ns\": 2000000000, \"launches\": 9, \"unnamed_kernels\": 2, \"late_launches\": 3, \"drops\": 1, \"nested_skipped\": 5, \"stale_link_hits\": 0, \"lost_steps\": 1, \"unprobed_ns\": 2500000, \"steps\": [2, 4], \"probe_ns_per_hit\": 1340.0, \"probe_hits\": 11, \"probe_cost_ns\": 14740, \"probe_cost_share\": 0.000007, \"gpu\": {\"joined_launches\": 6, \"launches_without_gpu\": 0, \"launches_without_api_record\": 1, \"gpu_without_launch\": 1, \"clock_faults\": 0, \"cupti_dropped\": 2, \"malformed_chunks\": 3, \"missing_at_timeout\": 4, \"gpu_records\": 8}, \"cupti_overhead_ns\": 4500, \"holds\": {\"count\": 3, \"total_ms\": 2.114, \"max_ms\": 1.506}}\n"
 	"}\n";
 
 static void test_whole_trace_is_byte_exact(void **state)
@@ -878,6 +878,7 @@ static void test_whole_trace_is_byte_exact(void **state)
 	s.late = 3;
 	s.nested = 5;
 	s.lost_steps = 1;
+	s.unprobed_ns = 2500000;
 	s.holds = (struct trace_holds){ .count = 3, .total_ns = 2114000, .max_ns = 1506000 };
 	make_dir(dir);
 	t = trace__open(dir, &meta);

@@ -468,6 +468,17 @@ static void turn_away(struct http *h, int fd, const char *why, uint64_t now)
 	linger_add(h, fd, now);
 }
 
+/*
+ * How long s has been in its state at now. The daemon's thread stamps a slot
+ * it answers (http__answer) after this thread read the clock: such a slot is
+ * 0 old, not 584 years (the unsigned difference), which shut an answer as
+ * it went out.
+ */
+static uint64_t slot_age(const struct slot *s, uint64_t now)
+{
+	return now > s->since ? now - s->since : 0;
+}
+
 static void shut(struct slot *s)
 {
 	shutdown(s->fd, SHUT_RDWR);
@@ -525,7 +536,7 @@ static struct slot *room(struct http *h, const struct sockaddr_storage *a, uint6
 		*why = "cuprobe daemon: too many connections closing: try again\n";
 		return NULL;
 	}
-	if (!victim || now - victim->since < HTTP_EVICT_MS * MS)
+	if (!victim || slot_age(victim, now) < HTTP_EVICT_MS * MS)
 		return NULL;
 	shut(victim);
 	return free_slot;
@@ -581,7 +592,7 @@ static void sweep(struct http *h, uint64_t now)
 	pthread_mutex_lock(&h->mu);
 	for (int i = 0; i < HTTP_SLOTS; i++) {
 		struct slot *s = &h->slots[i];
-		uint64_t age = now - s->since;
+		uint64_t age = slot_age(s, now);
 
 		if (s->state == SLOT_ADDING && age > 2 * HTTP_REQUEST_S * 1000 * MS)
 			s->state = SLOT_FREE; /* libmicrohttpd refused it, and closed it */
