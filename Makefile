@@ -21,9 +21,9 @@ VMLINUX_H ?= vmlinux/$(ARCH)/vmlinux.h
 
 CFLAGS   ?= -g -O2
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -MMD -MP
-# Headers are found by name from every folder of user/ (core/, util/, ...).
-USER_DIRS := $(sort $(dir $(shell find user -name '*.h' -not -path 'user/agent/*')))
-CPPFLAGS += -Iinclude -Iuser $(addprefix -I,$(USER_DIRS)) -I$(OUTPUT) -D_GNU_SOURCE
+# Headers are included by their path from user/ ("core/session/session.h"),
+# include/'s (shared with BPF) and the skeleton by name.
+CPPFLAGS += -Iinclude -Iuser -I$(OUTPUT) -D_GNU_SOURCE
 # The host's system include folders, after ours: libbpf's usdt.bpf.h needs
 # <asm/errno.h> (libbpf-bootstrap's CLANG_BPF_SYS_INCLUDES).
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \

@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
-#include "attach.h"
+#include "uprobe_link.h"
 #include "empty.skel.h"
 #include "symbols.h"
 

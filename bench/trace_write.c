@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-#include "launch.h"
+#include "launch_api.h"
 #include "trace/writer.h"
 
 struct cpu {

@@ -34,7 +34,7 @@ SHARED struct {
 /*
  * The events ring BPF writes to: slot 0 holds it. The loader puts events
  * there at load, and swaps in a bigger ring when the rate fills this one
- * (user/core/session_ring.c). Programs look the ring up once per record
+ * (user/core/session/session_ring.c). Programs look the ring up once per record
  * (per 32 launches on the common path) and write to what they found.
  */
 struct events_ring_def {

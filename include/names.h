@@ -4,7 +4,7 @@
  * CUfunction, CUkernel, cudaFunction_t or cudaKernel_t (and the loads that
  * make the modules they come from), as the BPF return probe reports them to
  * the loader (struct name_event in the events ring). Shared by bpf/names.bpf.c
- * and user/core/handle_names.c.
+ * and user/core/proc/handle_names.c.
  */
 #ifndef NAMES_H
 #define NAMES_H

@@ -37,8 +37,8 @@
 
 #include <bpf/libbpf.h>
 
-#include "agent_records.h"
-#include "agent_wake.h"
+#include "core/gpu/agent_records.h"
+#include "core/gpu/agent_wake.h"
 #include "cuprobe.h" /* the skeleton's globals are of its types */
 #include "cuprobe.skel.h"
 

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent_records.h"
+#include "core/gpu/agent_records.h"
 
 struct walk {
 	const uint8_t *buf;

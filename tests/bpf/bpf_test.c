@@ -6,9 +6,9 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <bpf/libbpf.h>
-#include "attach.h"
+#include "core/probes/uprobe_link.h"
 #include "bpf_test.h"
-#include "symbols.h"
+#include "core/proc/symbols.h"
 
 #define APPEND(arr, n, data, size)                                                                 \
 	do {                                                                                       \

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "bpfobj.h"
+#include "core/probes/bpfobj.h"
 #include "cuprobe.h"
 #include "names.h"
 

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 #include <bpf/bpf.h>
 #include "bpf_test.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "schedule.h"
 
 static volatile unsigned long step_calls, launch_calls, dl_calls;

@@ -18,7 +18,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include "bpf_test.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "schedule.h"
 
 /* ---- stand-ins for the entry points ------------------------------------- */

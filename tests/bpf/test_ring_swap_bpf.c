@@ -21,7 +21,7 @@
 #include <bpf/libbpf.h>
 #include <cuda_runtime_api.h>
 #include "bpf_test.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "schedule.h"
 
 #define WRITERS 2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # record --cupti -p on a process started without the agent: cuprobe brings the
-# agent in at run time (ptrace, a trampoline that calls dlopen, user/core/inject.c),
+# agent in at run time (ptrace, a trampoline that calls dlopen, user/core/gpu/inject.c),
 # or says why it cannot and records launches only. Then what the agent costs
 # when dormant, between windows and after the last one (its wakeups are
 # counted). CUPTI is the simulator (tests/cupti_sim) or the real libcupti, which

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * procaddr: whether the real driver's cuGetProcAddress_v2 and cuGetProcAddress
- * hand out, for every driver entry cuprobe probes (user/core/launch.c's
- * launches and graphs, user/core/handle_names.c's handles and modules),
+ * hand out, for every driver entry cuprobe probes (user/core/probes/launch_api.c's
+ * launches and graphs, user/core/proc/handle_names.c's handles and modules),
  * exactly the address dlsym finds for the export: a uprobe sits on that
  * address, so a runtime that launches through such a pointer is seen only if
  * the two are the same. Asked before cuInit and again after it, for the

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "compare.h"
-#include "compare_stats.h"
+#include "compare/compare_model.h"
+#include "compare/compare_stats.h"
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-9)
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include "correlate.h"
+#include "core/gpu/correlate.h"
 
 #define RT_LAUNCH 211	/* cudaLaunchKernel */
 #define RT_MEMCPY 41	/* cudaMemcpyAsync */

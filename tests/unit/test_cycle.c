@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The loader's mirror of a process's schedule (user/core/cycle.c), driven
+ * The loader's mirror of a process's schedule (user/core/schedule/proc_cycles.c), driven
  * with synthetic step and launch events: where cycles begin and end, which
  * cycle each launch lands in, and what each written trace says of itself.
  */
@@ -15,9 +15,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
-#include "cycle.h"
-#include "log.h"
-#include "target.h"
+#include "core/schedule/proc_cycles.h"
+#include "util/log.h"
+#include "core/session/target.h"
 #include "trace/format.h"
 
 #define MAX_SEEN 32

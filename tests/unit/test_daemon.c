@@ -18,10 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "dconf.h"
-#include "metrics.h"
-#include "procinfo.h"
-#include "store.h"
+#include "daemon/dconf.h"
+#include "daemon/metrics.h"
+#include "daemon/procinfo.h"
+#include "daemon/store.h"
 
 static void test_settings(void **state)
 {

@@ -15,8 +15,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include "agent.h"
-#include "gpu.h"
-#include "launch.h"
+#include "core/gpu/gpu_store.h"
+#include "core/probes/launch_api.h"
 #include "trace/format.h"
 #include "trace/writer.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/core/handle_names.c: the per-process table from kernel
+ * Unit tests for user/core/proc/handle_names.c: the per-process table from kernel
  * handle to (name, module) that the handle probes' records fill. Records are
  * made here as BPF makes them; host stubs are functions of this binary.
  */
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "handle_names.h"
-#include "symbols.h"
+#include "core/proc/handle_names.h"
+#include "core/proc/symbols.h"
 
 static volatile int sink;
 

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "cuprobe.h"
-#include "launch.h"
+#include "core/probes/launch_api.h"
 
 /*
  * When CUPTI's headers are on the include path (-I$(CUDA_HOME)/include), the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/core/launch_queue.c: the queue between reading launches
+ * Unit tests for user/core/session/launch_queue.c: the queue between reading launches
  * and placing them keeps their order across its chunks, gives out no more than
  * asked, holds no more than its cap, and reuses what it gave back.
  */
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
-#include "launch_queue.h"
+#include "core/session/launch_queue.h"
 
 struct seen {
 	uint64_t next;	/* the ts_ns the next launch must have */

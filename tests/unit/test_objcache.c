@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for the fast object check (user/core/objcache.c and the hash
+ * Unit tests for the fast object check (user/core/proc/objcache.c and the hash
  * lookups of elf_file.c): which names an object defines, decided from its
  * dynamic hash table and, where a static runtime may be, its .symtab. The
  * objects are small shared libraries built here with cc; the expected
@@ -21,8 +21,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "elf_file.h"
-#include "objcache.h"
+#include "core/proc/elf_file.h"
+#include "core/proc/objcache.h"
 
 #define CUDART "/usr/local/cuda/lib64/libcudart.so.13"
 

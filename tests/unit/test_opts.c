@@ -17,8 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "compare_opts.h"
-#include "record_opts.h"
+#include "cmd/compare_opts.h"
+#include "cmd/record_opts.h"
 
 #define MAX_ARGS 80
 

@@ -21,9 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "dconf.h"
-#include "opt.h"
-#include "parse.h"
+#include "daemon/dconf.h"
+#include "util/opt.h"
+#include "util/parse.h"
 
 #define NEAR(a, b) assert_true(fabs((a) - (b)) < 1e-12)
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/core/placement.c: where a probe goes, from a function's
+ * Unit tests for user/core/probes/placement.c: where a probe goes, from a function's
  * first bytes. The kernel emulates nops (not the 5-byte nopl), relative
  * jmp/call/jcc and push of a register; it single-steps the rest. Only cmp,
  * test, nops and endbr64 may run ahead of a moved probe.
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "placement.h"
+#include "core/probes/placement.h"
 
 static struct placement decide(const uint8_t *code, size_t len)
 {

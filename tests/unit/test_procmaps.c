@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "procmaps.h"
+#include "core/proc/procmaps.h"
 
 static const char maps_text[] =
 	"55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 1311234                    /usr/bin/my prog\n"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/core/remote.c (symbols of an object file, their
+ * Unit tests for user/core/proc/remote.c (symbols of an object file, their
  * addresses in a process through its maps, reads of its memory) on this very
  * process and on a child running another program; and inject_has_agent.
  */
@@ -17,8 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "inject.h"
-#include "remote.h"
+#include "core/gpu/inject.h"
+#include "core/proc/remote.h"
 
 /* Looked up by name in this test's own .symtab. */
 volatile uint64_t remote_test_value = 0x1122334455667788ull;

@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
-#include "report.h"
+#include "report/report.h"
 
 /* Traces are written with ' for " to keep them readable here. */
 #define TRACE_HEAD                                                                              \

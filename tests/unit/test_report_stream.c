@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
-#include "report.h"
+#include "report/report.h"
 
 extern unsigned long report_scanned_files;
 

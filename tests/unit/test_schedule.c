@@ -13,8 +13,8 @@
 #include <string.h>
 #include <cmocka.h>
 #include "schedule.h"
-#include "schedule_parse.h"
-#include "step.h"
+#include "core/schedule/schedule_parse.h"
+#include "core/schedule/step_spec.h"
 
 static int torch_action(int skip_first, int skip_first_wait, int wait, int warmup, int active,
 			int repeat, int step)

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "pyproc.h"
+#include "core/proc/pyproc.h"
 #include "report/folded.h"
-#include "stacks.h"
+#include "core/proc/stacks.h"
 
 /*
  * The line tables of one function,

@@ -24,8 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "procmaps.h"
-#include "symbols.h"
+#include "core/proc/procmaps.h"
+#include "core/proc/symbols.h"
 
 #define CUDART "/usr/local/cuda/lib64/libcudart.so.13"
 

@@ -18,7 +18,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <cmocka.h>
-#include "procmaps.h"
+#include "core/proc/procmaps.h"
 
 static char dir[] = "/tmp/cuprobe-target-file.XXXXXX";
 

@@ -39,8 +39,8 @@
 #include <cupti.h>
 
 #include "agent.h"
-#include "convert.h"
-#include "emit.h"
+#include "agent/convert.h"
+#include "agent/emit.h"
 
 /*
  * USDT semaphores: the kernel adds one per attached uprobe that names the

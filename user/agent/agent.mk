@@ -24,7 +24,7 @@ CUPTI_LIBDIR ?= $(patsubst %/,%,$(dir $(firstword $(wildcard \
 	$(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so.13 $(CUDA_HOME)/lib64/libcupti.so.13))))
 
 # CUDA's headers are system headers here: -Wextra is for our code only.
-AGENT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser/agent -Iuser -isystem $(CUDA_HOME)/include
+AGENT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser -isystem $(CUDA_HOME)/include
 AGENT_CFLAGS   := $(CFLAGS) -fPIC -fvisibility=hidden -pthread
 # libcupti.so.13 is a DT_NEEDED found through RUNPATH, not RPATH: an
 # LD_LIBRARY_PATH (the CUPTI simulator in tests) is searched before RUNPATH.
@@ -60,7 +60,7 @@ AT_HARNESS  := $(AT_DIR)/agent_harness
 AT_UNIT     := $(AT_DIR)/test_agent_records $(AT_DIR)/san/test_agent_records
 AT_FUZZ     := $(AT_DIR)/fuzz_records
 AT_INJECT   := $(AT_DIR)/inject_check
-AT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser -Iuser/core -Iuser/util -Iuser/agent -Itests/agent -I$(AT_DIR) -I$(OUTPUT) \
+AT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser -Itests/agent -I$(AT_DIR) -I$(OUTPUT) \
 	       -isystem $(CUDA_HOME)/include
 # Spelled out, not from sim.mk and workloads.mk: this file may be included first.
 AT_SIM_LIB   := $(OUTPUT)/cupti_sim/libcupti.so.13
@@ -77,14 +77,14 @@ test-agent: agent-tests
 	$(Q)tests/agent/test_agent.sh
 
 # The harness loads cuprobe's own skeleton (the top Makefile builds it).
-$(AT_HARNESS): tests/agent/agent_harness.c user/core/agent_records.c user/core/agent_wake.c \
-		user/core/remote.c user/core/elf_file.c user/core/procmaps.c user/util/safe_file.c \
+$(AT_HARNESS): tests/agent/agent_harness.c user/core/gpu/agent_records.c user/core/gpu/agent_wake.c \
+		user/core/proc/remote.c user/core/proc/elf_file.c user/core/proc/procmaps.c user/util/safe_file.c \
 		user/util/log.c $(OUTPUT)/cuprobe.skel.h
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(AT_CPPFLAGS) $(CFLAGS) $(filter %.c,$^) -lbpf -lelf -lz -lstdc++ -o $@
 
-AT_UNIT_SRCS := tests/agent/test_agent_records.c user/core/agent_records.c user/agent/emit.c \
+AT_UNIT_SRCS := tests/agent/test_agent_records.c user/core/gpu/agent_records.c user/agent/emit.c \
 		user/agent/convert.c $(AGENT_UTIL)
 
 $(AT_DIR)/test_agent_records: $(AT_UNIT_SRCS)
@@ -104,7 +104,7 @@ $(AT_INJECT): tests/agent/inject_check.c
 	$(Q)$(CC) $(CFLAGS) $< -ldl -o $@
 
 # Seeded with well-formed chunks of every record type (tests/agent/fuzz_seeds.py).
-$(AT_FUZZ): tests/agent/fuzz_records.c user/core/agent_records.c tests/agent/fuzz_seeds.py
+$(AT_FUZZ): tests/agent/fuzz_records.c user/core/gpu/agent_records.c tests/agent/fuzz_seeds.py
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)python3 tests/agent/fuzz_seeds.py $(AT_DIR)/fuzz-corpus

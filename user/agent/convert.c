@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <string.h>
 
-#include "convert.h"
+#include "agent/convert.h"
 
 static void from_api(const CUpti_ActivityAPI *a, struct agent_api *o)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit.h"
+#include "agent/emit.h"
 #include "util/hashmap.h"
 
 #define STRTAB_MAX (1u << 20) /* names beyond this many go out with name_id 0 */

@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
-#include "daemon_cmd.h"
-#include "opt.h"
-#include "parse.h"
+#include "cmd/daemon_cmd.h"
+#include "util/opt.h"
+#include "util/parse.h"
 
 struct capture_opts {
 	const char *addr;	/* --daemon, as given (the request's Host) */

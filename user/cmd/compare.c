@@ -17,14 +17,14 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "compare.h"
-#include "compare_cmd.h"
-#include "compare_opts.h"
-#include "log.h"
-#include "loop.h"
-#include "preflight.h"
-#include "safe_file.h"
-#include "session.h"
+#include "compare/compare_model.h"
+#include "cmd/compare_cmd.h"
+#include "cmd/compare_opts.h"
+#include "util/log.h"
+#include "cmd/loop.h"
+#include "core/session/preflight.h"
+#include "util/safe_file.h"
+#include "core/session/session.h"
 
 #define DEFAULT_PARENT "cuprobe-compare"
 

@@ -2,9 +2,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compare.h"
-#include "compare_opts.h"
-#include "parse.h"
+#include "compare/compare_model.h"
+#include "cmd/compare_opts.h"
+#include "util/parse.h"
 
 /* ---- compare's own options: obj is a struct compare_opts ---- */
 

@@ -8,8 +8,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "record_opts.h"
-#include "session_types.h"
+#include "cmd/record_opts.h"
+#include "core/session/session_types.h"
 
 struct compare_opts {
 	struct record_opts r;	/* -o, -p, --step, --duration, ... as record has them */

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "daemon_cmd.h"
-#include "daemon/daemon.h"
-#include "dconf.h"
-#include "log.h"
-#include "parse.h"
+#include "cmd/daemon_cmd.h"
+#include "daemon/service.h"
+#include "daemon/dconf.h"
+#include "util/log.h"
+#include "util/parse.h"
 
 struct args {
 	int argc;

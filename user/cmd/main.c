@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <stdio.h>
 #include <string.h>
-#include "compare_cmd.h"
-#include "daemon_cmd.h"
-#include "record.h"
-#include "report.h"
+#include "cmd/compare_cmd.h"
+#include "cmd/daemon_cmd.h"
+#include "cmd/record.h"
+#include "report/report.h"
 
 /* The static build has no daemon (daemon_main is weak): said, not crashed. */
 static int daemon_cmd(int argc, char **argv)

@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "log.h"
-#include "loop.h"
-#include "preflight.h"
-#include "record.h"
-#include "record_opts.h"
-#include "schedule_parse.h"
-#include "session.h"
+#include "util/log.h"
+#include "cmd/loop.h"
+#include "core/session/preflight.h"
+#include "cmd/record.h"
+#include "cmd/record_opts.h"
+#include "core/schedule/schedule_parse.h"
+#include "core/session/session.h"
 #include "util/safe_file.h"
 
 struct record {

@@ -3,9 +3,9 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include "parse.h"
-#include "record_opts.h"
-#include "schedule_parse.h"
+#include "util/parse.h"
+#include "cmd/record_opts.h"
+#include "core/schedule/schedule_parse.h"
 
 #define DEFAULT_RINGBUF (16ull << 20)
 #define DEFAULT_CUPTI_WAIT 5.0

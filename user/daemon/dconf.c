@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "dconf.h"
-#include "parse.h"
+#include "daemon/dconf.h"
+#include "util/parse.h"
 
 void dconf__defaults(struct dconf *c)
 {

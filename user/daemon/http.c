@@ -21,8 +21,8 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include "http.h"
-#include "parse.h"
+#include "daemon/http.h"
+#include "util/parse.h"
 
 /* Connections at once, and from one client address (IP, any port). */
 #define HTTP_MAX_CONNS 64

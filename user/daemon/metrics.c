@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "metrics.h"
+#include "daemon/metrics.h"
 #include "util/utf8.h"
 
 /* Step times: from a millisecond to a minute. */

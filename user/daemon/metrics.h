@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "session_types.h"
+#include "core/session/session_types.h"
 
 struct metrics;
 struct pmetrics;

@@ -15,7 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "session_types.h"
+#include "core/session/session_types.h"
 
 struct store;
 

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "percentile.h"
+#include "util/percentile.h"
 #include "report/model.h"
 
 static int cmp_i64(int64_t x, int64_t y)

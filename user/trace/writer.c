@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "agent.h"
-#include "clock.h"
-#include "launch.h"
-#include "stacks.h"
+#include "util/clock.h"
+#include "core/probes/launch_api.h"
+#include "core/proc/stacks.h"
 #include "trace/format.h"
 #include "trace/writer.h"
 #include "util/json_writer.h"

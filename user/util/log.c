@@ -2,7 +2,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <bpf/libbpf.h>
-#include "log.h"
+#include "util/log.h"
 
 int log_level = LOG_INFO;
 static bool log_status_line;

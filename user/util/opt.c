@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <string.h>
-#include "opt.h"
+#include "util/opt.h"
 
 /* Options of one command, help aside: more than any command has. */
 #define OPT_MAX 64

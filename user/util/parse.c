@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "parse.h"
+#include "util/parse.h"
 
 /* Not isdigit(): that one follows the locale and wants an unsigned char. */
 static bool is_digit(char c)

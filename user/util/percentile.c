@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <math.h>
 #include <string.h>
-#include "percentile.h"
+#include "util/percentile.h"
 
 void quantile_rank(size_t n, double q, size_t *lo, double *frac)
 {

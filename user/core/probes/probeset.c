@@ -1,0 +1,826 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/libbpf.h>
+#include "core/gpu/agent_wake.h"
+#include "core/probes/uprobe_link.h"
+#include "core/probes/bpfobj.h"
+#include "util/clock.h"
+#include "core/proc/elf_file.h"
+#include "core/proc/handle_names.h"
+#include "cuprobe.h"
+#include "core/probes/launch_api.h"
+#include "core/proc/objcache.h"
+#include "util/log.h"
+#include "core/probes/placement.h"
+#include "core/probes/probeset.h"
+#include "core/proc/procmaps.h"
+#include "core/schedule/step_spec.h"
+#include "core/proc/symbols.h"
+#include "util/vec.h"
+
+/*
+ * Names looked up in every object: the launch APIs, the linker's hook, and
+ * what marks a real CUDA runtime (cudaMalloc) or driver (cuInit). A library
+ * that only wraps launch functions (an interposer, forwarding to the real
+ * ones) is not probed: the real entry it calls would count each launch twice.
+ */
+#define SYM_DL_DEBUG_STATE API__COUNT
+#define SYM_RUNTIME_MARK (API__COUNT + 1)
+#define SYM_DRIVER_MARK (API__COUNT + 2)
+#define SYM_NAME_API(i) (API__COUNT + 3 + (i))
+#define NSYMS (API__COUNT + 3 + NAME__COUNT)
+
+struct examined {
+	uint64_t dev, ino;
+	char *path;		/* set when examined before exec, by path */
+	char *name;		/* the object's name: messages, --step OBJECT: */
+	struct map_entry where;	/* the mapping it was found by (start 0: before exec) */
+	int fd;			/* the checked file (procmaps.h), kept while probes may attach; -1 */
+	char open_path[32];	/* /proc/self/fd/N of fd: what ELF reads and probes go through */
+	bool runtime;		/* holds runtime launch APIs: its code is a runtime range */
+	uint64_t api_off[API__COUNT];	/* file offsets of launch APIs, 0 when absent */
+	struct uprobe_link *entry, *ret;
+	struct uprobe_link *name_entry, *name_ret;	/* handle probes, for the whole session */
+};
+
+#define OBJ(ps, i) vec_at(&(ps)->objs, struct examined, i)
+
+struct probeset {
+	const struct probe_env *env;
+	const struct step_spec *step_spec;	/* NULL: no step probe */
+	pid_t pid;
+	struct vec objs;	/* struct examined: every object looked at, probed or not */
+	bool has_launch_apis;
+	struct probe_want want;	/* what is attached */
+	struct runtime_ranges rr;	/* as last given to BPF, RR_ONE_TRAP included */
+	uint64_t probes_since;
+	struct uprobe_link *libmap;	/* the dynamic linker's hook, for the whole session */
+	uint64_t libmap_dev, libmap_ino;	/* the file it is on */
+	struct uprobe_link *step;	/* the step probe, once found */
+	char *step_object;	/* where it was found */
+	char *agent;		/* the agent library, once found (--cupti) */
+	struct bpf_link *agent_records;	/* listens to the agent for the whole session */
+	struct uprobe_link *agent_enable;	/* raises its switch while a window wants it */
+	int agent_wake_fd;	/* the agent's eventfd, taken once (agent_wake.h); -1 */
+	bool told_wake;		/* said once that the agent cannot be woken */
+	struct procmaps maps;	/* the latest scan's, until probeset__take_maps */
+	/* The running scan's new objects (probe_facts.scan_*). */
+	unsigned int scan_objs, scan_read, scan_probed;
+	uint64_t scan_slowest_ns;
+	char scan_slowest[128];
+};
+
+struct probeset *probeset__new(const struct probe_env *env, pid_t pid,
+			       const struct step_spec *step)
+{
+	struct probeset *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return NULL;
+	ps->objs = VEC_INIT(struct examined);
+	ps->env = env;
+	ps->step_spec = step;
+	ps->pid = pid;
+	ps->agent_wake_fd = -1;
+	return ps;
+}
+
+/*
+ * Objects examined before exec are known by path too: on overlay file
+ * systems stat() and /proc/PID/maps may disagree on the device.
+ */
+static struct examined *find_examined(const struct probeset *ps, uint64_t dev, uint64_t ino,
+				      const char *path)
+{
+	for (size_t i = 0; i < ps->objs.len; i++) {
+		struct examined *e = OBJ(ps, i);
+
+		if ((e->dev == dev && e->ino == ino) || (path && e->path && !strcmp(e->path, path)))
+			return e;
+	}
+	return NULL;
+}
+
+/* Takes fd over, whatever happens. */
+static struct examined *add_examined(struct probeset *ps, const struct map_entry *me,
+				     const char *name, int fd)
+{
+	char *n = strdup(name), *mapped = strdup(me->path);
+	struct examined *e = n && mapped ? vec__push(&ps->objs) : NULL;
+
+	if (!e) {
+		free(n);
+		free(mapped);
+		close(fd);
+		return NULL;
+	}
+	e->dev = me->dev;
+	e->ino = me->inode;
+	e->where = *me;
+	e->where.path = mapped;
+	e->name = n;
+	e->fd = fd;
+	target_file_fd_path(fd, e->open_path, sizeof(e->open_path));
+	return e;
+}
+
+/* Only what probes may attach to later keeps its descriptor: the rest are many. */
+static void examined_settle(struct probeset *ps, struct examined *e)
+{
+	bool launches = false;
+
+	for (int api = 0; api < API__COUNT; api++)
+		launches |= e->api_off[api] != 0;
+	if (launches || (ps->agent && !strcmp(ps->agent, e->open_path)) || e->fd < 0)
+		return;
+	close(e->fd);
+	e->fd = -1;
+}
+
+static void dispose(const struct probe_env *env, bool sync, struct uprobe_link **l)
+{
+	if (*l && env->dispose && !sync)
+		env->dispose(*l, env->dispose_arg);
+	else
+		uprobe_link__destroy(*l);
+	*l = NULL;
+}
+
+/*
+ * _r_debug's address less _dl_debug_state's, in the linker at path (off: the
+ * hook's file offset): libmap.bpf.c reads r_state there, and holds only when
+ * the linker is done mapping. 0 when either is missing: every call holds.
+ */
+static uint64_t r_debug_delta(const char *path, uint64_t off)
+{
+	struct elf_file *ef = elf_file__open(path);
+	const struct elf_load *loads, *l;
+	uint64_t delta = 0;
+	GElf_Sym rd;
+	size_t n;
+
+	if (!ef)
+		return 0;
+	loads = elf_file__loads(ef, &n);
+	l = elf_load_by_offset(loads, n, off);
+	if (l && !elf_file__object(ef, "_r_debug", &rd) && rd.st_size >= 32)
+		delta = rd.st_value - (off - l->offset + l->vaddr);
+	elf_file__close(ef);
+	return delta;
+}
+
+static int attach_libmap(struct probeset *ps, const char *path, const char *name, uint64_t off)
+{
+	uint64_t cookie;
+	struct uprobe_spec s = { .path = path, .pid = ps->pid, .offsets = &off, .n = 1,
+				 .cookies = &cookie };
+	int err;
+
+	if (ps->libmap)
+		return 0;
+	cookie = r_debug_delta(path, off);
+	err = bpfobj__attach(ps->env->bpf, PROG_LIBMAP, &s, &ps->libmap);
+	if (err)
+		return err;
+	p_dbg("pid %d: watching the dynamic linker (%s) for new libraries", ps->pid, name);
+	return 0;
+}
+
+/*
+ * The return probes go in before the entries that wait for them, and come
+ * out after them (dispose closes in order): an entry marked for latency
+ * always finds its return probe there.
+ */
+static int attach_launch(struct probeset *ps, struct examined *e)
+{
+	uint64_t o[API__COUNT], cookies[API__COUNT];
+	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
+				 .cookies = cookies };
+	uint64_t slot = bpfobj__slot_cookie(ps->env->bpf, ps->pid);
+	int err = 0;
+
+	if (e->entry)
+		return 0;
+	for (int api = 0; api < API__COUNT; api++) {
+		if (!e->api_off[api] || (ps->want.one_trap && launch_api_one_trap(api)))
+			continue;
+		o[s.n] = e->api_off[api];
+		cookies[s.n++] = api | (ps->want.latency ? COOKIE_LATENCY : 0) |
+				 (uint64_t)ps->want.gen << COOKIE_GEN_SHIFT | slot;
+	}
+	if (!s.n)
+		return 0;
+	if (ps->want.latency) {
+		s.retprobe = true;
+		err = bpfobj__attach(ps->env->bpf, PROG_LAUNCH_RETURN, &s, &e->ret);
+		s.retprobe = false;
+	}
+	if (!err)
+		err = bpfobj__attach(ps->env->bpf, PROG_LAUNCH, &s, &e->entry);
+	if (err) {
+		uprobe_link__destroy(e->ret);
+		e->ret = NULL;
+		return err;
+	}
+	p_dbg("pid %d: %zu launch probes on %s%s", ps->pid, s.n, e->name,
+	      ps->want.latency ? ", with return probes" : "");
+	ps->probes_since = clock_mono_ns();
+	return 0;
+}
+
+/*
+ * The calls that make kernel handles (names.h), in a driver or runtime whose
+ * launches are probed: on for the whole session, since a handle is made once,
+ * usually long before the window that launches it. Returns before entries, as
+ * for launches.
+ */
+static int attach_names(struct probeset *ps, struct examined *e, const uint64_t *offs,
+			bool driver, bool runtime)
+{
+	uint64_t o[NAME__COUNT], cookies[NAME__COUNT];
+	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
+				 .cookies = cookies };
+	int err;
+
+	if (!ps->env->names)
+		return 0;
+	for (int api = 0; api < NAME__COUNT; api++) {
+		if (!offs[SYM_NAME_API(api)] || (name_api_is_driver(api) ? !driver : !runtime))
+			continue;
+		o[s.n] = offs[SYM_NAME_API(api)];
+		cookies[s.n++] = api;
+	}
+	if (!s.n)
+		return 0;
+	s.retprobe = true;
+	err = bpfobj__attach(ps->env->bpf, PROG_NAME_RETURN, &s, &e->name_ret);
+	s.retprobe = false;
+	if (!err)
+		err = bpfobj__attach(ps->env->bpf, PROG_NAME_ENTRY, &s, &e->name_entry);
+	if (err) {
+		uprobe_link__destroy(e->name_ret);
+		e->name_ret = NULL;
+		return err;
+	}
+	p_dbg("pid %d: %zu handle probes on %s", ps->pid, s.n, e->name);
+	return 0;
+}
+
+static void detach_launch(const struct probeset *ps, struct examined *e)
+{
+	dispose(ps->env, ps->want.sync, &e->entry);
+	dispose(ps->env, ps->want.sync, &e->ret);
+}
+
+/* The agent's switch follows the window: CUPTI runs from warmup to the window's end. */
+static int switch_agent(struct probeset *ps, bool on)
+{
+	static const struct step_spec enable = {
+		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "enable",
+	};
+	struct step_sites sites;
+	struct uprobe_spec s = { .path = ps->agent, .pid = ps->pid, .offsets = sites.offsets,
+				 .ref_ctr_offsets = sites.ref_ctr };
+	int found, err;
+
+	if (!on || !ps->agent) {
+		dispose(ps->env, false, &ps->agent_enable);
+		return 0;
+	}
+	if (ps->agent_enable)
+		return 0;
+	found = step_spec__find(&enable, ps->agent, &sites);
+	if (found <= 0)
+		return found ?: -ENOENT;
+	s.n = sites.n;
+	err = bpfobj__attach(ps->env->bpf, PROG_AGENT_ENABLE, &s, &ps->agent_enable);
+	p_dbg("pid %d: agent switched on: %s", ps->pid, err ? strerror(-err) : "ok");
+	if (!err) {
+		/* The dormant agent sleeps until woken; one that has not started yet
+		 * (-EAGAIN) reads the semaphore when it does. */
+		int w = agent_wake(ps->pid, ps->agent, &ps->agent_wake_fd);
+
+		if (w && w != -EAGAIN && !ps->told_wake) {
+			p_warn("pid %d: cannot wake the agent (%s): its windows will not start, "
+			       "launches are recorded", ps->pid,
+			       w == -ESRCH ? "it came through fork(), and only the parent's runs"
+					   : strerror(-w));
+			ps->told_wake = true;
+		}
+	}
+	return err;
+}
+
+/* The agent library: it has the cuprobe:records USDT probe. Listen to it from now on. */
+static int attach_agent(struct probeset *ps, const struct examined *e)
+{
+	const char *path = e->open_path;
+	static const struct step_spec records = {
+		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "records",
+	};
+	struct step_sites sites;
+	int err;
+
+	if (!ps->env->cupti || ps->agent || step_spec__find(&records, path, &sites) <= 0)
+		return 0;
+	err = bpfobj__attach_agent_records(ps->env->bpf, ps->pid, path, &ps->agent_records);
+	if (err)
+		return err;
+	ps->agent = strdup(path);
+	if (!ps->agent)
+		return -ENOMEM;
+	p_dbg("pid %d: agent in %s", ps->pid, e->name);
+	/* Its eventfd is taken now, so that a window's wake is one write (-EAGAIN:
+	 * the agent has not started yet; taken at the first window then). */
+	agent_wake_prepare(ps->pid, ps->agent, &ps->agent_wake_fd);
+	return switch_agent(ps, ps->want.agent);
+}
+
+/*
+ * One trap per launch from now on: BPF is told first, so that a runtime
+ * launch whose probe still fired is not recorded again at the driver, and
+ * one whose probe is already gone is; then the runtime's kernel launch
+ * links are made again without those APIs.
+ */
+static int go_one_trap(struct probeset *ps)
+{
+	int err;
+
+	ps->rr.flags |= RR_ONE_TRAP;
+	err = bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &ps->rr);
+	if (err)
+		return err;
+	for (size_t i = 0; i < ps->objs.len; i++) {
+		struct examined *e = OBJ(ps, i);
+
+		if (!e->runtime || !e->entry)
+			continue;
+		uprobe_link__destroy(e->entry);
+		e->entry = NULL;
+		uprobe_link__destroy(e->ret);
+		e->ret = NULL;
+		err = attach_launch(ps, e);
+		if (err)
+			return err;
+	}
+	p_dbg("pid %d: runtime kernel launches are recorded at the driver's probe: one trap each",
+	      ps->pid);
+	return 0;
+}
+
+int probeset__set(struct probeset *ps, const struct probe_want *w)
+{
+	int err = 0;
+
+	/* Only one_trap changes: the driver's links stay, the runtime's are made again. */
+	if (w->one_trap && !ps->want.one_trap && ps->want.launch && w->launch &&
+	    w->latency == ps->want.latency && w->gen == ps->want.gen &&
+	    w->agent == ps->want.agent && w->sync == ps->want.sync) {
+		ps->want = *w;
+		return go_one_trap(ps);
+	}
+
+	/* A change of return probes or generation is a new set of links: the old ones go first. */
+	if (!w->launch || w->latency != ps->want.latency || w->gen != ps->want.gen) {
+		ps->probes_since = 0;
+		for (size_t i = 0; i < ps->objs.len; i++)
+			detach_launch(ps, OBJ(ps, i));
+	}
+	ps->want = *w;
+	if (!w->launch)
+		ps->want.latency = ps->want.agent = false;
+	if (w->one_trap && ps->rr.n && !(ps->rr.flags & RR_ONE_TRAP)) {
+		ps->rr.flags |= RR_ONE_TRAP;
+		err = bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &ps->rr);
+	}
+	if (!err)
+		err = switch_agent(ps, ps->want.agent);
+	for (size_t i = 0; i < ps->objs.len && !err && w->launch; i++)
+		err = attach_launch(ps, OBJ(ps, i));
+	return err;
+}
+
+static int attach_step(struct probeset *ps, const struct examined *e)
+{
+	const struct step_spec *step = ps->step_spec;
+	const char *path = e->name;
+	struct step_sites sites;
+	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = sites.offsets };
+	int found, err;
+
+	if (!step || ps->step || !step_spec__wants_object(step, path))
+		return 0;
+	found = step_spec__find(step, e->open_path, &sites);
+	if (found <= 0)
+		return found;
+	/* A function, not a USDT site (a nop the kernel emulates, with its semaphore). */
+	if (step->kind != STEP_USDT)
+		placement_adjust(e->fd, e->name, (const char *const[]){ step->symbol }, 1,
+				 sites.offsets);
+	s.n = sites.n;
+	s.ref_ctr_offsets = sites.ref_ctr;
+	err = bpfobj__attach(ps->env->bpf, PROG_STEP, &s, &ps->step);
+	if (err)
+		return err;
+	ps->step_object = strdup(path);
+	p_dbg("pid %d: step probe %s in %s (%zu sites)", ps->pid, step_spec__str(step), path,
+	      sites.n);
+	return 0;
+}
+
+/*
+ * The launch, handle and linker probes go on the first instruction the
+ * kernel emulates, where only harmless ones come before it (placement.h):
+ * the driver's entries begin with a rip-relative cmp, which is single-stepped.
+ * A failure keeps the entries, said at debug level.
+ */
+static void place_probes(struct examined *e, const char **names, uint64_t *offs)
+{
+	int err = placement_adjust(e->fd, e->name, names, API__COUNT, e->api_off);
+
+	if (!err)
+		err = placement_adjust(e->fd, e->name, names + SYM_DL_DEBUG_STATE, 1,
+				       offs + SYM_DL_DEBUG_STATE);
+	if (!err)
+		err = placement_adjust(e->fd, e->name, names + SYM_NAME_API(0), NAME__COUNT,
+				       offs + SYM_NAME_API(0));
+	if (err)
+		p_dbg("%s: probes stay on function entries: %s", e->name, strerror(-err));
+}
+
+/*
+ * The offsets of names in e, through the session's cache of object files
+ * (objcache.h): a few reads of its headers and hash table while the process
+ * waits, once per file.
+ */
+static int find_offsets(struct probeset *ps, const struct examined *e, const char **names,
+			uint64_t *offs)
+{
+	struct obj_read how = {};
+	const char *base = strrchr(e->name, '/');
+	uint64_t t0 = clock_mono_ns(), took;
+	int n;
+
+	if (ps->env->objects)
+		n = objcache__func_offsets(ps->env->objects, e->fd, names, NSYMS, offs, &how);
+	else
+		n = elf_func_offsets(e->open_path, names, NSYMS, offs);
+	took = clock_mono_ns() - t0;
+	base = base ? base + 1 : e->name;
+	ps->scan_read += !how.cached;
+	if (took >= ps->scan_slowest_ns) {
+		ps->scan_slowest_ns = took;
+		snprintf(ps->scan_slowest, sizeof(ps->scan_slowest), "%s", base);
+	}
+	if (how.cached)
+		p_dbg("pid %d: %s: known from an earlier read of the file", ps->pid, base);
+	else
+		p_dbg("pid %d: %s: read in %.2f ms%s", ps->pid, base, took / 1e6,
+		      how.walked ? ", .symtab walked (it may carry a static runtime)" : "");
+	return n;
+}
+
+/* Whether e has something probed: what examine_one attached or found there. */
+static bool examined_probed(const struct probeset *ps, const struct examined *e, bool libmap,
+			    bool step, bool agent)
+{
+	for (int api = 0; api < API__COUNT; api++)
+		if (e->api_off[api])
+			return true;
+	return e->name_entry || (!libmap && ps->libmap) || (!step && ps->step) ||
+	       (!agent && ps->agent);
+}
+
+/* Examines one object file: launch APIs, the dynamic linker's hook, the step probe, the agent. */
+static int examine_one(struct probeset *ps, struct examined *e)
+{
+	const char *names[NSYMS], *path = e->name;
+	uint64_t offs[NSYMS] = {};
+	int n, err = 0;
+
+	launch_api_names(names);
+	names[SYM_DL_DEBUG_STATE] = "_dl_debug_state";
+	names[SYM_RUNTIME_MARK] = "cudaMalloc";
+	names[SYM_DRIVER_MARK] = "cuInit";
+	for (int i = 0; i < NAME__COUNT; i++)
+		names[SYM_NAME_API(i)] = name_apis[i];
+	n = find_offsets(ps, e, names, offs);
+	if (n < 0)
+		return 0; /* not an ELF file */
+	for (int api = 0; api < API__COUNT; api++) {
+		if (!offs[launch_api_is_driver(api) ? SYM_DRIVER_MARK : SYM_RUNTIME_MARK])
+			continue;
+		e->api_off[api] = offs[api];
+		if (offs[api]) {
+			ps->has_launch_apis = true;
+			e->runtime |= !launch_api_is_driver(api);
+		}
+	}
+	place_probes(e, names, offs);
+	if (ps->want.launch)
+		err = attach_launch(ps, e);
+	/* Without names, launches are still recorded: a failure here is said, not fatal. */
+	if (!err && (e->api_off[API_cuLaunchKernel] || e->runtime) &&
+	    (n = attach_names(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime)))
+		p_warn("pid %d: cannot probe the calls that make kernel handles in %s: %s; "
+		       "launches by handle there are unnamed", ps->pid, path, strerror(-n));
+	if (!err && offs[SYM_DL_DEBUG_STATE])
+		err = attach_libmap(ps, e->open_path, e->name, offs[SYM_DL_DEBUG_STATE]);
+	if (!err && ps->libmap && !ps->libmap_ino) {
+		ps->libmap_dev = e->dev;
+		ps->libmap_ino = e->ino;
+	}
+	if (!err)
+		err = attach_step(ps, e);
+	if (!err)
+		err = attach_agent(ps, e);
+	return err;
+}
+
+/*
+ * Examines the object of mapping me (the executable before exec: start 0),
+ * read through its checked descriptor fd (taken over), named name.
+ */
+static int examine(struct probeset *ps, const struct map_entry *me, const char *name, int fd)
+{
+	struct examined *e = add_examined(ps, me, name, fd);
+	bool libmap = ps->libmap, step = ps->step, agent = ps->agent;
+	int err;
+
+	if (!e)
+		return -ENOMEM;
+	err = examine_one(ps, e);
+	ps->scan_objs++;
+	ps->scan_probed += examined_probed(ps, e, libmap, step, agent);
+	examined_settle(ps, OBJ(ps, ps->objs.len - 1));
+	return err;
+}
+
+/*
+ * The target's object by the name this process knows it by (containers:
+ * through /proc/PID/root): for messages and --step OBJECT, never opened.
+ */
+static void object_path(pid_t pid, const char *mapped, char *buf, size_t len)
+{
+	struct stat st;
+
+	snprintf(buf, len, "/proc/%d/root%s", (int)pid, mapped);
+	if (lstat(buf, &st))
+		snprintf(buf, len, "%s", mapped);
+}
+
+static int interp_of(const char *exe, char *buf, size_t len)
+{
+	struct elf_file *ef = elf_file__open(exe);
+	int err;
+
+	if (!ef)
+		return -errno;
+	err = elf_file__interp(ef, buf, len);
+	elf_file__close(ef);
+	return err;
+}
+
+static int examine_file(struct probeset *ps, const char *file)
+{
+	char path[PATH_MAX];
+	struct map_entry me = { .path = path };
+	struct stat st;
+	int fd, err;
+
+	if (!realpath(file, path))
+		return -errno;
+	fd = target_file_open(path, true);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (find_examined(ps, st.st_dev, st.st_ino, path)) {
+		close(fd);
+		return 0;
+	}
+	me.dev = st.st_dev;
+	me.inode = st.st_ino;
+	err = examine(ps, &me, path, fd);
+	if (!err) {
+		OBJ(ps, ps->objs.len - 1)->path = strdup(path);
+		if (!OBJ(ps, ps->objs.len - 1)->path)
+			err = -ENOMEM;
+	}
+	return err;
+}
+
+/* A scan's counts start from nothing (probe_facts.scan_*). */
+static void scan_begin(struct probeset *ps)
+{
+	ps->scan_objs = ps->scan_read = ps->scan_probed = 0;
+	ps->scan_slowest_ns = 0;
+	ps->scan_slowest[0] = '\0';
+}
+
+int probeset__prepare_exec(struct probeset *ps, const char *exe)
+{
+	char interp[PATH_MAX];
+	int err;
+
+	scan_begin(ps);
+	err = examine_file(ps, exe);
+	if (err)
+		return err;
+	/* Scripts (#!) run an interpreter whose loader is the system's. */
+	if (interp_of(exe, interp, sizeof(interp)))
+		snprintf(interp, sizeof(interp), "%s", "/lib64/ld-linux-x86-64.so.2");
+	if (access(interp, R_OK))
+		return 0; /* statically linked system: nothing is loaded later */
+	return examine_file(ps, interp);
+}
+
+static int update_runtime_ranges(struct probeset *ps, const struct procmaps *m)
+{
+	struct runtime_ranges rr = {};
+
+	for (size_t i = 0; i < m->n && rr.n < MAX_RUNTIME_RANGES; i++) {
+		const struct map_entry *me = &m->v[i];
+		struct examined *e;
+
+		if (!me->exec || !me->path)
+			continue;
+		e = find_examined(ps, me->dev, me->inode, me->path);
+		if (!e || !e->runtime)
+			continue;
+		rr.r[rr.n].lo = me->start;
+		rr.r[rr.n++].hi = me->end;
+	}
+	if (!rr.n)
+		return 0;
+	rr.flags = ps->want.one_trap ? RR_ONE_TRAP : 0;
+	ps->rr = rr;
+	return bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &rr);
+}
+
+int probeset__scan(struct probeset *ps)
+{
+	struct procmaps m;
+	char path[PATH_MAX + 32];
+	int err;
+
+	scan_begin(ps);
+	err = procmaps__read(ps->pid, &m);
+	if (err)
+		return err;
+	for (size_t i = 0; i < m.n; i++) {
+		const struct map_entry *me = &m.v[i];
+		int fd;
+
+		if (!me->exec || !me->path || me->path[0] != '/' ||
+		    find_examined(ps, me->dev, me->inode, me->path))
+			continue;
+		/* What cannot be opened safely (procmaps.h) is left alone, and said at debug level. */
+		fd = procmaps__open(ps->pid, me);
+		if (fd < 0) {
+			p_dbg("pid %d: not probing %s: %s", ps->pid, me->path, strerror(-fd));
+			continue;
+		}
+		object_path(ps->pid, me->path, path, sizeof(path));
+		err = examine(ps, me, path, fd);
+		/* One bad object does not stop the others. */
+		if (err)
+			p_warn("pid %d: cannot probe %s: %s", ps->pid, me->path, strerror(-err));
+	}
+	err = update_runtime_ranges(ps, &m);
+	/* Read while the process is held: the map the session names its launches by. */
+	procmaps__free(&ps->maps);
+	ps->maps = m;
+	/* An agent found before its constructor ran: its eventfd may be there now. */
+	if (ps->agent && ps->agent_wake_fd < 0)
+		agent_wake_prepare(ps->pid, ps->agent, &ps->agent_wake_fd);
+	return err;
+}
+
+/*
+ * Links are per file and process: after exec they serve the new program
+ * wherever it maps the same files, and one it does not map cannot fire. The
+ * probeset stays unless what it found once per process would be the old
+ * program's: the step probe, the agent, or a linker hook on another linker
+ * than the one the new program runs. Right after exec the program maps its
+ * executable and its dynamic linker, if any, and nothing else: so one file
+ * besides the hook's is the executable (the new program's linker is the
+ * hooked one, or it has none: a static program), two are a new linker.
+ */
+int probeset__keeps_across_exec(struct probeset *ps)
+{
+	uint64_t dev = 0, ino = 0;
+	struct procmaps m;
+	int err, others = 0;
+
+	if (ps->step || ps->agent || !ps->libmap)
+		return 0;
+	err = procmaps__read(ps->pid, &m);
+	if (err)
+		return err;
+	for (size_t i = 0; i < m.n; i++) {
+		const struct map_entry *me = &m.v[i];
+
+		if (!me->exec || !me->path || me->path[0] != '/' ||
+		    (me->dev == ps->libmap_dev && me->inode == ps->libmap_ino) ||
+		    (others && me->dev == dev && me->inode == ino))
+			continue;
+		others++;
+		dev = me->dev;
+		ino = me->inode;
+	}
+	procmaps__free(&m);
+	return others <= 1;
+}
+
+void probeset__take_maps(struct probeset *ps, struct procmaps *out)
+{
+	*out = ps->maps;
+	memset(&ps->maps, 0, sizeof(ps->maps));
+}
+
+void probeset__facts(const struct probeset *ps, struct probe_facts *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->has_launch_apis = ps->has_launch_apis;
+	f->step_found = ps->step != NULL;
+	if (ps->step_object)
+		snprintf(f->step_object, sizeof(f->step_object), "%s", ps->step_object);
+	f->agent_found = ps->agent != NULL;
+	f->nobjs = ps->objs.len;
+	f->probes_on = ps->want.launch;
+	f->probes_since = ps->probes_since;
+	f->scan_objs = ps->scan_objs;
+	f->scan_read = ps->scan_read;
+	f->scan_probed = ps->scan_probed;
+	f->scan_slowest_ns = ps->scan_slowest_ns;
+	snprintf(f->scan_slowest, sizeof(f->scan_slowest), "%s", ps->scan_slowest);
+}
+
+void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)
+{
+	for (size_t i = 0; ps->step_spec && i < ps->objs.len; i++) {
+		struct examined *e = OBJ(ps, i);
+		char path[32];
+		int fd;
+
+		if (!step_spec__wants_object(ps->step_spec, e->name))
+			continue;
+		/* A descriptor let go is taken again the same checked way. */
+		fd = e->fd >= 0 ? dup(e->fd) : procmaps__open(ps->pid, &e->where);
+		if (fd < 0)
+			continue;
+		target_file_fd_path(fd, path, sizeof(path));
+		step_spec__suggest(ps->step_spec, path, buf, len);
+		close(fd);
+	}
+}
+
+static void free_all(struct probeset *ps, bool sync)
+{
+	/* Entries before returns, as on any detach. */
+	for (size_t i = 0; i < ps->objs.len; i++) {
+		dispose(ps->env, sync, &OBJ(ps, i)->entry);
+		dispose(ps->env, sync, &OBJ(ps, i)->ret);
+		dispose(ps->env, sync, &OBJ(ps, i)->name_entry);
+		dispose(ps->env, sync, &OBJ(ps, i)->name_ret);
+		if (OBJ(ps, i)->fd >= 0)
+			close(OBJ(ps, i)->fd);
+		free(OBJ(ps, i)->name);
+		free(OBJ(ps, i)->where.path);
+		free(OBJ(ps, i)->path);
+	}
+	dispose(ps->env, sync, &ps->libmap);
+	dispose(ps->env, sync, &ps->step);
+	dispose(ps->env, sync, &ps->agent_enable);
+	bpf_link__destroy(ps->agent_records);
+	if (ps->agent_wake_fd >= 0)
+		close(ps->agent_wake_fd);
+	free(ps->step_object);
+	free(ps->agent);
+	procmaps__free(&ps->maps);
+	vec__free(&ps->objs);
+	free(ps);
+}
+
+void probeset__free(struct probeset *ps)
+{
+	if (ps)
+		free_all(ps, true);
+}
+
+void probeset__release(struct probeset *ps)
+{
+	if (ps)
+		free_all(ps, false);
+}

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "core/proc/elf_file.h"
+#include "core/schedule/step_spec.h"
+
+
+static char *dup_n(const char *p, size_t n)
+{
+	return n ? strndup(p, n) : NULL;
+}
+
+int step_spec__parse(const char *spec, struct step_spec *s, char *err, size_t errlen)
+{
+	const char *a = strchr(spec, ':');
+
+	memset(s, 0, sizeof(*s));
+	if (!strncmp(spec, "usdt:", 5)) {
+		const char *obj = spec + 5, *prov = strchr(obj, ':'), *name;
+
+		name = prov ? strchr(prov + 1, ':') : NULL;
+		if (!prov || !name || prov == obj || name == prov + 1 || !name[1] ||
+		    strchr(name + 1, ':')) {
+			snprintf(err, errlen, "'%s' is not usdt:OBJECT:PROVIDER:NAME", spec);
+			return -EINVAL;
+		}
+		s->kind = STEP_USDT;
+		s->object = dup_n(obj, prov - obj);
+		s->provider = dup_n(prov + 1, name - prov - 1);
+		s->symbol = strdup(name + 1);
+	} else if (a) {
+		if (a == spec || !a[1] || strchr(a + 1, ':')) {
+			snprintf(err, errlen, "'%s' is not SYMBOL or OBJECT:SYMBOL", spec);
+			return -EINVAL;
+		}
+		s->kind = STEP_OBJECT_SYMBOL;
+		s->object = dup_n(spec, a - spec);
+		s->symbol = strdup(a + 1);
+	} else {
+		if (!*spec) {
+			snprintf(err, errlen, "the step symbol is empty");
+			return -EINVAL;
+		}
+		s->kind = STEP_SYMBOL;
+		s->symbol = strdup(spec);
+	}
+	if (!s->symbol || (s->kind != STEP_SYMBOL && !s->object) ||
+	    (s->kind == STEP_USDT && !s->provider)) {
+		step_spec__free(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void step_spec__free(struct step_spec *s)
+{
+	free(s->object);
+	free(s->symbol);
+	free(s->provider);
+	memset(s, 0, sizeof(*s));
+}
+
+const char *step_spec__str(const struct step_spec *s)
+{
+	static char buf[PATH_MAX + 256];
+
+	if (s->kind == STEP_USDT)
+		snprintf(buf, sizeof(buf), "usdt:%s:%s:%s", s->object, s->provider, s->symbol);
+	else if (s->kind == STEP_OBJECT_SYMBOL)
+		snprintf(buf, sizeof(buf), "%s:%s", s->object, s->symbol);
+	else
+		snprintf(buf, sizeof(buf), "%s", s->symbol);
+	return buf;
+}
+
+bool step_spec__wants_object(const struct step_spec *s, const char *path)
+{
+	char want[PATH_MAX], have[PATH_MAX];
+	const char *base = strrchr(path, '/');
+	size_t n;
+
+	if (s->kind == STEP_SYMBOL)
+		return true;
+	if (strchr(s->object, '/'))
+		return realpath(s->object, want) && realpath(path, have) && !strcmp(want, have);
+	/* A library name: "libcudart" matches libcudart.so.13, "libtrain.so" itself. */
+	base = base ? base + 1 : path;
+	n = strlen(s->object);
+	return !strncmp(base, s->object, n) && (base[n] == '\0' || base[n] == '.');
+}
+
+struct usdt_find {
+	const struct step_spec *spec;
+	struct step_sites *out;
+};
+
+static int usdt_match(struct elf_file *ef, const struct elf_usdt *n, void *ctx)
+{
+	struct usdt_find *f = ctx;
+	struct step_sites *out = f->out;
+
+	if (strcmp(n->provider, f->spec->provider) || strcmp(n->name, f->spec->symbol))
+		return 0;
+	if (out->n == STEP_MAX_SITES)
+		return 1;
+	if (!elf_file__usdt_offsets(ef, n, &out->offsets[out->n], &out->ref_ctr[out->n]))
+		out->n++;
+	return 0;
+}
+
+int step_spec__find(const struct step_spec *s, const char *path, struct step_sites *out)
+{
+	struct usdt_find f = { .spec = s, .out = out };
+	struct elf_file *ef;
+	int n;
+
+	memset(out, 0, sizeof(*out));
+	if (s->kind != STEP_USDT) {
+		const char *name = s->symbol;
+
+		n = elf_func_offsets(path, &name, 1, out->offsets);
+		if (n < 0)
+			return n == -ENOEXEC ? 0 : n;
+		out->n = n > 0;
+		return n > 0;
+	}
+	ef = elf_file__open(path);
+	if (!ef)
+		return errno == ENOEXEC ? 0 : -errno;
+	elf_file__for_each_usdt(ef, usdt_match, &f);
+	elf_file__close(ef);
+	return out->n > 0;
+}
+
+/* Suggestions: the names at the smallest edit distance from the wanted one. */
+struct suggest {
+	const char *want;
+	char best[3][128];
+	unsigned int dist[3];
+};
+
+static unsigned int edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned int row[129], prev;
+
+	if (la > 128 || lb > 128)
+		return UINT_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned int cur = row[j], sub = prev + (a[i - 1] != b[j - 1]);
+			unsigned int del = row[j] + 1, ins = row[j - 1] + 1;
+
+			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+static void consider(struct suggest *sg, const char *name)
+{
+	unsigned int d = edit_distance(sg->want, name);
+	int slot = -1;
+
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(sg->best[i], name))
+			return;
+		if (d < sg->dist[i] && (slot < 0 || sg->dist[i] > sg->dist[slot]))
+			slot = i;
+	}
+	if (slot < 0)
+		return;
+	sg->dist[slot] = d;
+	snprintf(sg->best[slot], sizeof(sg->best[slot]), "%s", name);
+}
+
+static int usdt_consider(struct elf_file *ef, const struct elf_usdt *n, void *ctx)
+{
+	char full[256];
+
+	(void)ef;
+	snprintf(full, sizeof(full), "%s:%s", n->provider, n->name);
+	consider(ctx, full);
+	return 0;
+}
+
+static int func_consider(const char *name, const GElf_Sym *sym, int rank, void *ctx)
+{
+	(void)sym;
+	(void)rank;
+	consider(ctx, name);
+	return 0;
+}
+
+void step_spec__suggest(const struct step_spec *s, const char *path, char *buf, size_t len)
+{
+	struct suggest sg = { .dist = { UINT_MAX, UINT_MAX, UINT_MAX } };
+	char want[256];
+	struct elf_file *ef;
+
+	if (s->kind == STEP_USDT)
+		snprintf(want, sizeof(want), "%s:%s", s->provider, s->symbol);
+	else
+		snprintf(want, sizeof(want), "%s", s->symbol);
+	sg.want = want;
+	ef = elf_file__open(path);
+	if (!ef)
+		return;
+	if (s->kind == STEP_USDT)
+		elf_file__for_each_usdt(ef, usdt_consider, &sg);
+	else
+		elf_file__for_each_func(ef, func_consider, &sg);
+	elf_file__close(ef);
+	for (int i = 0; i < 3; i++) {
+		size_t used = strlen(buf);
+
+		/* Only names that are plausibly a typo of the wanted one. */
+		if (!sg.best[i][0] || sg.dist[i] > strlen(want) / 2 + 2)
+			continue;
+		snprintf(buf + used, len - used, "%s%s", used ? ", " : "", sg.best[i]);
+	}
+}

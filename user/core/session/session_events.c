@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * What comes out of the two rings: step boundaries, library maps and thread
+ * names from ctrl; launches and agent chunks from events. ctrl is read
+ * first; a launch whose step is ahead of the mirror reads ctrl again before
+ * it is placed, so it always lands in the cycle of its step.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "agent.h"
+#include "core/probes/bpfobj.h"
+#include "util/clock.h"
+#include "core/schedule/proc_cycles.h"
+#include "core/proc/handle_names.h"
+#include "core/probes/launch_api.h"
+#include "util/log.h"
+#include "core/proc/procmaps.h"
+#include "core/session/session_int.h"
+#include "core/proc/stacks.h"
+#include "core/proc/symbols.h"
+
+/*
+ * The kernel's name: a handle's from the call that made it (its record came
+ * through this ring before any launch by the handle), else the host stub's
+ * symbol. A handle made before cuprobe attached stays unnamed
+ * (CUfunction 0x...), never guessed: CUPTI names it with --cupti. A runtime
+ * launch may be given a cudaKernel_t in place of a stub (cudaLaunchKernel's
+ * docs): its address is in no object, so no symbol names it.
+ */
+static bool kernel_name(struct session *s, const struct launch_event *e, char *buf, size_t len,
+			const char **kernel)
+{
+	bool unnamed = false;
+	const char *handle;
+
+	*kernel = "";
+	if (launch_api_what(e->api) != LAUNCH_KERNEL)
+		return false;
+	handle = handle_names__find(s->names, e->tgid, e->func, NULL, &unnamed);
+	if (handle) {
+		*kernel = handle;
+		return unnamed;
+	}
+	if (launch_api_is_driver(e->api) || e->flags & LAUNCH_F_HANDLE) {
+		snprintf(buf, len, "CUfunction 0x%llx", (unsigned long long)e->func);
+		*kernel = buf;
+		return true;
+	}
+	return symbols__name(s->syms, e->tgid, e->func, kernel) != 0;
+}
+
+static int on_launch(struct session *s, const struct launch_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+	const char *kernel;
+	char handle[48];
+	bool unnamed;
+
+	if (!t || e->api >= API__COUNT || !t->cycles)
+		return 0;
+	if (proc_cycles__ahead(t->cycles, e))
+		session_consume(s, s->ctrl);
+	unnamed = kernel_name(s, e, handle, sizeof(handle), &kernel);
+	/* Named now, while the process lives: a cupti cycle writes its launches later. */
+	if (s->stacks) {
+		stacks__get(s->stacks, e);
+		stacks__count(s->stacks, e);
+	}
+	return proc_cycles__launch(t->cycles, e, kernel, unnamed, ++s->correlation);
+}
+
+static void on_agent(struct session *s, const struct agent_chunk_event *e, size_t size)
+{
+	size_t room = size - offsetof(struct agent_chunk_event, data);
+	struct target *t = session_find(s, e->tgid);
+
+	/* BPF bounded len; the loader checks it again: the chunk came from a target's memory. */
+	if (e->len > room || !t || !t->cycles)
+		return;
+	proc_cycles__agent_chunk(t->cycles, e->data, e->len);
+}
+
+static void on_name(struct session *s, const struct name_event *e)
+{
+	struct name_event copy = *e;
+	const char *name, *module = NULL;
+
+	copy.str[sizeof(copy.str) - 1] = 0;
+	if (!session_find(s, e->tgid) || e->api >= NAME__COUNT)
+		return;
+	if (handle_names__add(s->names, s->syms, &copy)) {
+		s->err = -ENOMEM;
+		return;
+	}
+	name = handle_names__find(s->names, e->tgid, e->handle, &module, NULL);
+	if (name)
+		p_dbg("pid %u: %s made handle 0x%llx: %s, module %s", e->tgid, name_apis[e->api],
+		      (unsigned long long)e->handle, name, module ? module : "unknown");
+}
+
+/* A launch placed into its cycle: the first error stays in s->err. */
+void session_place_launch(void *ctx, const struct launch_event *e)
+{
+	struct session *s = ctx;
+	int err = on_launch(s, e);
+
+	if (err && !s->err)
+		s->err = err;
+}
+
+/* A launch from the ring or a CPU's stage: queued, or placed now when the queue is full. */
+void session_launch(void *ctx, const struct launch_event *e)
+{
+	struct session *s = ctx;
+
+	if (!lq__push(&s->queue, e)) {
+		s->placed_at_once++;
+		session_place_launch(s, e);
+	}
+}
+
+bool session_place(struct session *s, size_t max)
+{
+	lq__pop(&s->queue, max, session_place_launch, s);
+	return s->queue.len == 0;
+}
+
+int session_data_event(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	__u32 type = size >= sizeof(__u32) ? *(__u32 *)data : 0;
+	int err = 0;
+
+	/* The ring's own header is 8 bytes, and records are 8-byte aligned. */
+	s->ring.bytes_read += ((size + 7) & ~(size_t)7) + 8;
+	if (type == REC_LAUNCH || type == REC_LAUNCH_BATCH) {
+		int n = bpfobj__each_launch(data, size, session_launch, s);
+
+		if (n > 0)
+			s->ring.launches_read += (unsigned long)n;
+		err = s->err;
+	} else if (type == REC_AGENT && size >= offsetof(struct agent_chunk_event, data))
+		on_agent(s, data, size);
+	else if (type == REC_NAME && size >= sizeof(struct name_event))
+		on_name(s, data);
+	if (err)
+		return err;
+	/* The turn's share is taken: the rest waits for the next turn (session_consume). */
+	return --s->budget > 0 ? 0 : -EAGAIN;
+}
+
+/*
+ * Warmup is there to absorb the attach: say so when it was too short to, and
+ * how long the window recorded without its probes, in its trace (unprobed_ns).
+ */
+void session_check_warmup(struct target *t, uint64_t step, uint64_t ts)
+{
+	uint64_t since = t->facts.probes_since ?: clock_mono_ns();
+
+	if (t->mode == MODE_OFF || since <= ts)
+		return;
+	/* A target that has ended has no cycles: they were written at its end. */
+	if (t->cycles)
+		proc_cycles__unprobed(t->cycles, step, ts, since);
+	p_warn("pid %d: step %lu began before the launch probes were in (%.1f ms before): "
+	       "launches it made before them are missed (its trace's unprobed_ns says how long); "
+	       "give warmup more time (warmup=2, or longer steps)",
+	       t->pid, (unsigned long)step, (since - ts) / 1e6);
+}
+
+/*
+ * Attaching launch probes takes longer than some warmup steps: the attach
+ * then begins that many steps earlier, so that every launch of the first
+ * active step is recorded. Probes in before warmup record nothing (BPF
+ * gates on the phase). The attach is planned at twice the longest one seen
+ * (a loaded machine takes longer some times), at least ATTACH_FLOOR_NS, and
+ * ATTACH_GUESS_NS until one is measured; the lead only grows, so probes do not come and go between
+ * windows with the noise of the measure.
+ */
+#define ATTACH_GUESS_NS (25 * 1000 * 1000ull)
+/* Never planned shorter: one quick attach says little of the next on a busy machine. */
+#define ATTACH_FLOOR_NS (20 * 1000 * 1000ull)
+#define LEAD_MAX 1000
+
+static uint32_t attach_lead(const struct target *t)
+{
+	uint64_t need = t->attach_ns ? 2 * t->attach_ns : ATTACH_GUESS_NS, warm;
+
+	if (need < ATTACH_FLOOR_NS)
+		need = ATTACH_FLOOR_NS;
+	uint64_t lead;
+
+	if (!t->step_ns || !t->plan.step)
+		return 0;
+	warm = (uint64_t)t->conf.sched.warmup * t->step_ns;
+	if (need <= warm)
+		return 0;
+	lead = (need - warm + t->step_ns - 1) / t->step_ns;
+	return lead > LEAD_MAX ? LEAD_MAX : (uint32_t)lead;
+}
+
+uint32_t session_lead(const struct target *t)
+{
+	uint32_t lead = attach_lead(t);
+
+	return t->attach_ns && t->lead > lead ? t->lead : lead;
+}
+
+/*
+ * At a spawn or an exec, before any step, the step length is unknown, and
+ * so the lead: a window that begins at the next step has its probes in now,
+ * while the process is held, or a loaded prober (other processes' exec
+ * scans) could answer after the window's first launches. Later windows go
+ * by the lead.
+ */
+#define FIRST_LEAD 1
+
+/* Whether a step of the next lead steps wants launch probes (warmup or active). */
+static bool probes_soon(struct target *t)
+{
+	uint32_t lead = attach_lead(t);
+	bool first = t->plan.step && !t->step_ts;
+
+	if (t->attach_ns && lead > t->lead) {
+		p_dbg("pid %d: a launch attach took up to %.1f ms: they go in %u steps before warmup",
+		      t->pid, t->attach_ns / 1e6, lead);
+		t->lead = lead;
+	}
+	if (t->attach_ns)
+		lead = t->lead;
+	if (first && lead < FIRST_LEAD)
+		lead = FIRST_LEAD;
+	for (uint32_t k = 1; k <= lead; k++) {
+		if (!phase_probes(proc_cycles__phase_ahead(t->cycles, k)))
+			continue;
+		if (first)
+			p_dbg("pid %d: a window at its first step: launch probes in now, while it "
+			      "is held", t->pid);
+		else if (!t->told_lead)
+			p_info("pid %d: attaching launch probes takes up to %.1f ms%s, a step %.1f "
+			       "ms: they go in %u steps before warmup, recording nothing until it",
+			       t->pid, (t->attach_ns ?: ATTACH_GUESS_NS) / 1e6,
+			       t->attach_ns ? "" : " (a first guess)", t->step_ns / 1e6, lead);
+		t->told_lead |= !first;
+		return true;
+	}
+	return false;
+}
+
+void session_want_ahead(struct session *s, struct target *t, uint32_t phase, uint32_t next_cycle)
+{
+	t->leading = !phase_probes(phase);
+	t->lead_mode = t->asked ? t->asked_mode : session_hook_mode(s, t, next_cycle);
+	if (!(s->o.modes & 1u << t->lead_mode))
+		t->lead_mode = MODE_OFF;
+	session_want_probes(s, t, phase_probes(phase) ||
+					  (t->lead_mode != MODE_OFF && probes_soon(t)));
+}
+
+/* A step boundary, from BPF or a time slice's end. */
+void session_step(struct session *s, struct target *t, const struct step_event *e)
+{
+	struct cycle_status before, after;
+	int err;
+
+	if (!t->cycles)
+		return;
+	proc_cycles__status(t->cycles, &before);
+	err = proc_cycles__step(t->cycles, e);
+	if (err)
+		s->err = err;
+	proc_cycles__status(t->cycles, &after);
+	if (t->step_ts && e->ts_ns > t->step_ts)
+		t->step_ns = e->ts_ns - t->step_ts;
+	t->step_ts = e->ts_ns;
+	/*
+	 * Ahead of warmup, the probes of the next cycle's mode: a window asked
+	 * for, the front-end's answer for that cycle (asked again as it begins),
+	 * or the plan's.
+	 */
+	session_want_ahead(s, t, after.phase, after.next_cycle);
+	if (before.phase == PHASE_WARMUP && phase_records(after.phase)) {
+		/* The attach's answer may still be on its way: check once it is in. */
+		if (t->attaching) {
+			t->warm_step = e->step;
+			t->warm_ts = e->ts_ns;
+		} else {
+			session_check_warmup(t, e->step, e->ts_ns);
+		}
+	}
+	session_hook_step(s, t, &after, before.phase != after.phase);
+}
+
+static void on_step(struct session *s, const struct step_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+
+	if (t)
+		session_step(s, t, e);
+}
+
+static void on_thread(struct session *s, const struct thread_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+
+	if (t && t->cycles)
+		proc_cycles__thread(t->cycles, e);
+}
+
+/*
+ * A hold: the dynamic linker changed the map (REC_LIBMAP), or a followed
+ * process ran a new program (REC_EXEC). The process is probed while held and
+ * continued when that is done (session_answer_hold); while cuprobe is
+ * leaving, or for a process it no longer follows, at once.
+ */
+static void on_hold(struct session *s, const struct libmap_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+
+	if (!t || t->gone) {
+		if (e->held)
+			kill(e->tgid, SIGCONT);
+		return;
+	}
+	t->hold_seq = e->seq;
+	/* A hold lasts from its first stop to the SIGCONT that answers them all. */
+	if (e->held && !t->held)
+		t->hold_ts = e->ts_ns;
+	t->held |= e->held;
+	t->hold_since = clock_mono_ns();
+	if (s->leaving || !t->probes)
+		session_answer_hold(s, t);
+	else if (e->type == REC_EXEC)
+		session_exec(s, t);
+	else
+		session_rescan(s, t);
+}
+
+/* A followed process's child is recorded; another's is watched for CUDA. */
+static void on_fork(struct session *s, const struct fork_event *e)
+{
+	struct target *parent = session_find(s, e->parent);
+	struct child *c;
+
+	if (parent && parent->plan.follow && !session_find(s, e->tgid)) {
+		session_adopt(s, e->tgid, parent);
+		return;
+	}
+	c = vec__push(&s->children);
+	if (c)
+		*c = (struct child){ .pid = e->tgid, .parent = e->parent };
+}
+
+/* The host-wide watch: a process that is no target ran a new program. */
+static void on_exec_seen(struct session *s, const struct fork_event *e)
+{
+	if (s->h.exec && !session_find(s, e->tgid))
+		s->h.exec(s->h.ctx, e->tgid);
+}
+
+/* Whether the process maps a CUDA runtime or driver; -ESRCH once it is gone. */
+static int maps_cuda(pid_t pid)
+{
+	struct procmaps m;
+	int found = 0;
+
+	if (procmaps__read(pid, &m))
+		return -ESRCH;
+	for (size_t i = 0; i < m.n && !found; i++)
+		found = m.v[i].path && (strstr(m.v[i].path, "/libcudart") ||
+					strstr(m.v[i].path, "/libcuda.so"));
+	procmaps__free(&m);
+	return found;
+}
+
+/*
+ * Children of targets that are not followed (-p without --children) are not
+ * recorded: one that takes up CUDA is said, with how to record it, rather
+ * than missed in silence.
+ */
+void session_watch_children(struct session *s)
+{
+	for (size_t i = 0; i < s->children.len;) {
+		struct child *c = vec_at(&s->children, struct child, i);
+		int cuda = session_find(s, c->pid) ? -ESRCH : maps_cuda(c->pid);
+		char comm[64] = "?";
+
+		if (!cuda) {
+			i++;
+			continue;
+		}
+		if (cuda > 0) {
+			target_comm(c->pid, comm, sizeof(comm));
+			p_warn("pid %d (%s), started by pid %d, uses CUDA but is not recorded: record "
+			       "it with -p %d, or its parent with -p %d --children", c->pid, comm,
+			       c->parent, c->pid, c->parent);
+		}
+		*c = *vec_at(&s->children, struct child, s->children.len - 1);
+		vec__truncate(&s->children, s->children.len - 1);
+	}
+}
+
+int session_ctrl_event(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	__u32 type = size >= sizeof(__u32) ? *(__u32 *)data : 0;
+
+	if (type == REC_STEP && size >= sizeof(struct step_event))
+		on_step(s, data);
+	else if ((type == REC_LIBMAP || type == REC_EXEC) && size >= sizeof(struct libmap_event))
+		on_hold(s, data);
+	else if (type == REC_THREAD && size >= sizeof(struct thread_event))
+		on_thread(s, data);
+	else if (type == REC_FORK && size >= sizeof(struct fork_event))
+		on_fork(s, data);
+	else if (type == REC_EXEC_SEEN && size >= sizeof(struct fork_event))
+		on_exec_seen(s, data);
+	return --s->budget > 0 ? 0 : -EAGAIN;
+}

@@ -1,0 +1,654 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * A target's life in the session: started (spawned or attached) with its
+ * plan, given windows, and ended (exit or detach) with its cycles written
+ * and its probes taken out.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "core/probes/bpfobj.h"
+#include "util/clock.h"
+#include "core/gpu/inject.h"
+#include "util/log.h"
+#include "core/session/prober.h"
+#include "schedule.h"
+#include "core/session/session_int.h"
+#include "core/proc/stacks.h"
+#include "core/schedule/step_spec.h"
+#include "core/proc/symbols.h"
+
+static int add_target(struct session *s, struct target *t)
+{
+	struct target **slot = vec__push(&s->targets);
+
+	if (!slot)
+		return -ENOMEM;
+	*slot = t;
+	return 0;
+}
+
+/* How a plan's steps are counted, and the schedule the loader's mirror follows. */
+static enum cycle_clock plan_clock(const struct target_plan *p)
+{
+	return p->step ? CLOCK_STEPS : p->slice_ns ? CLOCK_SLICES : CLOCK_ONE;
+}
+
+/*
+ * Step 0 of a target starts now: its entries in BPF, its cycles, its
+ * probeset, and whether its launch probes start attached. Without a step
+ * probe, BPF's phase stays RECORD and the probes' presence is the window.
+ */
+static int adopt_generations(struct session *s, struct target *t)
+{
+	struct proc_state ps;
+	int err = bpfobj__proc_state(s->bpf, t->pid, &ps);
+
+	if (err)
+		return err;
+	t->conf.gen = ps.gen;
+	t->conf.link_gen = state_gen(ps.state);
+	return 0;
+}
+
+static int setup_target(struct session *s, struct target *t, const struct target_plan *p,
+			bool adopted)
+{
+	enum cycle_clock clock = plan_clock(p);
+	const struct schedule *sched = clock == CLOCK_ONE ? &s->one_cycle.sched : &p->sched;
+	__u32 phase = schedule_action(sched, 0);
+	uint64_t now = clock_mono_ns();
+	int err;
+
+	t->plan = *p;
+	t->conf.sched = *sched;
+	t->conf.step_every = p->step_every ?: 1;
+	t->conf.flags = p->follow ? CONF_FOLLOW : 0;
+	/*
+	 * An adopted child's entries are BPF's copy of its parent's: its counters
+	 * already run, and its state names the parent's schedule and link
+	 * generations, which the conf written here must keep.
+	 */
+	err = adopted ? adopt_generations(s, t) : -ENOENT;
+	if (!err)
+		err = bpfobj__set_conf(s->bpf, t->pid, &t->conf);
+	if (err)
+		err = bpfobj__add_proc(s->bpf, t->pid, &t->conf,
+				       pack_state(0, t->conf.link_gen,
+						  clock == CLOCK_STEPS ? phase : PHASE_RECORD));
+	if (err)
+		return err;
+	t->slice_next = now + p->slice_ns;
+	t->cycles = proc_cycles__new(&s->cenv, t, now, sched, clock);
+	t->probes = probeset__new(&s->penv, t->pid, p->step);
+	if (!t->cycles || !t->probes)
+		return -ENOMEM;
+	if (clock == CLOCK_STEPS)
+		session_want_ahead(s, t, phase, 0);
+	else
+		session_want_probes(s, t, phase_probes(phase));
+	return session_epoll_add(s->epfd, t->pidfd, TAG(TAG_TARGET, t->pid));
+}
+
+static struct target *new_target(struct session *s, pid_t pid, bool child,
+				 const struct target_plan *p, bool adopted, int *err)
+{
+	struct target *t = calloc(1, sizeof(*t));
+
+	*err = -ENOMEM;
+	if (!t)
+		return NULL;
+	*err = target__init(t, pid, child);
+	if (!*err)
+		*err = add_target(s, t);
+	if (*err) {
+		target__release(t);
+		free(t);
+		return NULL;
+	}
+	*err = setup_target(s, t, p, adopted);
+	return t;
+}
+
+/* The step probe was not found in pid's objects: say what was searched, and what is close. */
+static void tell_step_missing(struct session *s, struct target *t, bool final)
+{
+	char close[512];
+
+	session_suggest_step(s, t, close, sizeof(close));
+	log_msg(final ? LOG_ERROR : LOG_WARN, "step probe %s %s in the %zu objects of pid %d (%s)%s%s%s",
+		step_spec__str(t->plan.step), final ? "was never found" : "not found yet",
+		t->facts.nobjs, t->pid, t->comm, close[0] ? "; close matches: " : "", close,
+		final ? "; check --step (cuprobe record --help)" :
+			"; waiting for a library that defines it");
+}
+
+int session__attach(struct session *s, pid_t pid)
+{
+	return session__attach_plan(s, pid, &s->o.plan);
+}
+
+/* A followed process's children already there are followed too, and theirs. */
+static void attach_children(struct session *s, pid_t pid, const struct target_plan *p)
+{
+	char path[64], line[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fscanf(f, "%4095s", line) == 1) {
+		pid_t child = (pid_t)atoi(line);
+
+		if (child > 0 && !session_find(s, child) && !session__attach_plan(s, child, p))
+			p_info("pid %d, started by pid %d: recorded too", child, pid);
+	}
+	fclose(f);
+}
+
+/*
+ * --cupti -p on a process without the agent: loaded now (inject.h), or why
+ * not said. Returns whether something was said about the agent.
+ */
+static bool bring_agent(struct session *s, pid_t pid, const struct target_plan *p)
+{
+	/* The plan's mode, or a mode a window may take (compare, the daemon). */
+	bool cupti = p->mode == MODE_CUPTI || (s->o.modes & (1u << MODE_CUPTI));
+	char comm[64] = "", why[512];
+	int err;
+
+	if (!cupti || !s->o.agent || inject_has_agent(pid, s->o.agent) != 0)
+		return false;
+	target_comm(pid, comm, sizeof(comm));
+	err = inject_agent(pid, s->o.agent, INJECT_TIMEOUT_S, why, sizeof(why));
+	if (err == -ENODATA) {
+		p_dbg("pid %d (%s): the agent is not brought in: %s", pid, comm, why);
+		return false;
+	}
+	if (err) {
+		p_warn("pid %d (%s) has no cuprobe agent loaded, and cuprobe cannot bring it in: %s; "
+		       "recording launches only (start it with CUDA_INJECTION64_PATH or LD_PRELOAD "
+		       "naming libcuprobe-agent.so for GPU times)", pid, comm, why);
+		return true;
+	}
+	p_info("pid %d (%s): agent loaded into the running process; CUPTI sees the GPU work of "
+	       "launches from the first window on, none before", pid, comm);
+	return true;
+}
+
+int session__attach_plan(struct session *s, pid_t pid, const struct target_plan *p)
+{
+	struct target *t;
+	char msg[256];
+	bool told_agent;
+	int err;
+
+	err = target_check_pid(pid, msg, sizeof(msg));
+	if (err) {
+		p_err("%s", msg);
+		return err;
+	}
+	if (session_find(s, pid))
+		return -EEXIST;
+	/* Before any probe of it: the agent's dlopen is not held by the library-map probe. */
+	told_agent = bring_agent(s, pid, p);
+	t = new_target(s, pid, false, p, false, &err);
+	if (!err)
+		err = session_submit(s, t, JOB_SCAN, 0, NULL);
+	t->scanning = !err;
+	prober__drain(s->prober);
+	if (!err && t->facts.err == -ESRCH)
+		err = -ESRCH;
+	if (err == -ESRCH) {
+		p_err("process %d exited while cuprobe attached; nothing recorded", pid);
+		return err;
+	}
+	if (err) {
+		p_err("cannot probe process %d: %s", pid, strerror(-err));
+		return err;
+	}
+	symbols__refresh(s->syms, pid);
+	if (!t->facts.has_launch_apis && !t->told_waiting) {
+		t->told_waiting = true;
+		p_info("pid %d (%s) has no CUDA library mapped yet: watching for one to be loaded",
+		       pid, t->comm);
+	}
+	if (p->step && !t->facts.step_found)
+		tell_step_missing(s, t, false);
+	if (p->follow)
+		attach_children(s, pid, p);
+	if (p->mode == MODE_CUPTI && !t->facts.agent_found && !told_agent)
+		p_warn("pid %d (%s) has no cuprobe agent loaded: --cupti needs the process "
+		       "started with CUDA_INJECTION64_PATH or LD_PRELOAD naming "
+		       "libcuprobe-agent.so (README: --cupti); recording launches only",
+		       pid, t->comm);
+	return 0;
+}
+
+/* Finds what execvp would run, so that it can be probed before it starts. */
+/* 0 when path is a regular file one may execute; else what execve would say. */
+static int executable(const char *path)
+{
+	struct stat sb;
+
+	if (access(path, X_OK))
+		return -errno;
+	return stat(path, &sb) ? -errno : S_ISREG(sb.st_mode) ? 0 : -EACCES;
+}
+
+static int resolve_command(const char *cmd, char *buf, size_t len)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(cmd, '/')) {
+		snprintf(buf, len, "%s", cmd);
+		return executable(buf);
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", cmd);
+		if (!executable(buf))
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	return -ENOENT;
+}
+
+static void child_exec(char **cmd, const char *agent, int go_fd, int err_fd, const sigset_t *mask)
+{
+	char c;
+	int e;
+
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* The driver loads the agent at cuInit; it stays dormant until a window opens. */
+	if (agent && agent[0])
+		setenv("CUDA_INJECTION64_PATH", agent, 1);
+	/* Wait until the parent has probed what the command will map; its death is a no. */
+	if (read(go_fd, &c, 1) != 1)
+		_exit(127);
+	execvp(cmd[0], cmd);
+	e = errno;
+	if (write(err_fd, &e, sizeof(e)) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+/* The child exists and waits for go: probe what it will run, for its pid. */
+static int prepare_child(struct session *s, pid_t pid, const char *exe)
+{
+	struct target *t;
+	int err;
+
+	t = new_target(s, pid, true, &s->o.plan, false, &err);
+	if (err)
+		return err;
+	s->command = pid;
+	err = session_submit(s, t, JOB_EXEC, 0, exe);
+	prober__drain(s->prober);
+	if (!err)
+		err = t->facts.err;
+	t->exec_prepared = !err;
+	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_SYMBOL)
+		p_info("step symbol %s is not in %s: looking for it in libraries as they load",
+		       t->plan.step->symbol, exe);
+	return err;
+}
+
+int session__spawn(struct session *s, char **argv, const sigset_t *mask)
+{
+	int go[2], ex[2], e = 0, err;
+	char exe[PATH_MAX];
+	pid_t pid;
+
+	err = resolve_command(argv[0], exe, sizeof(exe));
+	if (err) {
+		p_err("cannot execute %s: %s; check the command name and PATH", argv[0],
+		      strerror(-err));
+		return err;
+	}
+	if (pipe2(go, O_CLOEXEC))
+		return -errno;
+	if (pipe2(ex, O_CLOEXEC)) {
+		err = -errno;
+		close(go[0]);
+		close(go[1]);
+		return err;
+	}
+	pid = fork();
+	if (pid == 0)
+		child_exec(argv, s->o.agent, go[0], ex[1], mask);
+	close(go[0]);
+	close(ex[1]);
+	err = pid < 0 ? -errno : prepare_child(s, pid, exe);
+	if (err && pid > 0) {
+		p_err("cannot probe %s: %s", exe, strerror(-err));
+		kill(pid, SIGKILL);
+	}
+	if (err)
+		close(go[1]); /* the child reads no "go" and exits */
+	else if (write(go[1], "g", 1) != 1) {
+		err = -errno;
+	}
+	if (!err)
+		close(go[1]);
+	if (!err && read(ex[0], &e, sizeof(e)) == sizeof(e)) {
+		p_err("cannot execute %s: %s", argv[0], strerror(e));
+		err = -e;
+	}
+	close(ex[0]);
+	return err;
+}
+
+/* The counters BPF keeps for t, as the cycles count them. */
+static bool target_counts(struct session *s, struct target *t, struct cycle_counts *c,
+			  struct proc_state *ps)
+{
+	if (bpfobj__proc_state(s->bpf, t->pid, ps))
+		return false;
+	c->hits = ps->launch_hits;
+	c->drops = ps->drops;
+	c->nested = ps->nested;
+	c->stale = ps->stale;
+	return true;
+}
+
+/* Writes what t's cycles still hold, with its counters as they are now. */
+static int stop_cycles(struct session *s, struct target *t)
+{
+	struct cycle_counts c;
+	struct proc_state ps;
+	int err;
+
+	if (!t->cycles)
+		return 0;
+	err = proc_cycles__stop(t->cycles, clock_mono_ns(),
+				target_counts(s, t, &c, &ps) ? &c : NULL);
+	proc_cycles__free(t->cycles);
+	t->cycles = NULL;
+	return err;
+}
+
+/*
+ * The end of a target, by exit or detach: what it made is placed, its
+ * cycles are written, its probes go out; once they are, session_remove
+ * frees it.
+ */
+void session_end_target(struct session *s, struct target *t)
+{
+	session_consume_all(s);
+	/* A shell or launcher of the tree that never took up CUDA leaves no empty trace. */
+	if (t->adopted && !t->facts.has_launch_apis) {
+		proc_cycles__free(t->cycles);
+		t->cycles = NULL;
+	}
+	if (stop_cycles(s, t) && !s->err)
+		s->err = -EIO;
+	/* In a followed tree, the step is in some of its processes (the ranks), not all. */
+	if (t->plan.step && !t->facts.step_found && !t->plan.follow) {
+		tell_step_missing(s, t, true);
+		if (!s->err)
+			s->err = -ENOENT;
+	} else if (t->plan.step && !t->facts.step_found && !t->adopted && !s->steps_found) {
+		tell_step_missing(s, t, true);
+		p_err("no process of the tree of pid %d had the step probe", t->pid);
+		if (!s->err)
+			s->err = -ENOENT;
+	}
+	if (!t->exited)
+		session_answer_hold(s, t);
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, t->pidfd, NULL);
+	t->gone = true;
+	session_hook_exited(s, t);
+	if (!t->probes || session_submit(s, t, JOB_FREE, 0, NULL))
+		session_remove(s, t);
+}
+
+void session_target_exit(struct session *s, struct target *t)
+{
+	siginfo_t si;
+
+	if (t->gone)
+		return;
+	if (t->child) {
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PID, t->pid, &si, WEXITED | WNOHANG) || si.si_pid != t->pid)
+			return;
+		t->status = si.si_code == CLD_EXITED ? si.si_status << 8 : si.si_status;
+		if (t->pid == s->command) {
+			s->command_done = true;
+			s->command_status = t->status;
+		}
+	}
+	t->exited = true;
+	t->hold_since = 0;
+	session_end_target(s, t);
+}
+
+void session_remove(struct session *s, struct target *t)
+{
+	for (size_t i = 0; i < s->targets.len; i++) {
+		if (TARGET(s, i) != t)
+			continue;
+		TARGET(s, i) = TARGET(s, s->targets.len - 1);
+		vec__truncate(&s->targets, s->targets.len - 1);
+		s->last = 0;
+		break;
+	}
+	bpfobj__remove_proc(s->bpf, t->pid);
+	bpfobj__remove_py_proc(s->bpf, t->pid);
+	if (s->stacks)
+		stacks__forget(s->stacks, t->pid);
+	proc_cycles__free(t->cycles);
+	target__release(t);
+	free(t);
+}
+
+int session__detach(struct session *s, pid_t pid)
+{
+	struct target *t = session_find(s, pid);
+
+	if (!t || t->gone)
+		return -ESRCH;
+	session_end_target(s, t);
+	return 0;
+}
+
+int session__target(const struct session *s, pid_t pid, struct session_target *out)
+{
+	for (size_t i = 0; i < s->targets.len; i++) {
+		const struct target *t = TARGET(s, i);
+
+		if (t->pid != pid || t->gone)
+			continue;
+		if (out)
+			target__view(t, out);
+		return 0;
+	}
+	return -ESRCH;
+}
+
+int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
+		    enum window_mode mode)
+{
+	struct schedule w = { .warmup = warmup, .active = active ? active : 1, .repeat = 1 };
+	struct target *t = session_find(s, pid);
+	struct cycle_status st;
+
+	if (!t || t->gone)
+		return -ESRCH;
+	proc_cycles__status(t->cycles, &st);
+	if (st.phase != PHASE_NONE || t->asked)
+		return -EBUSY;
+	t->asked = true;
+	t->asked_mode = mode;
+	t->conf.sched = w;
+	/*
+	 * Steps too short for the attach: the window begins later, so that the
+	 * probes go in ahead of its warmup (session_step's lead), not during it.
+	 */
+	w.skip_first = mode == MODE_OFF ? 0 : session_lead(t);
+	t->conf.sched = w;
+	if (plan_clock(&t->plan) == CLOCK_SLICES) {
+		t->slice_base = t->slice + 1;
+		proc_cycles__set_schedule(t->cycles, &w, t->slice_base);
+		return 0;
+	}
+	/* BPF counts the new schedule from the next step hit; the mirror estimates it. */
+	t->conf.gen++;
+	proc_cycles__set_schedule(t->cycles, &w, st.step + 1);
+	return bpfobj__set_conf(s->bpf, t->pid, &t->conf);
+}
+
+void session_end_window(struct session *s, struct target *t)
+{
+	static const struct schedule none = { .skip_first = UINT32_MAX, .active = 1 };
+	struct cycle_status st;
+
+	if (!t || t->gone)
+		return;
+	proc_cycles__status(t->cycles, &st);
+	t->asked = false;
+	t->conf.sched = none;
+	if (plan_clock(&t->plan) == CLOCK_SLICES) {
+		t->slice_base = t->slice + 1;
+		proc_cycles__set_schedule(t->cycles, &none, t->slice_base);
+		return;
+	}
+	t->conf.gen++;
+	proc_cycles__set_schedule(t->cycles, &none, st.step + 1);
+	if (bpfobj__set_conf(s->bpf, t->pid, &t->conf))
+		p_warn("pid %d: the window could not be ended early; it ends with its steps",
+		       t->pid);
+}
+
+/* Time slices: the loader ends a slice as a step probe would end a step. */
+void session_end_slice(struct session *s, struct target *t, uint64_t now)
+{
+	struct step_event e = {
+		.type = REC_STEP, .tgid = t->pid, .tid = t->pid, .ts_ns = now,
+	};
+	struct proc_state ps;
+
+	if (bpfobj__proc_state(s->bpf, t->pid, &ps))
+		return;
+	e.step = ++t->slice;
+	e.phase = schedule_action(&t->conf.sched, t->slice - t->slice_base);
+	e.launch_hits = ps.launch_hits;
+	e.drops = ps.drops;
+	e.nested = ps.nested;
+	e.stale = ps.stale;
+	t->slice_next += t->plan.slice_ns;
+	if (t->slice_next < now)
+		t->slice_next = now + t->plan.slice_ns; /* cuprobe was late: slices restart from now */
+	session_step(s, t, &e);
+}
+
+void session__end_command(struct session *s)
+{
+	struct target *t = s->command ? session_find(s, s->command) : NULL;
+	struct pollfd pfd;
+
+	if (!t || t->gone)
+		return;
+	pfd = (struct pollfd){ .fd = t->pidfd, .events = POLLIN };
+	/* cuprobe's own child: continued whatever holds it, so that it can take SIGTERM. */
+	kill(t->pid, SIGCONT);
+	kill(t->pid, SIGTERM);
+	if (poll(&pfd, 1, SESSION_END_GRACE_MS) == 0) {
+		p_warn("pid %d ignored SIGTERM: killing it", t->pid);
+		kill(t->pid, SIGKILL);
+		poll(&pfd, 1, -1);
+	}
+	session_target_exit(s, t);
+}
+
+
+struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent)
+{
+	struct target *t;
+	int err;
+
+	t = new_target(s, pid, false, &parent->plan, true, &err);
+	if (t)
+		t->adopted = true;
+	if (err) {
+		if (err != -ESRCH)
+			p_warn("pid %d, started by pid %d: cannot record it: %s", pid, parent->pid,
+			       strerror(-err));
+		if (t)
+			session_end_target(s, t);
+		return NULL;
+	}
+	p_dbg("pid %d (%s), started by pid %d: recorded too", pid, t->comm, parent->pid);
+	session_rescan(s, t);
+	return t;
+}
+
+void session_exec(struct session *s, struct target *t)
+{
+	/*
+	 * The command's own exec: its probeset was made for this very program,
+	 * so it stays, and the scan adds what the exec mapped. Dropping it would
+	 * hold the process for the close of its links (100-150 ms here).
+	 */
+	if (t->exec_prepared && t->probes) {
+		t->exec_prepared = false;
+		session_rescan(s, t);
+		return;
+	}
+	t->exec_prepared = false;
+	/*
+	 * Closing the old program's links takes 100-700 ms here, and the
+	 * process waits: where the probeset serves the new program as it is,
+	 * it stays (the prober answers, JOB_KEEP). No scan of the old one runs
+	 * meanwhile (scanning): the answer may be to free it.
+	 */
+	if (t->probes && t->scanning) {
+		t->exec_pending = true;
+		return;
+	}
+	if (t->probes && !session_submit(s, t, JOB_KEEP, 0, NULL)) {
+		t->scanning = true;
+		return;
+	}
+	session_exec_anew(s, t);
+}
+
+void session_exec_anew(struct session *s, struct target *t)
+{
+	if (t->probes)
+		session_submit(s, t, JOB_DROP, 0, NULL);
+	t->probes = probeset__new(&s->penv, t->pid, t->plan.step);
+	if (!t->probes) {
+		session_answer_hold(s, t);
+		return;
+	}
+	/* What the old program wanted stands: the new probeset is told. The old links go
+	 * first, closed at once (JOB_DROP): no generation is needed to tell them apart. */
+	t->want = (struct probe_want){};
+	t->had_links = false;
+	if (t->plan.step) {
+		struct cycle_status st;
+
+		proc_cycles__status(t->cycles, &st);
+		session_want_ahead(s, t, st.phase, st.next_cycle);
+	} else {
+		session_want_probes(s, t, t->mode != MODE_OFF &&
+						  phase_probes(proc_cycles__phase(t->cycles)));
+	}
+	session_rescan(s, t);
+	p_dbg("pid %d (%s): new program, probed anew", t->pid, t->comm);
+}
