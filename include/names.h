@@ -6,8 +6,8 @@
  * the loader (struct name_event in the events ring). Shared by bpf/names.bpf.c
  * and user/core/proc/handle_names.c.
  */
-#ifndef NAMES_H
-#define NAMES_H
+#ifndef CUPROBE_NAMES_H
+#define CUPROBE_NAMES_H
 
 #include "cuprobe.h"
 
@@ -71,4 +71,4 @@ struct name_event {
 
 _Static_assert(sizeof(struct name_event) == 32 + NAME_STR_MAX, "name_event layout");
 
-#endif /* NAMES_H */
+#endif /* CUPROBE_NAMES_H */

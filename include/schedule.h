@@ -4,8 +4,8 @@
  * loader. Semantics are torch's exactly (torch/profiler/profiler.py,
  * schedule()): steps count from 0; repeat == 0 repeats until the end.
  */
-#ifndef SCHEDULE_H
-#define SCHEDULE_H
+#ifndef CUPROBE_SCHEDULE_H
+#define CUPROBE_SCHEDULE_H
 
 #include "cuprobe.h"
 #ifndef __VMLINUX_H__
@@ -80,4 +80,4 @@ static inline __u32 schedule_cycle(const struct schedule *s, __u64 step)
 	return pos < 0 || n == 0 ? 0 : (__u32)((__u64)pos / n);
 }
 
-#endif /* SCHEDULE_H */
+#endif /* CUPROBE_SCHEDULE_H */

@@ -32,7 +32,7 @@ static void push(struct launch_queue *q, uint64_t i)
 {
 	struct launch_event e = { .type = REC_LAUNCH, .ts_ns = i, .func = i * 3 };
 
-	assert_true(lq__push(q, &e));
+	assert_true(launch_queue__push(q, &e));
 }
 
 /* In and out in slices of odd sizes, across many chunks: first in, first out. */
@@ -43,22 +43,22 @@ static void test_order_across_chunks(void **state)
 	uint64_t pushed = 0;
 
 	(void)state;
-	lq__init(&q);
+	launch_queue__init(&q);
 	for (int round = 0; round < 20; round++) {
 		for (int k = 0; k < 3001 + round * 517; k++)
 			push(&q, pushed++);
-		assert_int_equal(lq__pop(&q, 2500, take, &s), 2500);
+		assert_int_equal(launch_queue__pop(&q, 2500, take, &s), 2500);
 		assert_int_equal(q.len, pushed - s.n);
 	}
-	assert_int_equal(lq__pop(&q, SIZE_MAX, take, &s), pushed - 50000);
+	assert_int_equal(launch_queue__pop(&q, SIZE_MAX, take, &s), pushed - 50000);
 	assert_int_equal(s.n, pushed);
 	assert_int_equal(q.len, 0);
-	assert_int_equal(lq__pop(&q, 10, take, &s), 0);
+	assert_int_equal(launch_queue__pop(&q, 10, take, &s), 0);
 	assert_true(q.peak > 4096);
 	/* Empty, it takes launches again where it left off. */
 	push(&q, pushed++);
-	assert_int_equal(lq__pop(&q, 10, take, &s), 1);
-	lq__free(&q);
+	assert_int_equal(launch_queue__pop(&q, 10, take, &s), 1);
+	launch_queue__free(&q);
 }
 
 /* At its cap the queue refuses (the caller places the launch at once), then takes again. */
@@ -69,19 +69,19 @@ static void test_cap(void **state)
 	struct seen s = {};
 
 	(void)state;
-	lq__init(&q);
+	launch_queue__init(&q);
 	assert_true(q.cap >= 1000000);
 	q.cap = 5000;
 	for (uint64_t i = 0; i < 5000; i++)
 		push(&q, i);
-	assert_false(lq__push(&q, &e));
+	assert_false(launch_queue__push(&q, &e));
 	assert_int_equal(q.len, 5000);
-	assert_int_equal(lq__pop(&q, 1, take, &s), 1);
+	assert_int_equal(launch_queue__pop(&q, 1, take, &s), 1);
 	push(&q, 5000);
-	assert_false(lq__push(&q, &e));
-	assert_int_equal(lq__pop(&q, SIZE_MAX, take, &s), 5000);
+	assert_false(launch_queue__push(&q, &e));
+	assert_int_equal(launch_queue__pop(&q, SIZE_MAX, take, &s), 5000);
 	assert_int_equal(s.next, 5001);
-	lq__free(&q);
+	launch_queue__free(&q);
 }
 
 int main(void)

@@ -4,8 +4,8 @@
  * CUpti_ActivityKernel10, CUpti_ActivityMemcpy6, CUpti_ActivityMemset4,
  * CUpti_ActivityOverhead3) to the agent's fixed records of include/agent.h.
  */
-#ifndef CUPROBE_AGENT_CONVERT_H
-#define CUPROBE_AGENT_CONVERT_H
+#ifndef AGENT_CONVERT_H
+#define AGENT_CONVERT_H
 
 #include <cupti.h>
 
@@ -18,4 +18,4 @@
  */
 __u32 convert__record(const CUpti_Activity *rec, union agent_any *out, const char **name);
 
-#endif /* CUPROBE_AGENT_CONVERT_H */
+#endif /* AGENT_CONVERT_H */

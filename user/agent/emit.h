@@ -6,8 +6,8 @@
  * sink, which in the agent fires the cuprobe:records USDT probe. Every
  * function is thread-safe.
  */
-#ifndef CUPROBE_AGENT_EMIT_H
-#define CUPROBE_AGENT_EMIT_H
+#ifndef AGENT_EMIT_H
+#define AGENT_EMIT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,4 +45,4 @@ void emitter__flushed(struct emitter *em, __u64 ts_ns, __u32 window, __u32 reaso
 /* Hands out the partly filled chunk, if any. */
 void emitter__flush(struct emitter *em);
 
-#endif /* CUPROBE_AGENT_EMIT_H */
+#endif /* AGENT_EMIT_H */

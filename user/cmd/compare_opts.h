@@ -3,8 +3,8 @@
  * `cuprobe compare` options: record's shared tables (record_opts.h), the
  * same options meaning the same, and the rotation's own. Main thread only.
  */
-#ifndef COMPARE_OPTS_H
-#define COMPARE_OPTS_H
+#ifndef CMD_COMPARE_OPTS_H
+#define CMD_COMPARE_OPTS_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -27,4 +27,4 @@ int compare_opts__parse(struct compare_opts *o, int argc, char **argv);
 void compare_usage(FILE *f);
 void compare_opts__free(struct compare_opts *o);
 
-#endif /* COMPARE_OPTS_H */
+#endif /* CMD_COMPARE_OPTS_H */

@@ -134,5 +134,5 @@ int daemon_main(int argc, char **argv)
 		dconf__free(&c);
 		return 1;
 	}
-	return daemon__run(&c, a.config, apply_args, &a);
+	return service__run(&c, a.config, apply_args, &a);
 }

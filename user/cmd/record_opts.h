@@ -6,8 +6,8 @@
  * means one thing, parses one way and is checked by one validate function
  * (perf's record_options and target__validate). Main thread only.
  */
-#ifndef OPTS_H
-#define OPTS_H
+#ifndef CMD_RECORD_OPTS_H
+#define CMD_RECORD_OPTS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -65,4 +65,4 @@ void record_opts__defaults(struct record_opts *o);
  */
 int record_opts__validate(const struct record_opts *o, const char *verb, char *err, size_t len);
 
-#endif /* OPTS_H */
+#endif /* CMD_RECORD_OPTS_H */

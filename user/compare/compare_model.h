@@ -6,8 +6,8 @@
  * JSON file and the HTML page. It holds no engine state: the front-end
  * (user/cmd/compare.c) feeds it from the session's hooks.
  */
-#ifndef COMPARE_H
-#define COMPARE_H
+#ifndef COMPARE_COMPARE_MODEL_H
+#define COMPARE_COMPARE_MODEL_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -129,4 +129,4 @@ void compare__write_text(const struct compare *c, FILE *f);
 int compare__write_json(const struct compare *c, FILE *f);
 int compare__write_html(const struct compare *c, FILE *f);
 
-#endif /* COMPARE_H */
+#endif /* COMPARE_COMPARE_MODEL_H */

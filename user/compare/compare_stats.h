@@ -5,8 +5,8 @@
  * percentile bootstrap confidence interval, and the balanced order in which
  * windows rotate through the modes.
  */
-#ifndef COMPARE_STATS_H
-#define COMPARE_STATS_H
+#ifndef COMPARE_COMPARE_STATS_H
+#define COMPARE_COMPARE_STATS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,4 +58,4 @@ size_t compare_order(const enum window_mode *modes, size_t n, uint32_t rounds,
 const char *compare_mode_name(enum window_mode m);
 int compare_mode_parse(const char *name);
 
-#endif /* COMPARE_STATS_H */
+#endif /* COMPARE_COMPARE_STATS_H */

@@ -825,7 +825,7 @@ static void finish(struct daemon *d)
 	cmd_loop__free(d->loop);
 }
 
-int daemon__run(const struct dconf *conf, const char *conf_path,
+int service__run(const struct dconf *conf, const char *conf_path,
 		int (*reparse)(struct dconf *c, void *arg), void *arg)
 {
 	struct daemon d = {

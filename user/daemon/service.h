@@ -4,11 +4,11 @@
  * start, then the exec events of a host-wide BPF watch), samples short
  * windows of each within a CPU budget, keeps their traces, and serves
  * Prometheus metrics and on-demand captures over HTTP. All of its state is
- * owned by the thread that runs daemon__run; the HTTP server's threads send
+ * owned by the thread that runs service__run; the HTTP server's threads send
  * it messages (http.h).
  */
-#ifndef DAEMON_DAEMON_H
-#define DAEMON_DAEMON_H
+#ifndef DAEMON_SERVICE_H
+#define DAEMON_SERVICE_H
 
 struct dconf;
 
@@ -17,7 +17,7 @@ struct dconf;
  * SIGHUP, then argv (the command line's settings, which win) applied over
  * it by reparse. Returns the exit code.
  */
-int daemon__run(const struct dconf *conf, const char *conf_path,
+int service__run(const struct dconf *conf, const char *conf_path,
 		int (*reparse)(struct dconf *c, void *arg), void *arg);
 
-#endif /* DAEMON_DAEMON_H */
+#endif /* DAEMON_SERVICE_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* `cuprobe report`: launch counts summarised over Kineto trace files. */
-#ifndef REPORT_H
-#define REPORT_H
+#ifndef REPORT_REPORT_H
+#define REPORT_REPORT_H
 
 /*
  * Runs `cuprobe report`; argv[0] is "report". Returns the process exit code:
@@ -10,4 +10,4 @@
  */
 int report_main(int argc, char **argv);
 
-#endif /* REPORT_H */
+#endif /* REPORT_REPORT_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* BPF and CUPTI time is CLOCK_MONOTONIC; traces speak Unix time. */
-#ifndef CLOCK_H
-#define CLOCK_H
+#ifndef UTIL_CLOCK_H
+#define UTIL_CLOCK_H
 
 #include <stdint.h>
 
@@ -13,4 +13,4 @@ uint64_t clock_real_ns(void);
  */
 int64_t clock_mono_to_real_offset(void);
 
-#endif /* CLOCK_H */
+#endif /* UTIL_CLOCK_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* One logging module: leveled messages on stderr, libbpf's output behind -v. */
-#ifndef LOG_H
-#define LOG_H
+#ifndef UTIL_LOG_H
+#define UTIL_LOG_H
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -24,4 +24,4 @@ void log_setup_libbpf(void);
 #define p_info(...) log_msg(LOG_INFO, __VA_ARGS__)
 #define p_dbg(...) log_msg(LOG_DEBUG, __VA_ARGS__)
 
-#endif /* LOG_H */
+#endif /* UTIL_LOG_H */

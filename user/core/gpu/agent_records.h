@@ -3,8 +3,8 @@
  * Decoder of the agent's record chunks (include/agent.h). It trusts nothing:
  * a chunk comes from another process's memory through BPF.
  */
-#ifndef CUPROBE_AGENT_RECORDS_H
-#define CUPROBE_AGENT_RECORDS_H
+#ifndef CORE_GPU_AGENT_RECORDS_H
+#define CORE_GPU_AGENT_RECORDS_H
 
 #include <stddef.h>
 
@@ -38,4 +38,4 @@ int agent_records__decode(const void *buf, size_t len, agent_records_cb cb, void
 /* The name of a record type, "unknown" for others. */
 const char *agent_records__type_name(__u32 type);
 
-#endif /* CUPROBE_AGENT_RECORDS_H */
+#endif /* CORE_GPU_AGENT_RECORDS_H */

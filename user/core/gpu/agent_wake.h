@@ -4,8 +4,8 @@
  * struct agent_wake): reads the agent's exported struct, takes its eventfd
  * with pidfd_getfd and writes 1. The dormant agent sleeps until then.
  */
-#ifndef AGENT_WAKE_H
-#define AGENT_WAKE_H
+#ifndef CORE_GPU_AGENT_WAKE_H
+#define CORE_GPU_AGENT_WAKE_H
 
 #include <sys/types.h>
 
@@ -20,4 +20,4 @@ int agent_wake(pid_t pid, const char *agent_path, int *fd);
 /* Takes the eventfd into *fd (when -1) without writing: 0 or -errno as agent_wake. */
 int agent_wake_prepare(pid_t pid, const char *agent_path, int *fd);
 
-#endif /* AGENT_WAKE_H */
+#endif /* CORE_GPU_AGENT_WAKE_H */

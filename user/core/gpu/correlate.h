@@ -7,8 +7,8 @@
  * the launch is its record, in per-thread order. That record's correlation id
  * then names the launch's GPU work.
  */
-#ifndef CORRELATE_H
-#define CORRELATE_H
+#ifndef CORE_GPU_CORRELATE_H
+#define CORE_GPU_CORRELATE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -45,4 +45,4 @@ struct corr_stats {
 int correlate(struct corr_launch *launches, size_t nl, struct corr_api *api, size_t na,
 	      uint64_t tolerance_ns, struct corr_stats *st);
 
-#endif /* CORRELATE_H */
+#endif /* CORE_GPU_CORRELATE_H */

@@ -3,8 +3,8 @@
  * One process's GPU records from the agent (--cupti): kept as they arrive,
  * joined to a cycle's launches when the cycle is written, then let go.
  */
-#ifndef GPU_H
-#define GPU_H
+#ifndef CORE_GPU_GPU_STORE_H
+#define CORE_GPU_GPU_STORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,4 +59,4 @@ bool gpu_store__complete(struct gpu_store *g, struct gpu_launch *l, size_t n);
 int gpu_store__join(struct gpu_store *g, struct gpu_launch *l, size_t n, uint64_t t0, uint64_t t1,
 		    struct trace *t, struct gpu_join_stats *st);
 
-#endif /* GPU_H */
+#endif /* CORE_GPU_GPU_STORE_H */

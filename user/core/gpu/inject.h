@@ -13,8 +13,8 @@
  * munmap of the two pages. x86_64 only.
  * docs/safety.md says what it refuses and what it guarantees.
  */
-#ifndef INJECT_H
-#define INJECT_H
+#ifndef CORE_GPU_INJECT_H
+#define CORE_GPU_INJECT_H
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -39,4 +39,4 @@ int inject_agent(pid_t pid, const char *agent, double timeout_s, char *msg, size
 /* Whether pid maps the agent (the file at agent, or any libcuprobe-agent.so). */
 int inject_has_agent(pid_t pid, const char *agent);
 
-#endif /* INJECT_H */
+#endif /* CORE_GPU_INJECT_H */

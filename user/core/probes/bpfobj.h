@@ -5,8 +5,8 @@
  * shared maps (configuration in, state out), attaches programs to uprobes
  * for the modules that decide where, and hands out the two rings.
  */
-#ifndef BPFOBJ_H
-#define BPFOBJ_H
+#ifndef CORE_PROBES_BPFOBJ_H
+#define CORE_PROBES_BPFOBJ_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -141,4 +141,4 @@ uint64_t bpfobj__lost_exec(const struct bpfobj *b);
 /* What one launch probe hit costs here (calibrate.c), with return probes when latency. */
 int bpfobj__calibrate(struct bpfobj *b, bool latency, struct ring_buffer *drain, double *ns);
 
-#endif /* BPFOBJ_H */
+#endif /* CORE_PROBES_BPFOBJ_H */

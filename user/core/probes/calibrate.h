@@ -4,8 +4,8 @@
  * probe is attached to a function of cuprobe's own, and calls are timed
  * with and without it. Traces and reports turn hits into time with it.
  */
-#ifndef CALIBRATE_H
-#define CALIBRATE_H
+#ifndef CORE_PROBES_CALIBRATE_H
+#define CORE_PROBES_CALIBRATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,4 +32,4 @@ struct calibrate_env {
  */
 int calibrate_probe(const struct calibrate_env *env, double *ns_per_hit);
 
-#endif /* CALIBRATE_H */
+#endif /* CORE_PROBES_CALIBRATE_H */

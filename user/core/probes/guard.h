@@ -19,8 +19,8 @@
  * the loader's own bound is 3 s, and BPF makes no new hold after 4 s. A process stopped by its user is never
  * continued: only stops cuprobe counted are.
  */
-#ifndef GUARD_H
-#define GUARD_H
+#ifndef CORE_PROBES_GUARD_H
+#define CORE_PROBES_GUARD_H
 
 #include <sys/types.h>
 
@@ -38,4 +38,4 @@ int guard__fd(const struct guard *g);
  */
 void guard__release(struct guard *g);
 
-#endif /* GUARD_H */
+#endif /* CORE_PROBES_GUARD_H */

@@ -4,8 +4,8 @@
  * emulates, when everything before it provably leaves the arguments, the
  * stack pointer and memory alone; else on the entry, single-stepped.
  */
-#ifndef PLACEMENT_H
-#define PLACEMENT_H
+#ifndef CORE_PROBES_PLACEMENT_H
+#define CORE_PROBES_PLACEMENT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,4 +42,4 @@ int placement_adjust(int fd, const char *what, const char *const *names, size_t 
 /* The -v line for one function, as placement_adjust writes it. */
 void placement_describe(const char *name, const struct placement *p, char *buf, size_t len);
 
-#endif /* PLACEMENT_H */
+#endif /* CORE_PROBES_PLACEMENT_H */

@@ -6,8 +6,8 @@
  * thread: the session creates it, hands it over in jobs, and learns about it
  * only from the facts each job returns.
  */
-#ifndef PROBESET_H
-#define PROBESET_H
+#ifndef CORE_PROBES_PROBESET_H
+#define CORE_PROBES_PROBESET_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -115,4 +115,4 @@ void probeset__take_maps(struct probeset *ps, struct procmaps *out);
 /* Appends to buf up to three names close to the step spec, from objects looked at. */
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len);
 
-#endif /* PROBESET_H */
+#endif /* CORE_PROBES_PROBESET_H */

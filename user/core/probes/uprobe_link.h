@@ -6,8 +6,8 @@
  * perf-event uprobe costs ~100 ms each to detach. Elsewhere, one perf-event
  * link per function.
  */
-#ifndef ATTACH_H
-#define ATTACH_H
+#ifndef CORE_PROBES_UPROBE_LINK_H
+#define CORE_PROBES_UPROBE_LINK_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,4 +39,4 @@ int attach_uprobes(struct bpf_program *prog, bool multi, const struct uprobe_spe
 		   struct uprobe_link **out);
 void uprobe_link__destroy(struct uprobe_link *l);
 
-#endif /* ATTACH_H */
+#endif /* CORE_PROBES_UPROBE_LINK_H */

@@ -5,8 +5,8 @@
  * dynamic linker (PT_INTERP), through libelf. The symbol cache, the probes'
  * offsets and the step probe all read ELF files through it.
  */
-#ifndef ELF_FILE_H
-#define ELF_FILE_H
+#ifndef CORE_PROC_ELF_FILE_H
+#define CORE_PROC_ELF_FILE_H
 
 #include <gelf.h>
 #include <stdbool.h>
@@ -111,4 +111,4 @@ int elf_file__object(struct elf_file *ef, const char *name, GElf_Sym *out);
 /* len bytes of initialized data at a virtual address (a PROGBITS section's). 0 or -ENOENT. */
 int elf_file__read(struct elf_file *ef, uint64_t vaddr, void *buf, size_t len);
 
-#endif /* ELF_FILE_H */
+#endif /* CORE_PROC_ELF_FILE_H */

@@ -6,8 +6,8 @@
  * named from here; a handle made before cuprobe attached is in no table and
  * stays unnamed (never guessed). Owned by the session's thread.
  */
-#ifndef HANDLE_NAMES_H
-#define HANDLE_NAMES_H
+#ifndef CORE_PROC_HANDLE_NAMES_H
+#define CORE_PROC_HANDLE_NAMES_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -46,4 +46,4 @@ int handle_names__add(struct handle_names *h, struct symbols *syms, const struct
 const char *handle_names__find(struct handle_names *h, pid_t pid, uint64_t handle,
 			       const char **module, bool *unnamed);
 
-#endif /* HANDLE_NAMES_H */
+#endif /* CORE_PROC_HANDLE_NAMES_H */

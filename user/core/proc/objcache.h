@@ -11,8 +11,8 @@
  * that may carry a static CUDA runtime, whose launch functions are local
  * symbols there (see objcache.c for the rule, docs/internals.md for why).
  */
-#ifndef OBJCACHE_H
-#define OBJCACHE_H
+#ifndef CORE_PROC_OBJCACHE_H
+#define CORE_PROC_OBJCACHE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -54,4 +54,4 @@ bool obj_may_hold_static_runtime(struct elf_file *ef);
 /* Files read, and answers given from the cache, since the session began. */
 void objcache__counts(const struct objcache *c, unsigned long *read, unsigned long *reused);
 
-#endif /* OBJCACHE_H */
+#endif /* CORE_PROC_OBJCACHE_H */

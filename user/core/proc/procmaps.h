@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* /proc/PID/maps, parsed. */
-#ifndef PROCMAPS_H
-#define PROCMAPS_H
+#ifndef CORE_PROC_PROCMAPS_H
+#define CORE_PROC_PROCMAPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -69,4 +69,4 @@ int target_file_open(const char *path, bool follow);
 /* "/proc/self/fd/N": a path to fd that opens without blocking (libbpf, the kernel). */
 void target_file_fd_path(int fd, char *buf, size_t len);
 
-#endif /* PROCMAPS_H */
+#endif /* CORE_PROC_PROCMAPS_H */

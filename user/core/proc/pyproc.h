@@ -6,8 +6,8 @@
  * 3.12 come from a table of each version's layout; 3.13 from the
  * _Py_DebugOffsets the interpreter carries at the start of _PyRuntime.
  */
-#ifndef PYPROC_H
-#define PYPROC_H
+#ifndef CORE_PROC_PYPROC_H
+#define CORE_PROC_PYPROC_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -48,4 +48,4 @@ int py_line_of(uint32_t version, const uint8_t *table, size_t len, int firstline
  */
 char *py_utf8(const uint8_t *raw, size_t nbytes, unsigned int kind);
 
-#endif /* PYPROC_H */
+#endif /* CORE_PROC_PYPROC_H */

@@ -4,8 +4,8 @@
  * memory (through /proc/PID/maps), and the bytes there. Used to wake the
  * agent (agent_wake.c) and to bring it into a running process (inject.c).
  */
-#ifndef REMOTE_H
-#define REMOTE_H
+#ifndef CORE_PROC_REMOTE_H
+#define CORE_PROC_REMOTE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -26,4 +26,4 @@ int remote_symbol_addr(pid_t pid, const char *path, uint64_t value, uint64_t *ad
 /* process_vm_readv of len bytes at addr. 0 or -errno (-EIO: short). */
 int remote_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 
-#endif /* REMOTE_H */
+#endif /* CORE_PROC_REMOTE_H */

@@ -8,8 +8,8 @@
  * for Python frames, merged as py-spy does. Later launches of the same stack
  * cost one lookup. Owned by the session's thread.
  */
-#ifndef STACKS_H
-#define STACKS_H
+#ifndef CORE_PROC_STACKS_H
+#define CORE_PROC_STACKS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -78,4 +78,4 @@ struct merge_frame {
 size_t stack_merge(const struct merge_frame *native, size_t nn, const char *const *py,
 		   uint64_t entry, size_t np, const char **out);
 
-#endif /* STACKS_H */
+#endif /* CORE_PROC_STACKS_H */

@@ -5,8 +5,8 @@
  * resolve after the process has exited; ELF symbol tables are cached per
  * file (device, inode).
  */
-#ifndef SYMBOLS_H
-#define SYMBOLS_H
+#ifndef CORE_PROC_SYMBOLS_H
+#define CORE_PROC_SYMBOLS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -50,4 +50,4 @@ const struct procmaps *symbols__maps(struct symbols *s, pid_t pid);
 /* Demangles a C++ symbol name into a malloc'd string, or strdup of name. */
 char *symbols__demangle(const char *name);
 
-#endif /* SYMBOLS_H */
+#endif /* CORE_PROC_SYMBOLS_H */

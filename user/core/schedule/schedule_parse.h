@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* --schedule, parsed with torch.profiler.schedule's names and checks. */
-#ifndef SCHEDULE_PARSE_H
-#define SCHEDULE_PARSE_H
+#ifndef CORE_SCHEDULE_SCHEDULE_PARSE_H
+#define CORE_SCHEDULE_SCHEDULE_PARSE_H
 
 #include <stddef.h>
 #include "schedule.h"
@@ -14,4 +14,4 @@
 int schedule_parse(const char *spec, struct schedule *s, char *err, size_t errlen);
 const char *schedule_phase_name(__u32 phase);
 
-#endif /* SCHEDULE_PARSE_H */
+#endif /* CORE_SCHEDULE_SCHEDULE_PARSE_H */

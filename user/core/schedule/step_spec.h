@@ -4,8 +4,8 @@
  * or a USDT probe; its k-th counted hit in a process ends that process's
  * step k-1.
  */
-#ifndef STEP_H
-#define STEP_H
+#ifndef CORE_SCHEDULE_STEP_SPEC_H
+#define CORE_SCHEDULE_STEP_SPEC_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -45,4 +45,4 @@ int step_spec__find(const struct step_spec *s, const char *path, struct step_sit
  */
 void step_spec__suggest(const struct step_spec *s, const char *path, char *buf, size_t len);
 
-#endif /* STEP_H */
+#endif /* CORE_SCHEDULE_STEP_SPEC_H */

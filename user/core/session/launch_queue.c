@@ -7,8 +7,8 @@
 #define LQ_CHUNK 4096
 #define LQ_SPARE 64
 
-struct lq_chunk {
-	struct lq_chunk *next;
+struct launch_queue_chunk {
+	struct launch_queue_chunk *next;
 	size_t n;
 	struct launch_event ev[LQ_CHUNK];
 };
@@ -16,7 +16,7 @@ struct lq_chunk {
 /* At most 1/8 of the machine's memory, and never over 512 MiB. */
 #define LQ_MAX_BYTES (512ull << 20)
 
-void lq__init(struct launch_queue *q)
+void launch_queue__init(struct launch_queue *q)
 {
 	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	unsigned long long bytes = LQ_MAX_BYTES;
@@ -27,9 +27,9 @@ void lq__init(struct launch_queue *q)
 	q->cap = bytes / sizeof(struct launch_event);
 }
 
-void lq__free(struct launch_queue *q)
+void launch_queue__free(struct launch_queue *q)
 {
-	struct lq_chunk *c = q->head, *next;
+	struct launch_queue_chunk *c = q->head, *next;
 
 	for (; c; c = next) {
 		next = c->next;
@@ -42,9 +42,9 @@ void lq__free(struct launch_queue *q)
 	memset(q, 0, sizeof(*q));
 }
 
-bool lq__push(struct launch_queue *q, const struct launch_event *e)
+bool launch_queue__push(struct launch_queue *q, const struct launch_event *e)
 {
-	struct lq_chunk *c = q->tail;
+	struct launch_queue_chunk *c = q->tail;
 
 	if (q->len >= q->cap)
 		return false;
@@ -70,13 +70,13 @@ bool lq__push(struct launch_queue *q, const struct launch_event *e)
 	return true;
 }
 
-size_t lq__pop(struct launch_queue *q, size_t max,
+size_t launch_queue__pop(struct launch_queue *q, size_t max,
 	       void (*fn)(void *ctx, const struct launch_event *e), void *ctx)
 {
 	size_t done = 0;
 
 	while (done < max && q->head) {
-		struct lq_chunk *c = q->head;
+		struct launch_queue_chunk *c = q->head;
 
 		while (done < max && q->head_at < c->n) {
 			fn(ctx, &c->ev[q->head_at++]);

@@ -6,17 +6,17 @@
  * and the ring never waits on the trace writer. First in, first out, in
  * chunks, up to a cap; over the cap the caller places a launch at once.
  */
-#ifndef LAUNCH_QUEUE_H
-#define LAUNCH_QUEUE_H
+#ifndef CORE_SESSION_LAUNCH_QUEUE_H
+#define CORE_SESSION_LAUNCH_QUEUE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include "cuprobe.h"
 
-struct lq_chunk;
+struct launch_queue_chunk;
 
 struct launch_queue {
-	struct lq_chunk *head, *tail, *spare;	/* spare: spent chunks, for reuse */
+	struct launch_queue_chunk *head, *tail, *spare;	/* spare: spent chunks, for reuse */
 	size_t nspare;
 	size_t head_at;	 /* next launch to take in head */
 	size_t len;	 /* launches queued */
@@ -25,14 +25,14 @@ struct launch_queue {
 };
 
 /* The cap: a share of the machine's memory, bounded (launch_queue.c). */
-void lq__init(struct launch_queue *q);
-void lq__free(struct launch_queue *q);
+void launch_queue__init(struct launch_queue *q);
+void launch_queue__free(struct launch_queue *q);
 
 /* false when the queue is at its cap or out of memory: place e now instead. */
-bool lq__push(struct launch_queue *q, const struct launch_event *e);
+bool launch_queue__push(struct launch_queue *q, const struct launch_event *e);
 
 /* Hands the oldest launches, at most max, to fn; returns how many. */
-size_t lq__pop(struct launch_queue *q, size_t max,
+size_t launch_queue__pop(struct launch_queue *q, size_t max,
 	       void (*fn)(void *ctx, const struct launch_event *e), void *ctx);
 
-#endif /* LAUNCH_QUEUE_H */
+#endif /* CORE_SESSION_LAUNCH_QUEUE_H */

@@ -4,8 +4,8 @@
  * Public, beside session.h: the front-ends call them before session__new,
  * on their one thread.
  */
-#ifndef PREFLIGHT_H
-#define PREFLIGHT_H
+#ifndef CORE_SESSION_PREFLIGHT_H
+#define CORE_SESSION_PREFLIGHT_H
 
 #include <stddef.h>
 #include <sys/types.h>
@@ -63,4 +63,4 @@ struct preflight_req {
  */
 int preflight__run(const struct preflight_req *r, struct out_dir *d);
 
-#endif /* PREFLIGHT_H */
+#endif /* CORE_SESSION_PREFLIGHT_H */

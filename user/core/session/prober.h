@@ -6,8 +6,8 @@
  * A job is a message: the submitter gives it up until done hands it back,
  * so no state is shared between the two threads.
  */
-#ifndef PROBER_H
-#define PROBER_H
+#ifndef CORE_SESSION_PROBER_H
+#define CORE_SESSION_PROBER_H
 
 struct prober;
 
@@ -27,4 +27,4 @@ int prober__collect(struct prober *p);
 /* Waits until every submitted job has run, then collects. */
 void prober__drain(struct prober *p);
 
-#endif /* PROBER_H */
+#endif /* CORE_SESSION_PROBER_H */

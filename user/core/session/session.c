@@ -274,7 +274,7 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	s->epfd = -1;
 	s->children = VEC_INIT(struct child);
 	s->targets = VEC_INIT(struct target *);
-	lq__init(&s->queue);
+	launch_queue__init(&s->queue);
 	setup_env(s);
 	err = load(s);
 	if (err)
@@ -631,7 +631,7 @@ void session__free(struct session *s)
 		free_target(TARGET(s, i));
 	vec__free(&s->targets);
 	vec__free(&s->children);
-	lq__free(&s->queue);
+	launch_queue__free(&s->queue);
 	session_ring_stop(s);
 	ring_buffer__free(s->ctrl);
 	ring_buffer__free(s->events);

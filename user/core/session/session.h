@@ -18,8 +18,8 @@
  *	session__finish(s);
  *	session__free(s);
  */
-#ifndef SESSION_H
-#define SESSION_H
+#ifndef CORE_SESSION_SESSION_H
+#define CORE_SESSION_SESSION_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -151,4 +151,4 @@ void session__end_command(struct session *s);
  */
 int session__finish(struct session *s);
 
-#endif /* SESSION_H */
+#endif /* CORE_SESSION_SESSION_H */

@@ -117,7 +117,7 @@ void session_launch(void *ctx, const struct launch_event *e)
 {
 	struct session *s = ctx;
 
-	if (!lq__push(&s->queue, e)) {
+	if (!launch_queue__push(&s->queue, e)) {
 		s->placed_at_once++;
 		session_place_launch(s, e);
 	}
@@ -125,7 +125,7 @@ void session_launch(void *ctx, const struct launch_event *e)
 
 bool session_place(struct session *s, size_t max)
 {
-	lq__pop(&s->queue, max, session_place_launch, s);
+	launch_queue__pop(&s->queue, max, session_place_launch, s);
 	return s->queue.len == 0;
 }
 

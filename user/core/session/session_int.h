@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* The session's insides, shared by session.c, session_events.c and session_jobs.c only. */
-#ifndef SESSION_INT_H
-#define SESSION_INT_H
+#ifndef CORE_SESSION_SESSION_INT_H
+#define CORE_SESSION_SESSION_INT_H
 
 #include <limits.h>
 #include <pthread.h>
@@ -239,4 +239,4 @@ void session_cycle_done(struct session *s, const struct target *t, const struct 
 /* The lost cycles and launches, said at the end when there were any. */
 void session_lost_report(const struct session *s);
 
-#endif /* SESSION_INT_H */
+#endif /* CORE_SESSION_SESSION_INT_H */

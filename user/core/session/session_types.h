@@ -8,8 +8,8 @@
  * out_mode, which the session copies; the session fills the others, on its
  * thread, for the hook (or the call) that hands them out.
  */
-#ifndef SESSION_TYPES_H
-#define SESSION_TYPES_H
+#ifndef CORE_SESSION_SESSION_TYPES_H
+#define CORE_SESSION_SESSION_TYPES_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -108,4 +108,4 @@ static inline bool phase_probes(uint32_t phase)
 	return phase == PHASE_WARMUP || phase_records(phase);
 }
 
-#endif /* SESSION_TYPES_H */
+#endif /* CORE_SESSION_SESSION_TYPES_H */

@@ -5,8 +5,8 @@
  * prober last reported about its probes. Written by the session's thread
  * only; the probes themselves (probeset.h) belong to the prober.
  */
-#ifndef TARGET_H
-#define TARGET_H
+#ifndef CORE_SESSION_TARGET_H
+#define CORE_SESSION_TARGET_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -86,4 +86,4 @@ void target__refresh_identity(struct target *t);
 void target__view(const struct target *t, struct session_target *v);
 void target__release(struct target *t);
 
-#endif /* TARGET_H */
+#endif /* CORE_SESSION_TARGET_H */
