@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
-#include "cmd/daemon_cmd.h"
+#include "cmd/commands.h"
 #include "util/opt.h"
 #include "util/parse.h"
 

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "compare/compare_model.h"
-#include "cmd/compare_cmd.h"
+#include "cmd/commands.h"
 #include "cmd/compare_opts.h"
 #include "util/log.h"
 #include "cmd/loop.h"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cmd/daemon_cmd.h"
+#include "cmd/commands.h"
 #include "daemon/service.h"
 #include "daemon/dconf.h"
 #include "util/log.h"

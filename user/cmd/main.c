@@ -1,69 +1,109 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cuprobe's entry: one table of commands, as perf's commands[] and bpftool's
+ * cmds[], from which the dispatch, the usage listing and the unknown-command
+ * message are all made. A name must match whole: no prefixes.
+ */
 #include <stdio.h>
 #include <string.h>
-#include "cmd/compare_cmd.h"
-#include "cmd/daemon_cmd.h"
-#include "cmd/record.h"
-#include "report/report.h"
+#include "cmd/commands.h"
 
-/* The static build has no daemon (daemon_main is weak): said, not crashed. */
-static int daemon_cmd(int argc, char **argv)
-{
-	if (!daemon_main) {
-		fprintf(stderr, "cuprobe daemon: this cuprobe was built without the daemon "
-			"(the static build: libmicrohttpd cannot be linked statically here); "
-			"use the dynamic build (make) or the packaged binary\n");
-		return 1;
-	}
-	return daemon_main(argc, argv);
-}
+static int help_main(int argc, char **argv);
 
-/* Every command, once: dispatch, --help and the unknown-command message read it. */
-static const struct command {
+/* A command: its entry, a one-line summary, and what the static build lacks for it. */
+struct command {
 	const char *name;
 	int (*main)(int argc, char **argv);
-	const char *help;
-} commands[] = {
-	{ "record", record_main, "profile CUDA launches of a command or running processes" },
-	{ "report", report_main, "summarise traces written by record" },
-	{ "compare", compare_main,
-	  "the low-overhead view against full CUPTI timings, with what each costs" },
-	{ "daemon", daemon_cmd, "sample every CUDA process on the host, serve Prometheus metrics" },
-	{ "capture", capture_main, "ask a running daemon for the next steps of a process" },
+	const char *summary;
+	/* The library STATIC=1 cannot link for it, NULL when the static build has it. */
+	const char *static_lacks;
+};
+
+/* Every command, once, in the order --help lists them. */
+static const struct command commands[] = {
+	{ .name = "record", .main = record_main,
+	  .summary = "profile CUDA launches of a command or running processes" },
+	{ .name = "report", .main = report_main, .summary = "summarise traces written by record" },
+	{ .name = "compare", .main = compare_main,
+	  .summary = "the low-overhead view against full CUPTI timings, with what each costs" },
+	{ .name = "daemon", .main = daemon_main, .static_lacks = "libmicrohttpd",
+	  .summary = "sample every CUDA process on the host, serve Prometheus metrics" },
+	{ .name = "capture", .main = capture_main,
+	  .summary = "ask a running daemon for the next steps of a process" },
+	{ .name = "help", .main = help_main,
+	  .summary = "this list, or a command's options (help COMMAND)" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
 
 static void usage(FILE *f)
 {
 	fputs("usage: cuprobe <command> [OPTIONS]\n\n", f);
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+		fprintf(f, "  %-8s %s%s\n", commands[i].name, commands[i].summary,
+			commands[i].main ? "" : " (not in this build)");
 	fputs("\ncuprobe <command> --help shows a command's options.\n", f);
 }
 
-/* "record, report, compare, daemon or capture" */
-static void command_list(FILE *f)
+/* "cuprobe: unknown command 'X': use record, report, ... or help (cuprobe --help)" */
+static int unknown_command(const char *name)
 {
+	fprintf(stderr, "cuprobe: unknown command '%s': use ", name);
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "%s%s", i == 0 ? "" : i + 1 == NCOMMANDS ? " or " : ", ",
+		fprintf(stderr, "%s%s", i == 0 ? "" : i + 1 == NCOMMANDS ? " or " : ", ",
 			commands[i].name);
+	fputs(" (cuprobe --help)\n", stderr);
+	return 2;
+}
+
+/* A weak entry the static build left out: said, not crashed. */
+static int not_built(const struct command *c)
+{
+	fprintf(stderr, "cuprobe %s: this cuprobe was built without the %s "
+		"(the static build: %s cannot be linked statically here); "
+		"use the dynamic build (make) or the packaged binary\n",
+		c->name, c->name, c->static_lacks ? c->static_lacks : "a library it needs");
+	return 1;
+}
+
+static int run_command(const struct command *c, int argc, char **argv)
+{
+	return c->main ? c->main(argc, argv) : not_built(c);
+}
+
+/* `cuprobe help [COMMAND]`: the list on stdout, or COMMAND --help. */
+static int help_main(int argc, char **argv)
+{
+	const struct command *c;
+	char opt[] = "--help";
+	char *args[] = { argc < 2 ? NULL : argv[1], opt, NULL };
+
+	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	c = find_command(argv[1]);
+	return c ? run_command(c, 2, args) : unknown_command(argv[1]);
 }
 
 int main(int argc, char **argv)
 {
+	const struct command *c;
+
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].main(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage(stdout);
-		return 0;
-	}
-	fprintf(stderr, "cuprobe: unknown command '%s': use ", argv[1]);
-	command_list(stderr);
-	fputs(" (cuprobe --help)\n", stderr);
-	return 2;
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
+		return help_main(1, argv);
+	c = find_command(argv[1]);
+	return c ? run_command(c, argc - 1, argv + 1) : unknown_command(argv[1]);
 }

@@ -15,7 +15,7 @@
 #include "util/log.h"
 #include "cmd/loop.h"
 #include "core/session/preflight.h"
-#include "cmd/record.h"
+#include "cmd/commands.h"
 #include "cmd/record_opts.h"
 #include "core/schedule/schedule_parse.h"
 #include "core/session/session.h"

@@ -6,8 +6,9 @@
  * GPU time and launch-to-start delay of each kernel and the GPU busy time of
  * each step when the traces carry CUPTI's GPU work, and prints it all as
  * text, JSON or CSV. This file is the command: its options, where the report
- * goes, and what it warns about; reading (read.c), the model (model.c,
- * stats.c) and the formats (text.c, json.c, csv.c) are their own.
+ * goes, and what it warns about; reading (report/read.c), the model
+ * (report/model.c, report/stats.c) and the formats (report/text.c, json.c,
+ * csv.c) are their own.
  *
  * The work is linear in the number of events plus one sort of the distinct keys.
  */
@@ -20,7 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "report/report.h"
+#include "cmd/commands.h"
 #include "report/err.h"
 #include "report/folded.h"
 #include "report/output.h"

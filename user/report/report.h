@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* `cuprobe report`: launch counts summarised over Kineto trace files. */
+/*
+ * `cuprobe report`'s entry, report_main, is declared with every command's in
+ * cmd/commands.h. This header only includes it, for the unit tests that still
+ * include it by this name (tests/unit/test_report.c, test_report_stream.c).
+ */
 #ifndef REPORT_REPORT_H
 #define REPORT_REPORT_H
 
-/*
- * Runs `cuprobe report`; argv[0] is "report". Returns the process exit code:
- * 0 on success, 1 when a trace cannot be read or the report not written,
- * 2 on a usage error.
- */
-int report_main(int argc, char **argv);
+#include "cmd/commands.h"
 
 #endif /* REPORT_REPORT_H */
