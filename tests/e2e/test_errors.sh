@@ -23,11 +23,13 @@ expect_fail "bad duration" "duration" "$CUPROBE" record --duration -3 -- true
 expect_fail "bad ring size" "power of two" "$CUPROBE" record --ringbuf-size 3000 -- true
 expect_fail "unknown command" "unknown command 'rekord'" "$CUPROBE" rekord
 # Every command is named where the commands are listed: the unknown-command
-# message, --help (on stdout, exit 0) and no arguments (on stderr, exit 2).
-cmds="record report compare daemon capture"
+# message, --help and help (on stdout, exit 0) and no arguments (on stderr, exit 2).
+cmds="record report compare daemon capture help"
 unknown=$("$CUPROBE" rekord 2>&1)
 helped=$("$CUPROBE" --help 2>/dev/null)
 help_rc=$?
+help_cmd=$("$CUPROBE" help 2>/dev/null)
+help_cmd_rc=$?
 bare=$("$CUPROBE" 2>&1 >/dev/null)
 bare_rc=$?
 for c in $cmds; do
@@ -37,8 +39,34 @@ for c in $cmds; do
 	grep -qE "^  $c +[a-z]" <<<"$bare" && ok "no arguments: lists $c" ||
 		not_ok "no arguments: lists $c" "$bare"
 done
-[ $help_rc -eq 0 ] && [ $bare_rc -eq 2 ] && ok "--help exits 0, no arguments exits 2" ||
-	not_ok "--help exits 0, no arguments exits 2" "--help $help_rc, none $bare_rc"
+[ $help_rc -eq 0 ] && [ $help_cmd_rc -eq 0 ] && [ $bare_rc -eq 2 ] &&
+	ok "--help and help exit 0, no arguments exits 2" ||
+	not_ok "--help and help exit 0, no arguments exits 2" \
+		"--help $help_rc, help $help_cmd_rc, none $bare_rc"
+[ -n "$helped" ] && [ "$help_cmd" = "$helped" ] && ok "help prints what --help prints" ||
+	not_ok "help prints what --help prints" "$help_cmd"
+# The one table: each command --help lists is in the unknown-command message,
+# in order, and in cuprobe.1's COMMANDS; the message names the fix.
+listed=$(sed -nE 's/^  ([a-z]+) +[a-z(].*/\1/p' <<<"$helped")
+in_msg=$(sed -nE 's/.*: use (.*) \(cuprobe --help\)$/\1/p' <<<"$unknown" | sed 's/, / /g; s/ or / /')
+[ -n "$listed" ] && [ "$(echo $listed)" = "$in_msg" ] &&
+	ok "unknown command: names every command of --help, then cuprobe --help" ||
+	not_ok "unknown command: names every command of --help, then cuprobe --help" \
+		"--help [$(echo $listed)], message [$unknown]"
+man_cmds=$(awk '/^\.SH/ { on = ($0 == ".SH COMMANDS") } on && tag { print $2 } { tag = ($0 == ".TP") }' \
+	"$ROOT/man/cuprobe.1")
+[ -n "$listed" ] && [ "$(echo $listed)" = "$(echo $man_cmds)" ] &&
+	ok "cuprobe.1's COMMANDS are --help's, in order" ||
+	not_ok "cuprobe.1's COMMANDS are --help's, in order" "--help [$(echo $listed)], man [$(echo $man_cmds)]"
+expect_fail "a command's name is whole: no prefix" "unknown command 'rec': use record," "$CUPROBE" rec
+"$CUPROBE" rec >/dev/null 2>&1
+rc=$?
+[ $rc -eq 2 ] && ok "an unknown command exits 2" || not_ok "an unknown command exits 2" "exit $rc"
+[ "$("$CUPROBE" help record 2>&1)" = "$("$CUPROBE" record --help 2>&1)" ] &&
+	ok "help record prints record --help" || not_ok "help record prints record --help" \
+	"$("$CUPROBE" help record 2>&1 | head -2)"
+expect_fail "help of an unknown command" "unknown command 'rekord': use record, .*\(cuprobe --help\)" \
+	"$CUPROBE" help rekord
 
 expect_fail "command not found" "cannot execute no-such-command-xyz.*PATH" \
 	"$CUPROBE" record -o "$out" -- no-such-command-xyz
