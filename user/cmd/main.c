@@ -43,12 +43,23 @@ static const struct command *find_command(const char *name)
 	return NULL;
 }
 
+/* What the static build lacks for a command it left out (its entry is NULL). */
+static const char *lacks(const struct command *c)
+{
+	return c->static_lacks ? c->static_lacks : "a library it needs";
+}
+
 static void usage(FILE *f)
 {
+	const struct command *c;
+
 	fputs("usage: cuprobe <command> [OPTIONS]\n\n", f);
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-8s %s%s\n", commands[i].name, commands[i].summary,
-			commands[i].main ? "" : " (not in this build)");
+	for (c = commands; c < commands + NCOMMANDS; c++)
+		if (c->main)
+			fprintf(f, "  %-8s %s\n", c->name, c->summary);
+		else
+			fprintf(f, "  %-8s not in this build (the static build lacks %s)\n", c->name,
+				lacks(c));
 	fputs("\ncuprobe <command> --help shows a command's options.\n", f);
 }
 
@@ -69,7 +80,7 @@ static int not_built(const struct command *c)
 	fprintf(stderr, "cuprobe %s: this cuprobe was built without the %s "
 		"(the static build: %s cannot be linked statically here); "
 		"use the dynamic build (make) or the packaged binary\n",
-		c->name, c->name, c->static_lacks ? c->static_lacks : "a library it needs");
+		c->name, c->name, lacks(c));
 	return 1;
 }
 
