@@ -106,4 +106,14 @@ for cmd in record compare report daemon capture; do
 		ok "$cmd: an unknown option is one line naming it, exit 2" ||
 		not_ok "$cmd: an unknown option is one line naming it, exit 2" "rc $rc: $out"
 done
+
+# The pages name only paths that exist, and docs/internals.md's map names every
+# file of user/ (scripts/check-paths.py): each problem is a line of its own.
+if paths=$(python3 "$ROOT/scripts/check-paths.py" 2>&1); then
+	ok "the pages name only paths that exist, and the map every file of user/"
+else
+	sed -n 's/^/# /p' <<<"$paths"
+	not_ok "the pages name only paths that exist, and the map every file of user/" \
+		"$(grep -v '^check-paths:' <<<"$paths" | tr '\n' ';')"
+fi
 done_testing
