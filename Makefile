@@ -186,7 +186,7 @@ real-deps:
 # The sub-make reads the env.sh that install-real.sh wrote.
 test: deps real-deps
 	$(Q)$(MAKE) --no-print-directory cuprobe workloads $(UNIT_BINS) $(BT_BINS) san agent-tests \
-		$(AT_FUZZ) $(OUTPUT)/static/cuprobe real-tests
+		$(AT_FUZZ) $(OUTPUT)/static/cuprobe real-tests bench-tools
 	$(Q)tests/run.sh
 
 test-torch: deps
@@ -202,7 +202,7 @@ bench: deps
 	$(Q)bench/run.sh
 
 # cuprobe finds the agent in ../lib/cuprobe/ relative to its own binary
-# (user/cmd/record.c find_agent), so both go under one PREFIX.
+# (preflight_agent in user/core/session/preflight.c), so both go under one PREFIX.
 PREFIX  ?= /usr/local
 BINDIR  := $(DESTDIR)$(PREFIX)/bin
 AGENTDIR := $(DESTDIR)$(PREFIX)/lib/cuprobe

@@ -36,12 +36,12 @@ $(BENCH_DIR)/empty.skel.h: $(BENCH_DIR)/empty.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name empty_bpf > $@
 
 # It links cuprobe's own attach and symbol code: the baseline attaches as cuprobe does.
-BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,core/attach.o core/symbols.o core/elf_file.o core/procmaps.o util/log.o util/safe_file.o \
+BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,core/probes/uprobe_link.o core/proc/symbols.o core/proc/elf_file.o core/proc/procmaps.o util/log.o util/safe_file.o \
 		     util/hashmap.o util/vec.o)
 
 $(BENCH_DIR)/empty_uprobe: bench/empty_uprobe.c $(BENCH_DIR)/empty.skel.h $(BENCH_USER_OBJS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) -D_GNU_SOURCE -Iuser -Iuser/core -Iuser/util -Iinclude -I$(BENCH_DIR) $(CFLAGS) -MF $@.d $< \
+	$(Q)$(CC) -D_GNU_SOURCE -Iuser -Iinclude -I$(BENCH_DIR) $(CFLAGS) -MF $@.d $< \
 		$(BENCH_USER_OBJS) -lbpf -lelf -lz -lstdc++ -o $@
 
 # Launches into NVIDIA's real libcuda (dlopened by path), direct or through a

@@ -22,9 +22,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
-#include "uprobe_link.h"
+#include "core/probes/uprobe_link.h"
 #include "empty.skel.h"
-#include "symbols.h"
+#include "core/proc/symbols.h"
 
 struct opts {
 	bool perf;
@@ -89,7 +89,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 	return 0;
 }
 
-/* The same attach code as cuprobe's (user/attach.c): only the program differs. */
+/* The same attach code as cuprobe's (user/core/probes/uprobe_link.c): only the program differs. */
 static int attach(struct empty_bpf *skel, const struct opts *o, pid_t pid,
 		  struct uprobe_link **link)
 {
