@@ -365,7 +365,7 @@ int compare_main(int argc, char **argv)
 	session__free(r.s);
 	if (err && !r.c.windows.len) {
 		remove_mode_dirs(&r);
-		out_dir__undo(&r.out);
+		preflight__undo_output(&r.out);
 	}
 	if (analysable)
 		compare__free(&r.c);

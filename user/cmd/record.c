@@ -199,7 +199,7 @@ int record_main(int argc, char **argv)
 	session__free(r.s);
 	/* A run that recorded nothing leaves no folder it made behind. */
 	if (err)
-		out_dir__undo(&r.out);
+		preflight__undo_output(&r.out);
 	cmd_loop__free(r.loop);
 	record_opts__free(&r.o);
 	return err;

@@ -48,7 +48,7 @@ int preflight_btf(void)
 	return -ENOENT;
 }
 
-void out_dir__undo(struct out_dir *d)
+void preflight__undo_output(struct out_dir *d)
 {
 	if (d->path && d->made)
 		safe_file__remove_made_dirs(d->path, d->made);
@@ -87,7 +87,7 @@ int preflight_output(const char *out, struct out_dir *d)
 		err = -errno;
 		p_err("cannot write in output folder %s: %s; choose another with -o", out,
 		      strerror(-err));
-		out_dir__undo(d);
+		preflight__undo_output(d);
 		return err;
 	}
 	close(fd);

@@ -30,7 +30,7 @@ struct out_dir {
  */
 int preflight_output(const char *out, struct out_dir *d);
 /* Removes the folders preflight_output made, if they are still empty. */
-void out_dir__undo(struct out_dir *d);
+void preflight__undo_output(struct out_dir *d);
 
 /*
  * The agent library for --cupti: CUPROBE_AGENT, or libcuprobe-agent.so
