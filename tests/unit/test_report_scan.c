@@ -38,7 +38,7 @@ extern unsigned long report_scanned_files;
 	"gpu_total_ns,gpu_mean_ns,gpu_p50_ns,gpu_p99_ns,delay_mean_ns,delay_p50_ns,"            \
 	"delay_p99_ns,gpu_busy_ns\n"
 
-static char dir[] = "/tmp/test_report_stream.XXXXXX";
+static char dir[] = "/tmp/test_report_scan.XXXXXX";
 
 struct run {
 	int rc;
