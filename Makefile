@@ -63,7 +63,8 @@ LIB_OBJS  := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 # (gnutls): the static build leaves the daemon out and says so (user/cmd/main.c).
 DAEMON_OBJS := $(filter $(OUTPUT)/user/daemon/% $(OUTPUT)/user/cmd/daemon.o,$(USER_OBJS))
 STATIC_OBJS := $(filter-out $(DAEMON_OBJS),$(USER_OBJS))
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+# The agent's records' unit test is built with the agent's flags (user/agent/agent.mk).
+UNIT_SRCS := $(filter-out tests/unit/test_agent_records.c,$(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 # The same sources again with ASan/UBSan, in their own folder.
@@ -153,11 +154,10 @@ $(OUTPUT)/tsan/cuprobe: $(TSAN_OBJS)
 
 # Workloads (nvcc against the real libcudart) and their build rules.
 include tests/workloads/workloads.mk
-# The in-process CUPTI agent, the CUPTI simulator that tests it, the decoder's fuzzer.
-include tests/cupti_sim/sim.mk
+# The in-process CUPTI agent, the CUPTI simulator that tests it, the agent's tests
+# (its records' unit test, its harness, the decoder's fuzzer).
+include tests/workloads/cupti_sim/sim.mk
 include user/agent/agent.mk
-# Targets for the tests of loading the agent into a running process.
-include tests/inject/inject.mk
 # The BPF tier: the real programs attached to the test binary's own functions.
 include tests/bpf/bpf.mk
 # The real tier: programs run against NVIDIA's real libcuda and PyPI's CUDA wheels.
@@ -167,7 +167,7 @@ include bench/bench.mk
 
 workloads: $(WORKLOADS)
 
-san: $(SAN_UNITS) $(OUTPUT)/san/cuprobe $(OUTPUT)/tsan/cuprobe
+san: $(SAN_UNITS) $(AT_UNIT_SAN) $(OUTPUT)/san/cuprobe $(OUTPUT)/tsan/cuprobe
 
 $(OUTPUT):
 	$(Q)mkdir -p $@
@@ -194,7 +194,7 @@ test-torch: deps
 	$(Q)$(MAKE) --no-print-directory cuprobe
 	$(Q)tests/run.sh torch
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(AT_UNIT)
 	$(Q)tests/run.sh unit
 
 bench: deps

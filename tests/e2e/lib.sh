@@ -4,7 +4,7 @@ set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CUPROBE=${CUPROBE:-$ROOT/cuprobe}
 W=$ROOT/.output/workloads
-CHECK="python3 $ROOT/tests/e2e/check.py"
+CHECK="python3 $ROOT/tests/e2e/check_trace.py"
 TMP=$(mktemp -d /tmp/cuprobe-e2e.XXXXXX)
 # Every script ends with "# done" once it ran to its end (tests/run.sh checks).
 trap 'rm -rf "$TMP"' EXIT

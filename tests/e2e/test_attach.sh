@@ -62,7 +62,7 @@ if start_recording "$TMP/during.log" $wl -o "$TMP/during"; then
 	python3 - "$TMP/during.gt.json" "$(trace_in "$TMP/during/run_0")" <<'PY' && ok "-p while launching: a subset, none doubled" || not_ok "-p while launching: a subset, none doubled" "see above"
 import collections, json, sys
 sys.path.insert(0, "tests/e2e")
-from check import gt_key, launch_key
+from check_trace import gt_key, launch_key
 gt = collections.Counter()
 for c in json.load(open(sys.argv[1]))["calls"]:
     gt[gt_key(c)] += c["count"]

@@ -35,7 +35,7 @@ expect "all modes: compare exits 0" test $? -eq 0
 expect "all modes: rotation order, 72 launches in each probe mode, each kernel 8 times, ratios with intervals" \
 	$CC_PY json "$A/compare.json" modes=off,bpf,cupti,latency rounds=2 steps=4 exact=1 \
 	complete=true clock=steps cupti=1 latency=1
-expect "all modes: each window's trace equals ground truth for its steps" python3 - "$A/compare.json" "$TMP/all.gt.json" "$ROOT/tests/e2e/check.py" <<'PY'
+expect "all modes: each window's trace equals ground truth for its steps" python3 - "$A/compare.json" "$TMP/all.gt.json" "$ROOT/tests/e2e/check_trace.py" <<'PY'
 import json, subprocess, sys
 d = json.load(open(sys.argv[1]))
 ws = [w for w in d["windows"] if w["trace"]]

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # record --cupti: the real cuprobe switches the agent (libcuprobe-agent.so) with
 # the schedule and joins uprobe launches to CUPTI's records. CUPTI is the
-# simulator (tests/cupti_sim), which makes API and GPU records for the
-# workload's real launches; the agent and cuprobe are the product code.
+# simulator (tests/workloads/cupti_sim), which makes API and GPU records for
+# the workload's real launches; the agent and cuprobe are the product code.
 source "$(dirname "$0")/lib.sh"
 O=$ROOT/.output
 AGENT=$O/libcuprobe-agent.so

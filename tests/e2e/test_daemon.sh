@@ -8,7 +8,7 @@
 # processes with no leak; SIGTERM.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
-DC="python3 $ROOT/tests/e2e/daemon_check.py"
+DC="python3 $ROOT/tests/e2e/check_daemon.py"
 
 DPID= PROMPID=
 cleanup() {

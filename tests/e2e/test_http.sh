@@ -10,7 +10,7 @@
 # so that the per-address bound does not stop the test's own curl.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
-HC="python3 $ROOT/tests/e2e/http_check.py"
+HC="python3 $ROOT/tests/e2e/check_http.py"
 
 DPID= FAKE= WL=
 cleanup() {
@@ -44,7 +44,7 @@ fast() {
 	python3 -c "import sys; c, t = '$got'.split(); sys.exit(0 if c == '$want' and float(t) < $secs else 'HTTP %s in %s s' % (c, t))"
 }
 
-# hold NAME GROUP...: unfinished requests (http_check.py hold), opened by one process in
+# hold NAME GROUP...: unfinished requests (check_http.py hold), opened by one process in
 # the background; waits until they are connected. Their report: $TMP/NAME.json.
 hold() {
 	local name=$1

@@ -3,14 +3,15 @@
 # agent in at run time (ptrace, a trampoline that calls dlopen, user/core/gpu/inject.c),
 # or says why it cannot and records launches only. Then what the agent costs
 # when dormant, between windows and after the last one (its wakeups are
-# counted). CUPTI is the simulator (tests/cupti_sim) or the real libcupti, which
-# has no GPU here and answers with an error.
+# counted). CUPTI is the simulator (tests/workloads/cupti_sim) or the real
+# libcupti, which has no GPU here and answers with an error. The target is
+# tests/workloads/regcheck.c.
 source "$(dirname "$0")/lib.sh"
 O=$ROOT/.output
 AGENT=$O/libcuprobe-agent.so
 SIM=$O/cupti_sim
-RC=$O/inject_tests/regcheck
-RC_STATIC=$O/inject_tests/regcheck_static
+RC=$W/regcheck
+RC_STATIC=$W/regcheck_static
 
 if [ "$(uname -m)" != x86_64 ]; then
 	# Elsewhere cuprobe says that it brings the agent in on x86_64 only, and records launches.

@@ -3,7 +3,8 @@
 # CUDA workloads for the end-to-end tests, built with nvcc against the real
 # CUDA toolkit (no GPU needed to build or run them). Included by the top
 # Makefile, which provides OUTPUT, CUDA_HOME, NVCC, CC, Q and msg.
-# tests/workloads/README.md says what each one does.
+# tests/workloads/README.md says what each one does; cupti_sim/sim.mk builds
+# the CUPTI simulator.
 
 WL_DIR   := $(OUTPUT)/workloads
 WL_SRC   := tests/workloads
@@ -149,6 +150,30 @@ $(WL_DIR)/stacks: $(WL_SRC)/stacks.cu
 $(WL_DIR)/stacks_stripped: $(WL_DIR)/stacks
 	$(call msg,STRIP,$@)
 	$(Q)strip --strip-all $< -o $@
+
+# The target of bringing the agent into a running process (tests/e2e/test_inject.sh):
+# regcheck checks its registers across every sleep, built dynamically and
+# statically (no libc mapped, no dlopen). The dynamic one maps libcudart (without
+# calling it), as cuprobe brings the agent only into a process that maps a CUDA
+# library.
+INJECT_BINS := $(WL_DIR)/regcheck $(WL_DIR)/regcheck_static
+WL_INJ_CFLAGS := -std=gnu11 -O1 -g -Wall -Wextra -Werror
+
+$(WL_DIR)/regcheck: $(WL_SRC)/regcheck.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(WL_INJ_CFLAGS) $< -o $@ -L$(CUDA_HOME)/lib64 -Wl,--no-as-needed -lcudart \
+		-Wl,--as-needed -Wl,-rpath,$(CUDA_HOME)/lib64
+
+$(WL_DIR)/regcheck_static: $(WL_SRC)/regcheck.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(WL_INJ_CFLAGS) -static $< -o $@
+
+# regcheck is x86_64 code; elsewhere test_inject.sh checks that cuprobe says so.
+ifeq ($(shell uname -m),x86_64)
+workloads: $(INJECT_BINS)
+endif
 
 -include $(wildcard $(WL_DIR)/*.d)
 -include $(wildcard $(WL_FAKECUDA)/*.d)

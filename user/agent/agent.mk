@@ -3,11 +3,14 @@
 # The in-process agent $(OUTPUT)/libcuprobe-agent.so, its tests and the
 # record decoder's fuzzer. Included by the top Makefile, which provides
 # OUTPUT, CC, CLANG, BPFTOOL, CUDA_HOME, CFLAGS, BPF_CFLAGS, VMLINUX_H, Q and
-# msg; tests/cupti_sim/sim.mk builds the simulator the tests use.
+# msg; tests/workloads/cupti_sim/sim.mk builds the simulator the tests use.
+# The records' unit test (tests/unit/) runs in the unit and san tiers, the
+# fuzzer (tests/fuzz/) in the fuzz tier, the harness and check_inject in
+# tests/e2e/test_agent.sh.
 #
 #   make agent          the agent
 #   make agent-tests    the agent, the simulator and the test programs
-#   make test-agent     agent-tests, then tests/agent/test_agent.sh (root)
+#   make test-agent     agent-tests, then tests/e2e/test_agent.sh (root)
 #   make fuzz           fuzz the record decoder for FUZZ_SECONDS (default 60)
 #   make fuzz-short     a short fuzz run for make test (FUZZ_SHORT_RUNS, 20000)
 
@@ -52,15 +55,19 @@ $(AGENT_LIB): $(AGENT_OBJS)
 	$(Q)test -n "$(CUPTI_LIBDIR)" || { echo "no libcupti.so.13 under $(CUDA_HOME)" >&2; exit 1; }
 	$(Q)$(CC) $(AGENT_LDFLAGS) $(AGENT_OBJS) -l:libcupti.so.13 -o $@
 
--include $(wildcard $(AGENT_DIR)/*.d $(AGENT_DIR)/util/*.d $(AT_DIR)/*.d $(AT_DIR)/san/*.d)
+-include $(wildcard $(AGENT_DIR)/*.d $(AGENT_DIR)/util/*.d $(AT_DIR)/*.d)
 
 # ---- tests ------------------------------------------------------------------
 
 AT_HARNESS  := $(AT_DIR)/agent_harness
-AT_UNIT     := $(AT_DIR)/test_agent_records $(AT_DIR)/san/test_agent_records
+# The records' unit test, built into the folders the unit and san tiers run
+# (tests/run.sh) by the explicit rules below, with the agent's flags, which the
+# top Makefile's pattern rules for those folders lack (its UNIT_SRCS leaves it out).
+AT_UNIT     := $(OUTPUT)/tests/test_agent_records
+AT_UNIT_SAN := $(OUTPUT)/san/tests/test_agent_records
 AT_FUZZ     := $(AT_DIR)/fuzz_records
-AT_INJECT   := $(AT_DIR)/inject_check
-AT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser -Itests/agent -I$(AT_DIR) -I$(OUTPUT) \
+AT_INJECT   := $(AT_DIR)/check_inject
+AT_CPPFLAGS := -D_GNU_SOURCE -Iinclude -Iuser -I$(AT_DIR) -I$(OUTPUT) \
 	       -isystem $(CUDA_HOME)/include
 # Spelled out, not from sim.mk and workloads.mk: this file may be included first.
 AT_SIM_LIB   := $(OUTPUT)/cupti_sim/libcupti.so.13
@@ -71,43 +78,43 @@ FUZZ_SHORT_RUNS ?= 20000
 FUZZ_FLAGS      := -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
 		   -fno-sanitize-recover=all
 
-agent-tests: $(AGENT_LIB) $(AT_SIM_LIB) $(AT_HARNESS) $(AT_UNIT) $(AT_INJECT) $(AT_WORKLOADS)
+agent-tests: $(AGENT_LIB) $(AT_SIM_LIB) $(AT_HARNESS) $(AT_UNIT) $(AT_UNIT_SAN) $(AT_INJECT) $(AT_WORKLOADS)
 
 test-agent: agent-tests
-	$(Q)tests/agent/test_agent.sh
+	$(Q)tests/e2e/test_agent.sh
 
 # The harness loads cuprobe's own skeleton (the top Makefile builds it).
-$(AT_HARNESS): tests/agent/agent_harness.c user/core/gpu/agent_records.c user/core/gpu/agent_wake.c \
+$(AT_HARNESS): tests/e2e/agent_harness.c user/core/gpu/agent_records.c user/core/gpu/agent_wake.c \
 		user/core/proc/remote.c user/core/proc/elf_file.c user/core/proc/procmaps.c user/util/safe_file.c \
 		user/util/log.c $(OUTPUT)/cuprobe.skel.h
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(AT_CPPFLAGS) $(CFLAGS) $(filter %.c,$^) -lbpf -lelf -lz -lstdc++ -o $@
 
-AT_UNIT_SRCS := tests/agent/test_agent_records.c user/core/gpu/agent_records.c user/agent/emit.c \
+AT_UNIT_SRCS := tests/unit/test_agent_records.c user/core/gpu/agent_records.c user/agent/emit.c \
 		user/agent/convert.c $(AGENT_UTIL)
 
-$(AT_DIR)/test_agent_records: $(AT_UNIT_SRCS)
+$(AT_UNIT): $(AT_UNIT_SRCS)
 	$(call msg,TEST,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(AT_CPPFLAGS) $(CFLAGS) -pthread $^ -lcmocka -o $@
 
 # The same under ASan and UBSan (SAN_FLAGS from the top Makefile).
-$(AT_DIR)/san/test_agent_records: $(AT_UNIT_SRCS)
+$(AT_UNIT_SAN): $(AT_UNIT_SRCS)
 	$(call msg,TEST-SAN,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(AT_CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -pthread $^ -lcmocka -o $@
 
-$(AT_INJECT): tests/agent/inject_check.c
+$(AT_INJECT): tests/e2e/check_inject.c
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $< -ldl -o $@
 
-# Seeded with well-formed chunks of every record type (tests/agent/fuzz_seeds.py).
-$(AT_FUZZ): tests/agent/fuzz_records.c user/core/gpu/agent_records.c tests/agent/fuzz_seeds.py
+# Seeded with well-formed chunks of every record type (tests/fuzz/fuzz_seeds.py).
+$(AT_FUZZ): tests/fuzz/fuzz_records.c user/core/gpu/agent_records.c tests/fuzz/fuzz_seeds.py
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)python3 tests/agent/fuzz_seeds.py $(AT_DIR)/fuzz-corpus
+	$(Q)python3 tests/fuzz/fuzz_seeds.py $(AT_DIR)/fuzz-corpus
 	$(Q)$(CLANG) $(AT_CPPFLAGS) $(FUZZ_FLAGS) $(filter %.c,$^) -o $@
 
 fuzz: $(AT_FUZZ)

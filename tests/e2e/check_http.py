@@ -119,4 +119,4 @@ if __name__ == "__main__":
     elif cmd == "serve":
         serve(*args)
     else:
-        sys.exit("http_check.py: unknown command " + cmd)
+        sys.exit("check_http.py: unknown command " + cmd)

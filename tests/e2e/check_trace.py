@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 """Checks cuprobe traces for the end-to-end tests.
 
-  check.py valid FILE...              Kineto fields and types are as REFERENCE.md says
-  check.py match --gt GT FILE...      launches equal the workload's ground truth, exactly,
-                                      each in the step the workload made it in
-            [--steps 2,3]             ... counting only ground-truth calls of these steps
-            [--step-div N]            ... where cuprobe counts one step per N workload steps
-            [--any-step]              ... ignoring steps (no --step, or attached late)
-  check.py accounted --gt GT FILE     launches recorded + launches dropped = launches made,
-                                      none invented or doubled, probe hits all explained
-            [--steps LO-HI]           ... for ground-truth steps LO..HI, which the trace holds
-            [--said LOG]              ... and drops, if any, were said in cuprobe's LOG
-  check.py field FILE KEY             prints cuprobe.KEY of a trace
+  check_trace.py valid FILE...              Kineto fields and types are as REFERENCE.md says
+  check_trace.py match --gt GT FILE...      launches equal the workload's ground truth, exactly,
+                                            each in the step the workload made it in
+                  [--steps 2,3]             ... counting only ground-truth calls of these steps
+                  [--step-div N]            ... where cuprobe counts one step per N workload steps
+                  [--any-step]              ... ignoring steps (no --step, or attached late)
+  check_trace.py accounted --gt GT FILE     launches recorded + launches dropped = launches made,
+                                            none invented or doubled, probe hits all explained
+                  [--steps LO-HI]           ... for ground-truth steps LO..HI, which the trace holds
+                  [--said LOG]              ... and drops, if any, were said in cuprobe's LOG
+  check_trace.py field FILE KEY             prints cuprobe.KEY of a trace
 Exit status 0 when the check holds; otherwise what differs is printed.
 """
 import argparse

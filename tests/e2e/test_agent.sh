@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # The agent (libcuprobe-agent.so) on real nvcc workloads, with the CUPTI
-# simulator (tests/cupti_sim) in place of libcupti.so.13, driven from outside
-# as cuprobe's loader will drive it: agent_harness attaches to the agent's
-# USDT probes (records for the whole run, enable for a window) and decodes the
-# chunks; check_agent.py compares them with the workload's ground truth and the
-# simulator's call counts. Needs root (BPF). Prints TAP lines, then "# done".
-source "$(dirname "$0")/../e2e/lib.sh"
+# simulator (tests/workloads/cupti_sim) in place of libcupti.so.13, driven
+# from outside as cuprobe's loader will drive it: agent_harness attaches to
+# the agent's USDT probes (records for the whole run, enable for a window)
+# and decodes the chunks; check_agent.py compares them with the workload's
+# ground truth and the simulator's call counts, and check_inject loads the
+# agent as CUDA_INJECTION64_PATH does. Needs root (BPF). Prints TAP lines,
+# then "# done".
+source "$(dirname "$0")/lib.sh"
 
 O=$ROOT/.output
 AGENT=$O/libcuprobe-agent.so
 SIM=$O/cupti_sim
 HARNESS=$O/agent_tests/agent_harness
-CHECK_AGENT="python3 $ROOT/tests/agent/check_agent.py"
+CHECK_AGENT="python3 $ROOT/tests/e2e/check_agent.py"
 
-for f in "$AGENT" "$SIM/libcupti.so.13" "$HARNESS" "$O/agent_tests/test_agent_records" \
-	"$O/agent_tests/inject_check" "$W/basic"; do
+for f in "$AGENT" "$SIM/libcupti.so.13" "$HARNESS" "$O/agent_tests/check_inject" "$W/basic"; do
 	if [ ! -e "$f" ]; then
 		not_ok "agent tests" "$f is missing: make agent-tests"
 		done_testing
@@ -48,22 +49,12 @@ ran() {
 
 # ---- without a workload ---------------------------------------------------
 
-# unit TAG BINARY: the cmocka tests' TAP lines, renamed.
-unit() {
-	local out rc
-	out=$(CMOCKA_MESSAGE_OUTPUT=TAP "$2" 2>&1)
-	rc=$?
-	sed -n "s/^ok [0-9]* - /ok - $1: /p; s/^not ok [0-9]* - /not ok - $1: /p" <<<"$out"
-	[ $rc -eq 0 ] || grep -q '^not ok' <<<"$out" || not_ok "$1" "exited $rc: $(tail -3 <<<"$out")"
-}
-unit "records unit" "$O/agent_tests/test_agent_records"
-[ -x "$O/agent_tests/san/test_agent_records" ] &&
-	unit "records unit, ASan+UBSan" "$O/agent_tests/san/test_agent_records"
-
+# The records' unit test (tests/unit/test_agent_records.c) runs in the unit and
+# san tiers.
 expect "injection: InitializeInjection starts the agent once" \
-	"$O/agent_tests/inject_check" "$AGENT"
+	"$O/agent_tests/check_inject" "$AGENT"
 expect "injection: LD_PRELOAD and InitializeInjection together start it once" \
-	env LD_PRELOAD="$AGENT" "$O/agent_tests/inject_check" "$AGENT"
+	env LD_PRELOAD="$AGENT" "$O/agent_tests/check_inject" "$AGENT"
 
 # ---- dormant: not one CUPTI call ------------------------------------------
 

@@ -3,15 +3,15 @@
 """Checks for tests/e2e/test_daemon.sh: the daemon's traces, its /metrics text, a
 Prometheus server's HTTP API, and what the daemon process holds (fds, BPF map entries).
 
-  daemon_check.py traces OUT [--skip DIR]           launches and windows per pid, as JSON
-  daemon_check.py metrics URL                       the daemon's launches/windows per pid
-  daemon_check.py prom PROMURL                      the same, from Prometheus's HTTP API
-  daemon_check.py compare A.json B.json [PIDS]      equal per pid (for PIDS only, if given)
-  daemon_check.py ground OUT STEPS PID:GT...         every complete window of each PID holds
+  check_daemon.py traces OUT [--skip DIR]           launches and windows per pid, as JSON
+  check_daemon.py metrics URL                       the daemon's launches/windows per pid
+  check_daemon.py prom PROMURL                      the same, from Prometheus's HTTP API
+  check_daemon.py compare A.json B.json [PIDS]      equal per pid (for PIDS only, if given)
+  check_daemon.py ground OUT STEPS PID:GT...         every complete window of each PID holds
                                                     STEPS times the calls of one step of its
                                                     ground truth GT (the workload's CUPROBE_GT)
-  daemon_check.py holds PID                         fds and BPF map entries of the daemon
-  daemon_check.py gpu OUT PID                       GPU kernels in PID's traces, and their modes
+  check_daemon.py holds PID                         fds and BPF map entries of the daemon
+  check_daemon.py gpu OUT PID                       GPU kernels in PID's traces, and their modes
 """
 import glob
 import json

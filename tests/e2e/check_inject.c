@@ -5,7 +5,7 @@
  * however often it is initialized and whether LD_PRELOAD loaded it already:
  * exactly one "cuprobe-agent" thread, and InitializeInjection returns 1.
  *
- *   inject_check AGENT_LIB
+ *   check_inject AGENT_LIB
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -45,17 +45,17 @@ int main(int argc, char **argv)
 	void *h;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: inject_check AGENT_LIB\n");
+		fprintf(stderr, "usage: check_inject AGENT_LIB\n");
 		return 2;
 	}
 	h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
-		fprintf(stderr, "inject_check: %s\n", dlerror());
+		fprintf(stderr, "check_inject: %s\n", dlerror());
 		return 1;
 	}
 	init = (int (*)(void))dlsym(h, "InitializeInjection");
 	if (!init) {
-		fprintf(stderr, "inject_check: no InitializeInjection: %s\n", dlerror());
+		fprintf(stderr, "check_inject: no InitializeInjection: %s\n", dlerror());
 		return 1;
 	}
 	first = init();
