@@ -98,6 +98,7 @@ $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
 
 # The launch probe takes its CPU's stage with an atomic exchange (BPF v3).
 $(OUTPUT)/bpf/launch.bpf.o: BPF_CFLAGS += -mcpu=v3
+$(OUTPUT)/bpf/capture.bpf.o: BPF_CFLAGS += -mcpu=v3
 
 $(OUTPUT)/cuprobe.bpf.o: $(BPF_OBJS)
 	$(call msg,BPF-LINK,$@)

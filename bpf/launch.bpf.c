@@ -114,11 +114,17 @@ struct {
 	__type(value, struct stub_val);
 } handle_stubs SEC(".maps");
 
-/* The launch as another API sees it: the runtime's, for a driver entry (one trap). */
+/*
+ * What the entry decided before the record is filled: the launch as another
+ * API sees it (the runtime's, for a driver entry: one trap), and whether a
+ * capture is open in the process (its stream is then looked up).
+ */
 struct as_api {
 	__u32 api;
 	__u32 flags;
 	__u64 func;
+	__u32 captures;	/* captures open in the process (capture.bpf.c) */
+	__u32 pad;
 };
 
 /* Runtime launches of kernels and graphs: each enters one probed driver entry. */
@@ -319,6 +325,25 @@ static __always_inline void fill_args(struct pt_regs *ctx, struct launch_event *
 	}
 }
 
+/*
+ * A launch into a captured stream adds a node to a graph: marked, with the
+ * capture's id. The stream is keyed as the probed API sees it (a _ptsz
+ * entry's stream 0 is its thread's default stream).
+ */
+static __always_inline void capture_mark(struct launch_event *e, __u32 api)
+{
+	struct capture_stream *cs;
+	struct capture_key k;
+
+	if (!capture_key_of(&k, e->tgid, e->tid, e->stream, launch_api_ptsz(api)))
+		return;
+	cs = bpf_map_lookup_elem(&capture_streams, &k);
+	if (!cs)
+		return;
+	e->flags |= LAUNCH_F_CAPTURED;
+	e->capture = cs->id;
+}
+
 static __u64 last_wakeup_ns;
 
 static __always_inline __u64 wakeup_flag(void *rb)
@@ -419,12 +444,16 @@ static __always_inline void fill(struct pt_regs *ctx, struct launch_event *e, __
 	e->phase = phase;
 	e->ustack = 0;
 	e->pystack = 0;
+	e->capture = 0;
+	e->pad = 0;
 	fill_args(ctx, e);
 	if (as->api < API__COUNT) {
 		e->api = as->api;
 		e->func = as->func;
 		e->flags = as->flags;
 	}
+	if (as->captures)
+		capture_mark(e, api);
 	if (stack_on)
 		stack_take(ctx, e);
 }
@@ -548,6 +577,8 @@ int launch_entry(struct pt_regs *ctx)
 		COUNT_RARE(ps, sl, tgid, nested);
 		return 0;
 	}
+	/* A load from the line the state came from: no lookup while no capture is open. */
+	as.captures = sl ? sl->captures_open : ps ? ps->captures_open : 0;
 	cpu = bpf_get_smp_processor_id();
 	sg = bpf_map_lookup_elem(&stages, &cpu);
 	/* The stage remembers its latest thread: no task-storage lookup for the next launch. */

@@ -15,6 +15,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "cuprobe.h"
+#include "capture.h"
 #include "schedule.h"
 
 #ifdef CUPROBE_DEFINE_MAPS
@@ -100,6 +101,25 @@ static __always_inline struct launch_slot *slot_at(__u32 slot)
 {
 	return slot ? &launch_slots[(slot - 1) & (CUPROBE_MAX_PROCS - 1)] : (void *)0;
 }
+
+/*
+ * Streams being captured, and events recorded into them (capture.h): kept by
+ * the capture probes (capture.bpf.c), read by the launch probe only in a
+ * process whose captures_open is not 0.
+ */
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CAPTURE_MAP_ENTRIES);
+	__type(key, struct capture_key);
+	__type(value, struct capture_stream);
+} capture_streams SEC(".maps");
+
+SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CAPTURE_MAP_ENTRIES);
+	__type(key, struct capture_key);
+	__type(value, struct capture_event_mark);
+} capture_events SEC(".maps");
 
 /* Counters of processes with no state of their own (calibration), read at exit. */
 SHARED struct cuprobe_counters counters INIT({});

@@ -54,6 +54,15 @@ enum cuprobe_api {
 
 #define API_FIRST_DRIVER API_cuLaunchKernel
 
+/* Each launch API's _ptsz form follows it: its stream 0 is the thread's default stream. */
+static inline int launch_api_ptsz(unsigned int api)
+{
+	return api & 1;
+}
+
+_Static_assert(API_cudaMemsetAsync_ptsz == 11 && API_cuGraphLaunch_ptsz == 17 &&
+		       API__COUNT == 18, "launch APIs come in pairs, the _ptsz form second");
+
 /* Phases of the schedule, torch.profiler's ProfilerAction plus "off". */
 enum cuprobe_phase {
 	PHASE_NONE = 0,
@@ -71,6 +80,11 @@ enum cuprobe_phase {
 /* A runtime launch seen only at the driver's probe, whose host stub was not learned:
  * func is the CUfunction the runtime passed, named as a driver launch's. */
 #define LAUNCH_F_HANDLE	 (1u << 5)
+/*
+ * Made into a stream while it was captured (capture.h): a node added to the
+ * graph of capture `capture`, not work run. Not a launch in any count.
+ */
+#define LAUNCH_F_CAPTURED (1u << 6)
 
 struct launch_event {
 	__u32 type;	 /* REC_LAUNCH */
@@ -92,6 +106,8 @@ struct launch_event {
 	/* --stack (appended): where the launch's stacks are, with LAUNCH_F_USTACK / _PYSTACK. */
 	__u64 ustack;	 /* key in the ustacks map (LAUNCH_F_USTACK) */
 	__u64 pystack;	 /* key in the py_stacks map (LAUNCH_F_PYSTACK) */
+	__u32 capture;	 /* with LAUNCH_F_CAPTURED: the capture's id (capture.h), from 1 */
+	__u32 pad;
 };
 
 /*
@@ -232,6 +248,11 @@ struct proc_state {
 	__u64 stale;	   /* hits of launch links of an older window, not yet closed */
 	__u64 learned;	   /* CUfunctions whose host stub a runtime launch showed (one trap) */
 	__u64 nested_at_learned; /* nested when the latest of them was learned */
+	/* Stream capture (bpf/capture.bpf.c, capture.h): */
+	__u32 captures_open;	 /* begun and not yet ended: launches look their stream up */
+	__u32 captures_begun;	 /* since the loader created the entry */
+	__u32 capture_joins;	 /* streams joined to a capture by waiting on its event */
+	__u32 capture_mode_calls; /* cudaThreadExchangeStreamCaptureMode calls (counted only) */
 };
 
 /*
@@ -244,7 +265,7 @@ struct proc_state {
  */
 struct launch_slot {
 	__u32 tgid;	   /* the process the slot is for; another's hits use proc_state */
-	__u32 pad;
+	__u32 captures_open; /* as proc_state.captures_open (capture probes write both) */
 	__u64 state;	   /* as proc_state.state */
 	__u64 launch_hits; /* hits counted here, not in proc_state */
 	__u64 pad2[5];
@@ -275,12 +296,12 @@ struct launch_slot {
 #define COOKIE_SLOT_SHIFT 32
 #define COOKIE_SLOT_MASK 0xffffull
 
-_Static_assert(sizeof(struct launch_event) == 120, "launch_event layout");
+_Static_assert(sizeof(struct launch_event) == 128, "launch_event layout");
 _Static_assert(sizeof(struct libmap_event) == 32, "libmap_event layout");
 _Static_assert(sizeof(struct step_event) == 64, "step_event layout");
 _Static_assert(sizeof(struct schedule) == 24, "schedule layout");
 _Static_assert(sizeof(struct proc_conf) == 48, "proc_conf layout");
-_Static_assert(sizeof(struct proc_state) == 112, "proc_state layout");
+_Static_assert(sizeof(struct proc_state) == 128, "proc_state layout");
 _Static_assert(sizeof(struct thread_event) == 32, "thread_event layout");
 _Static_assert(sizeof(struct launch_slot) == 64, "launch_slot layout");
 _Static_assert((CUPROBE_MAX_PROCS & (CUPROBE_MAX_PROCS - 1)) == 0, "slots are masked");

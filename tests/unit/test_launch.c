@@ -245,7 +245,7 @@ static void test_records_start_with_type(void **state)
 static void test_launch_event_layout(void **state)
 {
 	(void)state;
-	assert_int_equal(sizeof(struct launch_event), 120);
+	assert_int_equal(sizeof(struct launch_event), 128);
 	assert_field(launch_event, api, 4, 4);
 	assert_field(launch_event, tgid, 8, 4);
 	assert_field(launch_event, tid, 12, 4);
@@ -261,6 +261,7 @@ static void test_launch_event_layout(void **state)
 	assert_field(launch_event, step, 92, 4);
 	assert_field(launch_event, phase, 96, 4);
 	assert_field(launch_event, flags, 100, 4);
+	assert_field(launch_event, capture, 120, 4);
 }
 
 static void test_other_event_layouts(void **state)
@@ -302,7 +303,9 @@ static void test_counters_and_code_range_layout(void **state)
 	assert_field(cuprobe_counters, agent_drops, 40, 8);
 
 	/* The guardian reads proc_state.stops against proc_conf.holds_answered. */
-	assert_int_equal(sizeof(struct proc_state), 112);
+	assert_int_equal(sizeof(struct proc_state), 128);
+	assert_field(proc_state, captures_open, 112, 4);
+	assert_field(launch_slot, captures_open, 4, 4);
 	assert_field(proc_state, stale, 88, 8);
 	/* One trap per launch: the loader reads what BPF learned. */
 	assert_field(proc_state, learned, 96, 8);

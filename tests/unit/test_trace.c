@@ -674,6 +674,46 @@ static json_t *empty_trace(const struct trace_meta *m, const struct trace_summar
 	return root;
 }
 
+/* A launch made into a captured stream: its own category, its capture's id, counted apart. */
+static void test_captured_launch(void **state)
+{
+	struct trace_summary s = { .end_mono = END_MONO, .launches = 0, .captured = 1 };
+	struct launch_event e = cases[0].e;
+	json_t *root, *ev, *c;
+	char dir[64];
+	struct trace *t;
+
+	(void)state;
+	e.type = REC_LAUNCH;
+	e.tgid = PID;
+	e.flags |= LAUNCH_F_CAPTURED;
+	e.capture = 7;
+	make_dir(dir);
+	t = trace__open(dir, &meta);
+	assert_non_null(t);
+	trace__launch(t, &e, cases[0].kernel, 1);
+	assert_int_equal(trace__close(t, &s), 0);
+	root = load(trace__path(t));
+	trace__free(t);
+	remove_dir(dir);
+	ev = NULL;
+	for (size_t i = 0; i < json_array_size(json_object_get(root, "traceEvents")); i++) {
+		json_t *x = json_array_get(json_object_get(root, "traceEvents"), i);
+
+		if (!strcmp(json_string_value(json_object_get(x, "ph")), "X"))
+			ev = x;
+	}
+	assert_non_null(ev);
+	assert_str(json_object_get(ev, "cat"), "cuda_capture");
+	assert_str(json_object_get(ev, "name"), launch_apis[e.api].name);
+	assert_int(json_object_get(json_object_get(ev, "args"), "capture id"), 7);
+	assert_int(json_object_get(json_object_get(ev, "args"), "correlation"), 1);
+	c = json_object_get(root, "cuprobe");
+	assert_int(json_object_get(c, "launches"), 0);
+	assert_int(json_object_get(c, "captured"), 1);
+	json_decref(root);
+}
+
 static void test_unknown_rank_is_rank_zero_of_one(void **state)
 {
 	struct trace_meta m = meta;
@@ -861,7 +901,7 @@ static const char every_event_trace[] =
 	"  {\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": 0, \"tid\": 14, \"ts\": 0.000, \"args\": {\"sort_index\": 14}}\n"
 	" ],\n"
 	" \"traceName\": \"NAME\",\n"
-	" \"cuprobe\": {\"version\": \"0.2.0\", \"pid\": 4242, \"command\": \"train\", \"cycle\": 2, \"partial\": true, \"start_ns\": 1764000005000000000, \"end_ns\": 1764000007000000000, \"duration_ns\": 2000000000, \"launches\": 9, \"unnamed_kernels\": 2, \"late_launches\": 3, \"drops\": 1, \"nested_skipped\": 5, \"stale_link_hits\": 0, \"lost_steps\": 1, \"unprobed_ns\": 2500000, \"steps\": [2, 4], \"probe_ns_per_hit\": 1340.0, \"probe_hits\": 11, \"probe_cost_ns\": 14740, \"probe_cost_share\": 0.000007, \"gpu\": {\"joined_launches\": 6, \"launches_without_gpu\": 0, \"launches_without_api_record\": 1, \"gpu_without_launch\": 1, \"clock_faults\": 0, \"cupti_dropped\": 2, \"malformed_chunks\": 3, \"missing_at_timeout\": 4, \"gpu_records\": 8}, \"cupti_overhead_ns\": 4500, \"holds\": {\"count\": 3, \"total_ms\": 2.114, \"max_ms\": 1.506}}\n"
+	" \"cuprobe\": {\"version\": \"0.2.0\", \"pid\": 4242, \"command\": \"train\", \"cycle\": 2, \"partial\": true, \"start_ns\": 1764000005000000000, \"end_ns\": 1764000007000000000, \"duration_ns\": 2000000000, \"launches\": 9, \"captured\": 0, \"unnamed_kernels\": 2, \"late_launches\": 3, \"drops\": 1, \"nested_skipped\": 5, \"stale_link_hits\": 0, \"lost_steps\": 1, \"unprobed_ns\": 2500000, \"steps\": [2, 4], \"probe_ns_per_hit\": 1340.0, \"probe_hits\": 11, \"probe_cost_ns\": 14740, \"probe_cost_share\": 0.000007, \"gpu\": {\"joined_launches\": 6, \"launches_without_gpu\": 0, \"launches_without_api_record\": 1, \"gpu_without_launch\": 1, \"clock_faults\": 0, \"cupti_dropped\": 2, \"malformed_chunks\": 3, \"missing_at_timeout\": 4, \"gpu_records\": 8}, \"cupti_overhead_ns\": 4500, \"holds\": {\"count\": 3, \"total_ms\": 2.114, \"max_ms\": 1.506}}\n"
 	"}\n";
 
 static void test_whole_trace_is_byte_exact(void **state)
@@ -927,6 +967,7 @@ int main(void)
 		cmocka_unit_test(test_process_metadata),
 		cmocka_unit_test(test_event_counts),
 		cmocka_unit_test(test_cuprobe_summary_object),
+		cmocka_unit_test(test_captured_launch),
 		cmocka_unit_test(test_unknown_rank_is_rank_zero_of_one),
 		cmocka_unit_test(test_trace_without_launches_is_valid),
 		cmocka_unit_test(test_discard_leaves_no_file),

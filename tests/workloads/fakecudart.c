@@ -17,7 +17,12 @@
  * where each stub gets its kernel's handle once from __cudaGetKernel and
  * launches with __cudaLaunchKernel(handle, ...), which goes on to
  * cudaLaunchKernel with the handle in place of the stub.
+ *
+ * For the `capture` workload it has streams, events, the async copy and set,
+ * and stream capture (begin, end, the thread's mode, and the event record
+ * and wait that join a stream to a capture), with the real signatures.
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -168,4 +173,153 @@ EXPORT cudaError_t CUDARTAPI __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDi
 						void **args, size_t sharedMem, cudaStream_t stream)
 {
 	return cudaLaunchKernel((const void *)kernel, gridDim, blockDim, args, sharedMem, stream);
+}
+
+/* ---- streams, events, copies and stream capture (the `capture` workload) ----- */
+
+/*
+ * Handles are fresh heap blocks, as the runtime's are. A capture's rules as
+ * CUDA 13 keeps them, as far as the workload needs: the legacy stream cannot
+ * be captured; a stream captured already cannot begin again; a stream that
+ * waits on an event recorded in a captured stream joins that capture; only
+ * the stream a capture began on ends it, and every joined stream leaves
+ * with it. The per-thread default stream is the calling thread's.
+ */
+#define MAX_CAPTURED 64
+
+static struct {
+	cudaStream_t stream;
+	long tid;	/* the thread, for cudaStreamPerThread; 0 for others */
+	unsigned id;	/* its capture, 0: the slot is free */
+	int origin;
+} captured[MAX_CAPTURED];
+
+static struct {
+	cudaEvent_t event;
+	unsigned id;	/* the capture it was recorded in, 0: none */
+} recorded[MAX_CAPTURED];
+
+static unsigned capture_ids;
+
+static long stream_tid(cudaStream_t s)
+{
+	return s == cudaStreamPerThread ? (long)pthread_self() : 0;
+}
+
+static int capture_find(cudaStream_t s)
+{
+	for (int i = 0; i < MAX_CAPTURED; i++)
+		if (captured[i].id && captured[i].stream == s && captured[i].tid == stream_tid(s))
+			return i;
+	return -1;
+}
+
+static cudaError_t capture_add(cudaStream_t s, unsigned id, int origin)
+{
+	for (int i = 0; i < MAX_CAPTURED; i++) {
+		if (captured[i].id)
+			continue;
+		captured[i].stream = s;
+		captured[i].tid = stream_tid(s);
+		captured[i].id = id;
+		captured[i].origin = origin;
+		return cudaSuccess;
+	}
+	return cudaErrorMemoryAllocation;
+}
+
+EXPORT cudaError_t CUDARTAPI cudaStreamCreate(cudaStream_t *pStream)
+{
+	*pStream = (cudaStream_t)calloc(1, 32);
+	return *pStream ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+EXPORT cudaError_t CUDARTAPI cudaEventCreate(cudaEvent_t *event)
+{
+	*event = (cudaEvent_t)calloc(1, 32);
+	return *event ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+EXPORT cudaError_t CUDARTAPI cudaStreamBeginCapture(cudaStream_t stream,
+						    enum cudaStreamCaptureMode mode)
+{
+	(void)mode;
+	if (!stream || stream == cudaStreamLegacy)
+		return cudaErrorStreamCaptureUnsupported;
+	if (capture_find(stream) >= 0)
+		return cudaErrorIllegalState;
+	return capture_add(stream, ++capture_ids, 1);
+}
+
+EXPORT cudaError_t CUDARTAPI cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+	int i = capture_find(stream);
+	unsigned id;
+
+	if (i < 0)
+		return cudaErrorIllegalState;
+	if (!captured[i].origin)
+		return cudaErrorStreamCaptureUnmatched;
+	id = captured[i].id;
+	for (int k = 0; k < MAX_CAPTURED; k++)
+		if (captured[k].id == id)
+			captured[k].id = 0;
+	for (int k = 0; k < MAX_CAPTURED; k++)
+		if (recorded[k].id == id)
+			recorded[k].id = 0;
+	*pGraph = (cudaGraph_t)calloc(1, 32);
+	return *pGraph ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+EXPORT cudaError_t CUDARTAPI cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
+{
+	static __thread enum cudaStreamCaptureMode current = cudaStreamCaptureModeGlobal;
+	enum cudaStreamCaptureMode old = current;
+
+	current = *mode;
+	*mode = old;
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+	int i = capture_find(stream), free_slot = -1;
+
+	for (int k = 0; k < MAX_CAPTURED; k++) {
+		if (recorded[k].event == event) {
+			recorded[k].id = i >= 0 ? captured[i].id : 0;
+			return cudaSuccess;
+		}
+		if (!recorded[k].event && free_slot < 0)
+			free_slot = k;
+	}
+	if (free_slot < 0)
+		return cudaErrorMemoryAllocation;
+	recorded[free_slot].event = event;
+	recorded[free_slot].id = i >= 0 ? captured[i].id : 0;
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event,
+						 unsigned int flags)
+{
+	(void)flags;
+	for (int k = 0; k < MAX_CAPTURED; k++)
+		if (recorded[k].event == event && recorded[k].id && capture_find(stream) < 0)
+			return capture_add(stream, recorded[k].id, 0);
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t CUDARTAPI cudaMemcpyAsync(void *dst, const void *src, size_t count,
+					     enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+	(void)dst, (void)src, (void)count, (void)kind, (void)stream;
+	return cudaSuccess;
+}
+
+EXPORT cudaError_t CUDARTAPI cudaMemsetAsync(void *devPtr, int value, size_t count,
+					     cudaStream_t stream)
+{
+	(void)devPtr, (void)value, (void)count, (void)stream;
+	return cudaSuccess;
 }

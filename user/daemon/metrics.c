@@ -44,6 +44,7 @@ struct pmetrics {
 	double overhead;
 	bool backoff;
 	uint64_t launches;
+	uint64_t captured;
 };
 
 struct metrics {
@@ -249,6 +250,11 @@ void pmetrics__window(struct pmetrics *pm, enum window_mode mode, enum window_re
 	pm->windows[mode][r]++;
 }
 
+void pmetrics__captured(struct pmetrics *pm, uint64_t n)
+{
+	pm->captured += n;
+}
+
 void pmetrics__drops(struct pmetrics *pm, uint64_t n)
 {
 	pm->drops += n;
@@ -351,6 +357,18 @@ static void render_launches(FILE *f, const struct metrics *m)
 			put_value(f, pm->ks[k].api);
 			fprintf(f, "} %llu\n", (unsigned long long)pm->ks[k].n);
 		}
+	}
+}
+
+static void render_captured(FILE *f, const struct metrics *m)
+{
+	head(f, "cuprobe_captured_launches_total", "counter",
+	     "Launches, copies and sets of sampled windows made into captured streams: "
+	     "graph nodes, not work run, and not in cuprobe_launches_total.");
+	for (size_t i = 0; i < m->n; i++) {
+		fputs("cuprobe_captured_launches_total{", f);
+		put_labels(f, m->v[i]);
+		fprintf(f, "} %llu\n", (unsigned long long)m->v[i]->captured);
 	}
 }
 
@@ -458,6 +476,7 @@ int metrics__render(const struct metrics *m, const struct metrics_host *h, char 
 	if (!f)
 		return -ENOMEM;
 	render_launches(f, m);
+	render_captured(f, m);
 	render_histos(f, m);
 	render_windows(f, m);
 	render_proc_gauges(f, m, h);

@@ -65,6 +65,8 @@ void pmetrics__gpu_kernel(struct pmetrics *pm, double seconds);
 void pmetrics__window(struct pmetrics *pm, enum window_mode mode, enum window_result r);
 void pmetrics__drops(struct pmetrics *pm, uint64_t n);
 void pmetrics__overhead(struct pmetrics *pm, double ratio, bool backoff);
+/* n launch records made into captured streams: graph nodes, apart from the launch totals. */
+void pmetrics__captured(struct pmetrics *pm, uint64_t n);
 /* Windows sampled and launches counted, for the tests' and the log's sake. */
 uint64_t pmetrics__launch_total(const struct pmetrics *pm);
 

@@ -495,6 +495,7 @@ static void count_window(struct daemon *d, struct dproc *p, const struct cycle_i
 		pmetrics__launches(p->pm, tc.k[i].kernel, tc.k[i].api, tc.k[i].n);
 	for (size_t i = 0; i < tc.ngpu; i++)
 		pmetrics__gpu_kernel(p->pm, tc.gpu_kernel_s[i]);
+	pmetrics__captured(p->pm, tc.captured);
 	if (tc.launches != ci->launches)
 		p_warn("pid %d: the window's trace %s holds %llu launches, the window %llu",
 		       (int)p->pid, ci->path, (unsigned long long)tc.launches,

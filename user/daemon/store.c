@@ -372,6 +372,7 @@ static int count_event(struct trace_counts *tc, json_t *ev)
 	}
 	if (!strcmp(cat, TRACE_CAT_KERNEL))
 		return add_gpu(tc, json_number_value(json_object_get(ev, TRACE_KEY_DUR)) / 1e6);
+	tc->captured += !strcmp(cat, TRACE_CAT_CAPTURE);
 	return 0;
 }
 
@@ -470,6 +471,7 @@ static int count_line(struct trace_counts *tc, const char *line)
 		dur = strstr(line, dur_key);
 		return dur ? add_gpu(tc, strtod(dur + strlen(dur_key), NULL) / 1e6) : -EINVAL;
 	}
+	tc->captured += !strcmp(cat, TRACE_CAT_CAPTURE);
 	return 0;
 }
 

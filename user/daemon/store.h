@@ -59,6 +59,7 @@ struct trace_counts {
 	struct trace_kernel *k;	/* busiest first */
 	size_t nk;
 	uint64_t launches;
+	uint64_t captured;	/* launch records made into captured streams: not launches */
 	double *gpu_kernel_s;	/* each GPU kernel's duration */
 	size_t ngpu;
 };

@@ -144,6 +144,7 @@ static void csv_summary(FILE *f, const struct report *r)
 		{ "unprobed_ns", r->unprobed_ns },
 		{ "nested_skipped", r->nested_skipped },
 		{ "unnamed_kernels", r->unnamed_kernels },
+		{ "captured", r->captured },
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)

@@ -221,6 +221,7 @@ static void totals(struct json_writer *w, const struct report *r)
 	json_writer__field_u64(w, "unprobed_ns", r->unprobed_ns);
 	json_writer__field_u64(w, "nested_skipped", r->nested_skipped);
 	json_writer__field_u64(w, "unnamed_kernels", r->unnamed_kernels);
+	json_writer__field_u64(w, "captured", r->captured);
 	json_writer__field_u64(w, "malformed_events", r->malformed);
 }
 

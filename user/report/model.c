@@ -317,6 +317,7 @@ static void merge_counts(struct report *r, const struct report *f)
 	r->unprobed_ns += f->unprobed_ns;
 	r->nested_skipped += f->nested_skipped;
 	r->unnamed_kernels += f->unnamed_kernels;
+	r->captured += f->captured;
 	r->malformed += f->malformed;
 	overhead__add(&r->ovh, &f->ovh);
 	for (int i = 0; i < GPU__COUNT; i++)

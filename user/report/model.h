@@ -172,6 +172,7 @@ struct report {
 	uint64_t unprobed_ns;	 /* windows recorded before their launch probes were in */
 	uint64_t nested_skipped; /* probe hits skipped as nested calls */
 	uint64_t unnamed_kernels; /* kernel launches no symbol or handle record named */
+	uint64_t captured;	 /* made into captured streams: graph nodes, in no launch count */
 	uint64_t malformed;	 /* events not used: a field missing or mistyped */
 	struct overhead ovh;	 /* over all cycles */
 	struct vec steps;	 /* struct step_row, sorted and merged by report__finish */

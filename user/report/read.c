@@ -486,6 +486,7 @@ static int consume_meta(struct report *r, const json_t *meta, const struct file_
 	r->unprobed_ns += meta_count(meta, TRACE_KEY_UNPROBED_NS);
 	r->nested_skipped += meta_count(meta, TRACE_KEY_NESTED_SKIPPED);
 	r->unnamed_kernels += meta_count(meta, TRACE_KEY_UNNAMED_KERNELS);
+	r->captured += meta_count(meta, TRACE_KEY_CAPTURED);
 	err = add_drops(r, meta, fs);
 	if (err)
 		return err;

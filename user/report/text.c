@@ -434,6 +434,9 @@ static void text_losses(FILE *f, const struct report *r)
 	if (r->unnamed_kernels)
 		fprintf(f, "Unnamed    %" PRIu64 " kernel launches (no symbol, or a handle made "
 			"before cuprobe attached)\n", r->unnamed_kernels);
+	if (r->captured)
+		fprintf(f, "Captured   %" PRIu64 " launches, copies and sets made into captured "
+			"streams (graph nodes, not launches: in no table above)\n", r->captured);
 	if (r->malformed)
 		fprintf(f, "Malformed  %" PRIu64 " events skipped (missing or mistyped fields)\n",
 			r->malformed);

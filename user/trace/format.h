@@ -57,6 +57,12 @@
 #define TRACE_CAT_MEMCPY "gpu_memcpy"
 #define TRACE_CAT_MEMSET "gpu_memset"
 #define TRACE_CAT_FLOW "ac2g"
+/*
+ * A launch, copy or set made into a stream while it was captured: a node
+ * added to a graph, not work run. Not a launch in any count (Kineto and HTA
+ * take an unknown category for a CPU op).
+ */
+#define TRACE_CAT_CAPTURE "cuda_capture"
 /* A step's span, as torch.profiler names it: ProfilerStep#<step>. */
 #define TRACE_STEP_PREFIX "ProfilerStep#"
 
@@ -84,6 +90,8 @@
 /* Not "stream": HTA takes a stream arg to mean GPU work. */
 #define TRACE_ARG_STREAM_HANDLE "stream handle"
 #define TRACE_ARG_STEP "step"
+/* A captured launch's capture: the session's id, from 1. */
+#define TRACE_ARG_CAPTURE_ID "capture id"
 
 /* Steps' args (and the cuprobe object's, for the probe keys). */
 #define TRACE_ARG_PARTIAL "partial"
@@ -109,6 +117,7 @@
 #define TRACE_KEY_END_NS "end_ns"
 #define TRACE_KEY_DURATION_NS "duration_ns"
 #define TRACE_KEY_LAUNCHES "launches"
+#define TRACE_KEY_CAPTURED "captured"	/* launches, copies and sets made into a capture */
 #define TRACE_KEY_UNNAMED_KERNELS "unnamed_kernels"
 #define TRACE_KEY_LATE_LAUNCHES "late_launches"
 #define TRACE_KEY_DROPS "drops"

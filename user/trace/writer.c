@@ -285,7 +285,9 @@ void trace__launch(struct trace *t, const struct launch_event *e, const char *ke
 
 	json_cursor__start_object(w, &c);
 	FIELD_LIT(w, &c, TRACE_KEY_PH, TRACE_PH_COMPLETE);
-	if (launch_api_is_driver(e->api))
+	if (e->flags & LAUNCH_F_CAPTURED)
+		FIELD_LIT(w, &c, TRACE_KEY_CAT, TRACE_CAT_CAPTURE);
+	else if (launch_api_is_driver(e->api))
 		FIELD_LIT(w, &c, TRACE_KEY_CAT, TRACE_CAT_DRIVER);
 	else
 		FIELD_LIT(w, &c, TRACE_KEY_CAT, TRACE_CAT_RUNTIME);
@@ -301,6 +303,8 @@ void trace__launch(struct trace *t, const struct launch_event *e, const char *ke
 	launch_what_args(w, &c, e, kernel);
 	field_hex(w, &c, JSON_LITERAL(TRACE_ARG_STREAM_HANDLE), e->stream);
 	FIELD_U64(w, &c, TRACE_ARG_STEP, e->step);
+	if (e->flags & LAUNCH_F_CAPTURED)
+		FIELD_U64(w, &c, TRACE_ARG_CAPTURE_ID, e->capture);
 	if (parent)
 		FIELD_U64(w, &c, TRACE_ARG_PY_PARENT, parent);
 	json_cursor__end_object(w, &c);
@@ -640,6 +644,7 @@ static void write_cuprobe(struct trace *t, const struct trace_summary *s)
 		{ JSON_LITERAL(TRACE_KEY_END_NS), s->end_mono + off },
 		{ JSON_LITERAL(TRACE_KEY_DURATION_NS), s->end_mono - start },
 		{ JSON_LITERAL(TRACE_KEY_LAUNCHES), s->launches },
+		{ JSON_LITERAL(TRACE_KEY_CAPTURED), s->captured },
 		{ JSON_LITERAL(TRACE_KEY_UNNAMED_KERNELS), s->unnamed },
 		{ JSON_LITERAL(TRACE_KEY_LATE_LAUNCHES), s->late },
 		{ JSON_LITERAL(TRACE_KEY_DROPS), s->drops },

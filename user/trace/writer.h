@@ -36,6 +36,7 @@ struct trace_holds {
 struct trace_summary {
 	uint64_t end_mono;
 	uint64_t launches;
+	uint64_t captured;	/* launch records made into a captured stream: not launches */
 	uint64_t probe_hits;	/* launch probe hits of this process in the cycle */
 	double probe_ns;	/* measured cost of one hit, < 0 when unknown */
 	uint64_t drops;		/* launches of this process lost in this cycle (ring full) */

@@ -48,6 +48,10 @@ static struct bpf_program *prog_of(const struct bpfobj *b, enum bpfobj_prog p)
 		return b->skel->progs.name_entry;
 	case PROG_NAME_RETURN:
 		return b->skel->progs.name_return;
+	case PROG_CAPTURE_ENTRY:
+		return b->skel->progs.capture_entry;
+	case PROG_CAPTURE_RETURN:
+		return b->skel->progs.capture_return;
 	}
 	return NULL;
 }
@@ -57,7 +61,8 @@ static void set_multi(struct cuprobe_bpf *skel)
 {
 	struct bpf_program *progs[] = { skel->progs.launch_entry, skel->progs.launch_return,
 					skel->progs.agent_enable, skel->progs.name_entry,
-					skel->progs.name_return };
+					skel->progs.name_return, skel->progs.capture_entry,
+					skel->progs.capture_return };
 
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		bpf_program__set_expected_attach_type(
@@ -247,6 +252,7 @@ int bpfobj__add_proc(struct bpfobj *b, pid_t pid, const struct proc_conf *conf, 
 		__atomic_store_n(&sl->tgid, 0, __ATOMIC_SEQ_CST);
 		sl->state = state;
 		sl->launch_hits = 0;
+		sl->captures_open = 0;
 		__atomic_store_n(&sl->tgid, (__u32)pid, __ATOMIC_SEQ_CST);
 	}
 
@@ -442,6 +448,11 @@ void bpfobj__counters(const struct bpfobj *b, struct cuprobe_counters *out)
 {
 	/* .bss is mmap'ed: a copy of counters BPF keeps adding to. */
 	memcpy(out, &b->skel->bss->counters, sizeof(*out));
+}
+
+uint64_t bpfobj__capture_full(const struct bpfobj *b)
+{
+	return __atomic_load_n(&b->skel->bss->capture_full, __ATOMIC_RELAXED);
 }
 
 void bpfobj__name_counters(const struct bpfobj *b, uint64_t *lost, uint64_t *truncated)

@@ -38,6 +38,8 @@ enum bpfobj_prog {
 	PROG_AGENT_ENABLE,
 	PROG_NAME_ENTRY,	/* handle-creating calls (names.h); the cookie names the API */
 	PROG_NAME_RETURN,
+	PROG_CAPTURE_ENTRY,	/* stream capture calls (capture.h); the cookie names the API */
+	PROG_CAPTURE_RETURN,	/* their begins' returns */
 };
 
 /* Opens and loads; NULL and errno on failure (the message is printed). */
@@ -69,6 +71,8 @@ int bpfobj__proc_state(struct bpfobj *b, pid_t pid, struct proc_state *out);
 uint64_t bpfobj__reserve_slot(struct bpfobj *b, pid_t pid);
 uint64_t bpfobj__slot_cookie(struct bpfobj *b, pid_t pid);
 void bpfobj__remove_proc(struct bpfobj *b, pid_t pid);
+/* Captured streams or events BPF could not keep (its maps full): their launches ran as launches. */
+uint64_t bpfobj__capture_full(const struct bpfobj *b);
 int bpfobj__set_runtime_ranges(struct bpfobj *b, pid_t pid, const struct runtime_ranges *rr);
 
 /* The rings: events (launches, agent chunks) and ctrl (steps, library maps, threads). */

@@ -11,6 +11,7 @@
 #include "core/gpu/agent_wake.h"
 #include "core/probes/uprobe_link.h"
 #include "core/probes/bpfobj.h"
+#include "core/probes/capture_api.h"
 #include "util/clock.h"
 #include "core/proc/elf_file.h"
 #include "core/proc/handle_names.h"
@@ -35,7 +36,8 @@
 #define SYM_RUNTIME_MARK (API__COUNT + 1)
 #define SYM_DRIVER_MARK (API__COUNT + 2)
 #define SYM_NAME_API(i) (API__COUNT + 3 + (i))
-#define NSYMS (API__COUNT + 3 + NAME__COUNT)
+#define SYM_CAPTURE_API(i) (API__COUNT + 3 + NAME__COUNT + (i))
+#define NSYMS (API__COUNT + 3 + NAME__COUNT + CAP__COUNT)
 
 struct examined {
 	uint64_t dev, ino;
@@ -48,6 +50,7 @@ struct examined {
 	uint64_t api_off[API__COUNT];	/* file offsets of launch APIs, 0 when absent */
 	struct uprobe_link *entry, *ret;
 	struct uprobe_link *name_entry, *name_ret;	/* handle probes, for the whole session */
+	struct uprobe_link *capture_entry, *capture_ret; /* capture probes, the same */
 };
 
 #define OBJ(ps, i) vec_at(&(ps)->objs, struct examined, i)
@@ -273,6 +276,54 @@ static int attach_names(struct probeset *ps, struct examined *e, const uint64_t 
 	return 0;
 }
 
+/*
+ * The stream capture calls (capture.h), in a driver or runtime whose launches
+ * are probed: on for the whole session, since a capture may begin before the
+ * window that records its launches. The begins' returns go in first.
+ */
+static int attach_captures(struct probeset *ps, struct examined *e, const uint64_t *offs,
+			   bool driver, bool runtime)
+{
+	uint64_t o[CAP__COUNT], cookies[CAP__COUNT];
+	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
+				 .cookies = cookies };
+	size_t nret = 0;
+	int err = 0;
+
+	if (!ps->env->captures)
+		return 0;
+	/* The begins first: they are the return probe's offsets, o[0..nret). */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int api = 0; api < CAP__COUNT; api++) {
+			if (!offs[SYM_CAPTURE_API(api)] || capture_api_has_return(api) == pass ||
+			    (capture_api_is_driver(api) ? !driver : !runtime))
+				continue;
+			o[s.n] = offs[SYM_CAPTURE_API(api)];
+			cookies[s.n++] = api;
+		}
+		if (!pass)
+			nret = s.n;
+	}
+	if (!s.n)
+		return 0;
+	if (nret) {
+		struct uprobe_spec r = s;
+
+		r.n = nret;
+		r.retprobe = true;
+		err = bpfobj__attach(ps->env->bpf, PROG_CAPTURE_RETURN, &r, &e->capture_ret);
+	}
+	if (!err)
+		err = bpfobj__attach(ps->env->bpf, PROG_CAPTURE_ENTRY, &s, &e->capture_entry);
+	if (err) {
+		uprobe_link__destroy(e->capture_ret);
+		e->capture_ret = NULL;
+		return err;
+	}
+	p_dbg("pid %d: %zu capture probes on %s", ps->pid, s.n, e->name);
+	return 0;
+}
+
 static void detach_launch(const struct probeset *ps, struct examined *e)
 {
 	dispose(ps->env, ps->want.sync, &e->entry);
@@ -451,6 +502,9 @@ static void place_probes(struct examined *e, const char **names, uint64_t *offs)
 	if (!err)
 		err = placement_adjust(e->fd, e->name, names + SYM_NAME_API(0), NAME__COUNT,
 				       offs + SYM_NAME_API(0));
+	if (!err)
+		err = placement_adjust(e->fd, e->name, names + SYM_CAPTURE_API(0), CAP__COUNT,
+				       offs + SYM_CAPTURE_API(0));
 	if (err)
 		p_dbg("%s: probes stay on function entries: %s", e->name, strerror(-err));
 }
@@ -494,7 +548,7 @@ static bool examined_probed(const struct probeset *ps, const struct examined *e,
 	for (int api = 0; api < API__COUNT; api++)
 		if (e->api_off[api])
 			return true;
-	return e->name_entry || (!libmap && ps->libmap) || (!step && ps->step) ||
+	return e->name_entry || e->capture_entry || (!libmap && ps->libmap) || (!step && ps->step) ||
 	       (!agent && ps->agent);
 }
 
@@ -511,6 +565,8 @@ static int examine_one(struct probeset *ps, struct examined *e)
 	names[SYM_DRIVER_MARK] = "cuInit";
 	for (int i = 0; i < NAME__COUNT; i++)
 		names[SYM_NAME_API(i)] = name_apis[i];
+	for (int i = 0; i < CAP__COUNT; i++)
+		names[SYM_CAPTURE_API(i)] = capture_apis[i];
 	n = find_offsets(ps, e, names, offs);
 	if (n < 0)
 		return 0; /* not an ELF file */
@@ -531,6 +587,12 @@ static int examine_one(struct probeset *ps, struct examined *e)
 	    (n = attach_names(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime)))
 		p_warn("pid %d: cannot probe the calls that make kernel handles in %s: %s; "
 		       "launches by handle there are unnamed", ps->pid, path, strerror(-n));
+	/* Nor without captures: said, since their launches are then taken for executions. */
+	if (!err && (e->api_off[API_cuLaunchKernel] || e->runtime) &&
+	    (n = attach_captures(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime)))
+		p_warn("pid %d: cannot probe the stream capture calls in %s: %s; launches made "
+		       "while a stream is captured there are counted as launches", ps->pid, path,
+		       strerror(-n));
 	if (!err && offs[SYM_DL_DEBUG_STATE])
 		err = attach_libmap(ps, e->open_path, e->name, offs[SYM_DL_DEBUG_STATE]);
 	if (!err && ps->libmap && !ps->libmap_ino) {
@@ -794,6 +856,8 @@ static void free_all(struct probeset *ps, bool sync)
 		dispose(ps->env, sync, &OBJ(ps, i)->ret);
 		dispose(ps->env, sync, &OBJ(ps, i)->name_entry);
 		dispose(ps->env, sync, &OBJ(ps, i)->name_ret);
+		dispose(ps->env, sync, &OBJ(ps, i)->capture_entry);
+		dispose(ps->env, sync, &OBJ(ps, i)->capture_ret);
 		if (OBJ(ps, i)->fd >= 0)
 			close(OBJ(ps, i)->fd);
 		free(OBJ(ps, i)->name);

@@ -26,6 +26,8 @@ struct probe_env {
 	bool cupti;			/* look for the agent */
 	bool names;			/* probe the calls that make kernel handles (some
 					 * window probes launches) */
+	bool captures;			/* probe the stream capture calls (capture.h): the
+					 * same */
 	/*
 	 * Detaching a uprobe takes tens of ms: a detached link is handed to
 	 * dispose (another thread closes it), so that the next attach need not

@@ -24,6 +24,7 @@ struct open_cycle {
 	struct trace *t;	/* made at its first event: a failed start leaves nothing */
 	uint64_t start_mono;
 	uint64_t launches, unnamed;
+	uint64_t captured;	/* launch records made into a captured stream: not launches */
 	uint64_t unprobed_ns;	/* it recorded this long before its launch probes were in */
 	struct cycle_counts c;	/* over its recorded steps */
 	uint64_t lo, hi;	/* its recorded steps; hi is UINT64_MAX while it runs */
@@ -297,6 +298,19 @@ bool proc_cycles__ahead(const struct proc_cycles *pc, const struct launch_event 
 	return !pc->by_time && e->step > pc->step;
 }
 
+/*
+ * A launch made into a captured stream: a graph's node, written as such and
+ * counted apart, never a launch. It is not held for the GPU join (it ran
+ * nothing, so CUPTI has no GPU record of it), and a cut cycle counts it only.
+ */
+static void captured_launch(struct proc_cycles *pc, struct open_cycle *oc,
+			    const struct launch_event *e, const char *kernel, uint64_t correlation)
+{
+	if (oc->mode != MODE_OFF && !oc->cut && cycle_trace(pc, oc))
+		trace__launch(oc->t, e, kernel, correlation);
+	oc->captured++;
+}
+
 int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, const char *kernel,
 			bool unnamed, uint64_t correlation)
 {
@@ -318,6 +332,10 @@ int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, co
 	if (!oc) {
 		/* Its cycle was written already: say so in the next one. */
 		pc->late++;
+		return 0;
+	}
+	if (e->flags & LAUNCH_F_CAPTURED) {
+		captured_launch(pc, oc, e, kernel, correlation);
 		return 0;
 	}
 	if (oc->mode != MODE_OFF && cut(pc, oc, e))
@@ -438,6 +456,7 @@ static void tell_cycle(struct proc_cycles *pc, const struct open_cycle *oc, uint
 		.err = err,
 		.failed_path = err ? oc->failed_path : NULL,
 		.launches = oc->launches,
+		.captured = oc->captured,
 		.drops = oc->c.drops,
 		.hits = oc->c.hits,
 		.start_mono = oc->start_mono,
@@ -457,6 +476,9 @@ static void tell_written(struct proc_cycles *pc, const struct open_cycle *oc, bo
 {
 	p_info("pid %d (%s): cycle %u%s: %lu launches -> %s", pc->t->pid, pc->t->comm, oc->k,
 	       partial ? " (partial)" : "", (unsigned long)oc->launches, trace__path(oc->t));
+	if (oc->captured)
+		p_info("pid %d: cycle %u: %lu more made into captured streams: graph nodes, not "
+		       "launches", pc->t->pid, oc->k, (unsigned long)oc->captured);
 	if (oc->c.drops)
 		p_warn("pid %d: cycle %u lost %lu launches: the ring buffer was full; raise "
 		       "--ringbuf-size", pc->t->pid, oc->k, (unsigned long)oc->c.drops);
@@ -493,6 +515,7 @@ static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t e
 	struct trace_summary sum = {
 		.end_mono = end_mono,
 		.launches = oc->launches,
+		.captured = oc->captured,
 		.unnamed = oc->unnamed,
 		.late = pc->late,
 		.probe_hits = oc->c.hits,

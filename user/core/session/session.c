@@ -181,8 +181,9 @@ static void setup_env(struct session *s)
 	c->out = s->o.out;
 	s->penv = (struct probe_env){
 		.cupti = s->o.modes & 1u << MODE_CUPTI, .dispose = dispose_link, .dispose_arg = s,
-		/* Launches by handle are named only where launches are probed at all. */
+		/* Launches by handle are named, and captures told, only where launches are probed. */
 		.names = (s->o.modes & ~(1u << MODE_OFF)) != 0,
+		.captures = (s->o.modes & ~(1u << MODE_OFF)) != 0,
 	};
 	/* No steps and no slices: one active window from the start to the end. */
 	s->one_cycle.sched.active = UINT32_MAX;

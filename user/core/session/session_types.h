@@ -71,6 +71,7 @@ struct cycle_info {
 				 * is lost (nothing of it stays); its launches are counted */
 	const char *failed_path;	/* with err: the folder or file, valid during the hook */
 	uint64_t launches, drops, hits;
+	uint64_t captured;		/* made into a captured stream: graph nodes, not launches */
 	uint64_t start_mono, end_mono;
 	int64_t first_step, last_step;	/* -1 without steps */
 	bool partial;
