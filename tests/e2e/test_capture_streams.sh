@@ -7,7 +7,7 @@
 # cuda_capture events, each in its capture, and no count takes them for launches.
 # (test_capture.sh is the daemon's /capture, another thing.)
 source "$(dirname "$0")/lib.sh"
-CAPCHECK="python3 $(dirname "$0")/capture_check.py"
+CAPCHECK="python3 $(dirname "$0")/check_capture.py"
 
 # check_run NAME DIR GT: the trace of DIR against the workload's two ground truths.
 check_run() {

@@ -11,6 +11,7 @@
 #include <sys/epoll.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
+#include "capture.h"
 #include "core/probes/uprobe_link.h"
 #include "core/probes/bpfobj.h"
 #include "util/clock.h"
@@ -544,6 +545,11 @@ static void tell_counters(struct session *s)
 	if (c.agent_drops)
 		p_warn("%lu agent chunks were lost (ring buffer full): their GPU records are "
 		       "missing; raise --ringbuf-size", (unsigned long)c.agent_drops);
+	if (bpfobj__capture_full(s->bpf))
+		p_warn("%lu stream captures, joined streams or captured events found the capture "
+		       "maps full (%d entries): launches into those streams may be counted as "
+		       "launches, not captures", (unsigned long)bpfobj__capture_full(s->bpf),
+		       CAPTURE_MAP_ENTRIES);
 	tell_name_counters(s);
 	session_ring_report(s);
 	session_lost_report(s);

@@ -4,7 +4,7 @@ workload's $CUPROBE_GT.captured: the same calls, in the same captures (the
 trace's capture ids, in order, are the workload's captures 1, 2, ...), and the
 cuprobe object's captured count equal to them.
 
-  capture_check.py TRACE GT.captured
+  check_capture.py TRACE GT.captured
 Exit status 0 when it holds; otherwise what differs is printed.
 """
 import collections
