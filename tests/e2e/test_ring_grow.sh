@@ -25,17 +25,17 @@ grew=$(sed -nE 's/.*the events ring ended at [0-9]+[KMG], grown ([0-9]+) times?.
 expect "64K start, 4 threads: launches + drops = launches made, probe hits explained, drops said" \
 	$CHECK accounted --gt "$TMP/grow.gt.json" --said "$TMP/grow.log" "$(trace_in "$TMP/grow/run_0")"
 
-# A 4K ring and one thread's burst of 90,000 launches, over before the loader's
+# An 8K ring and one thread's burst of 90,000 launches, over before the loader's
 # next turn: nearly all are lost. The growth says the burst's rate (what came
 # over the span it came in, not the 0 of a window measured after it) and how
 # many of them were lost, as the cycle does; or, with no rate measured, what
 # was lost without one.
-CUPROBE_GT=$TMP/burst.gt.json timeout 60 "$CUPROBE" record --ringbuf-size 4K -o "$TMP/burst" \
+CUPROBE_GT=$TMP/burst.gt.json timeout 60 "$CUPROBE" record --ringbuf-size 8K -o "$TMP/burst" \
 	-- "$W/basic" --threads 1 --iters 10000 >"$TMP/burst.log" 2>&1
 if why=$(python3 - "$TMP/burst.log" 2>&1 <<'PY'
 import re, sys
 log = open(sys.argv[1]).read()
-g = re.search(r"the events ring grew from 4K to \S+: it was \d+% full(.*)", log)
+g = re.search(r"the events ring grew from 8K to \S+: it was \d+% full(.*)", log)
 cycle = re.search(r"cycle 0 lost (\d+) launches: the ring buffer was full", log)
 if not g or not cycle:
     sys.exit("no growth or no loss said: " + log[-300:])
@@ -52,9 +52,9 @@ elif not none or not 0 < int(none.group(1)) <= dropped:
     sys.exit("neither the burst's rate nor what was lost: " + g.group(0))
 PY
 ); then
-	ok "4K burst: the growth says the burst's rate and what was lost"
+	ok "8K burst: the growth says the burst's rate and what was lost"
 else
-	not_ok "4K burst: the growth says the burst's rate and what was lost" "$why"
+	not_ok "8K burst: the growth says the burst's rate and what was lost" "$why"
 fi
 
 # A ring that never fills half never grows, and says nothing of it.

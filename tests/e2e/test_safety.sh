@@ -117,22 +117,22 @@ kill -CONT $dl
 kill $dl
 wait $dl 2>/dev/null
 
-# ---- a 4K ring under 4 launching threads: recorded + dropped = made ---------
-CUPROBE_GT=$TMP/ring.gt.json timeout 60 "$CUPROBE" record -q --ringbuf-size 4K -o "$TMP/ring" \
+# ---- an 8K ring under 4 launching threads: recorded + dropped = made ---------
+CUPROBE_GT=$TMP/ring.gt.json timeout 60 "$CUPROBE" record -q --ringbuf-size 8K -o "$TMP/ring" \
 	-- "$W/basic" --threads 4 --iters 300 >"$TMP/ring.log" 2>&1
 rc=$?
-[ $rc -eq 0 ] && ok "4K ring, 4 threads: the command runs to its end" ||
-	not_ok "4K ring, 4 threads: the command runs to its end" "rc $rc $(tail -3 "$TMP/ring.log")"
-expect "4K ring, 4 threads: launches + drops = launches made, and drops are said" \
+[ $rc -eq 0 ] && ok "8K ring, 4 threads: the command runs to its end" ||
+	not_ok "8K ring, 4 threads: the command runs to its end" "rc $rc $(tail -3 "$TMP/ring.log")"
+expect "8K ring, 4 threads: launches + drops = launches made, and drops are said" \
 	$CHECK accounted --gt "$TMP/ring.gt.json" --said "$TMP/ring.log" "$(trace_in "$TMP/ring/run_0")"
 
 # Per cycle too, with step boundaries in their own ring: every cycle has its steps.
 # Steps are long enough for warmup to absorb the attach.
-CUPROBE_GT=$TMP/rs.gt.json timeout 60 "$CUPROBE" record -q --ringbuf-size 4K -o "$TMP/rs" \
+CUPROBE_GT=$TMP/rs.gt.json timeout 60 "$CUPROBE" record -q --ringbuf-size 8K -o "$TMP/rs" \
 	--step cuprobe_step --schedule wait=1,warmup=1,active=2,repeat=3 \
 	-- "$W/basic" --threads 4 --iters 14 --steps --sleep-ms 30 >"$TMP/rs.log" 2>&1
 for k in 0 1 2; do
-	expect "4K ring with steps: cycle $k holds steps $((4 * k + 2))-$((4 * k + 3)), recorded + dropped = made" \
+	expect "8K ring with steps: cycle $k holds steps $((4 * k + 2))-$((4 * k + 3)), recorded + dropped = made" \
 		$CHECK accounted --gt "$TMP/rs.gt.json" --steps $((4 * k + 2))-$((4 * k + 3)) \
 		"$(trace_in "$TMP/rs/run_$k")"
 done

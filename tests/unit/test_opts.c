@@ -338,7 +338,7 @@ static void test_ringbuf_size_power_of_two_accepted(void **state)
 		const char *arg;
 		uint64_t bytes;
 	} ok[] = {
-		{ "4096", 4096 }, { "4K", 4096 }, { "64M", 64ull << 20 },
+		{ "8192", 8192 }, { "8K", 8192 }, { "64M", 64ull << 20 },
 		{ "1G", 1ull << 30 }, { "256k", 256ull << 10 }, { "2m", 2ull << 20 },
 		{ "16MB", 16ull << 20 }, { "64KiB", 64ull << 10 }, { "0.5M", 512ull << 10 },
 	};
@@ -360,14 +360,16 @@ static void test_ringbuf_size_not_power_of_two_rejected(void **state)
 	assert_rejected(PARSE("--ringbuf-size", "0", "-p", "1"), "power of two");
 }
 
-static void test_ringbuf_size_below_4k_rejected(void **state)
+static void test_ringbuf_size_below_8k_rejected(void **state)
 {
 	(void)state;
-	assert_rejected(PARSE("--ringbuf-size", "2048", "-p", "1"), "from 4K to 1G");
-	assert_rejected(PARSE("--ringbuf-size", "1K", "-p", "1"), "from 4K to 1G");
+	assert_rejected(PARSE("--ringbuf-size", "2048", "-p", "1"), "from 8K to 1G");
+	/* A batch of launches (over 4 KiB) would never fit a 4K ring. */
+	assert_rejected(PARSE("--ringbuf-size", "4K", "-p", "1"), "from 8K to 1G");
+	assert_rejected(PARSE("--ringbuf-size", "1K", "-p", "1"), "from 8K to 1G");
 	/* The map size is 32-bit: 4G would wrap to 0. */
-	assert_rejected(PARSE("--ringbuf-size", "2G", "-p", "1"), "from 4K to 1G");
-	assert_rejected(PARSE("--ringbuf-size", "4G", "-p", "1"), "from 4K to 1G");
+	assert_rejected(PARSE("--ringbuf-size", "2G", "-p", "1"), "from 8K to 1G");
+	assert_rejected(PARSE("--ringbuf-size", "4G", "-p", "1"), "from 8K to 1G");
 }
 
 static void test_ringbuf_size_not_a_size_rejected(void **state)
@@ -377,7 +379,7 @@ static void test_ringbuf_size_not_a_size_rejected(void **state)
 	assert_rejected(PARSE("--ringbuf-size", "lots", "-p", "1"), "not a size");
 	assert_rejected(PARSE("--ringbuf-size", "-4K", "-p", "1"), "not a size");
 	/* Past 64 bits is still a size, and too big. */
-	assert_rejected(PARSE("--ringbuf-size", "17179869184G", "-p", "1"), "from 4K to 1G");
+	assert_rejected(PARSE("--ringbuf-size", "17179869184G", "-p", "1"), "from 8K to 1G");
 }
 
 static void test_command_after_double_dash(void **state)
@@ -672,7 +674,7 @@ int main(void)
 		cmocka_unit_test(test_pid_given_twice_rejected),
 		cmocka_unit_test(test_ringbuf_size_power_of_two_accepted),
 		cmocka_unit_test(test_ringbuf_size_not_power_of_two_rejected),
-		cmocka_unit_test(test_ringbuf_size_below_4k_rejected),
+		cmocka_unit_test(test_ringbuf_size_below_8k_rejected),
 		cmocka_unit_test(test_ringbuf_size_not_a_size_rejected),
 		cmocka_unit_test(test_command_after_double_dash),
 		cmocka_unit_test(test_command_without_double_dash_keeps_its_options),

@@ -57,6 +57,7 @@ struct session_ring {
 	unsigned long turn_n;
 	double turn_b;
 	uint64_t lost_said;	/* launches lost for want of room, as the last growth said */
+	uint64_t lost_grown;	/* launches lost for want of room when the last growth began */
 	unsigned long last_n;	/* what had come by the last turn */
 	uint64_t quiet_ts;	/* the last turn to which nothing came, quiet_n launches, */
 	unsigned long quiet_n;	/* quiet_b bytes and quiet_lost lost in then: the start */

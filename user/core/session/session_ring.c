@@ -353,8 +353,17 @@ void session_ring_turn(struct session *s)
 	}
 	high = bpfobj__events_high(s->bpf);
 	size = bpfobj__events_bytes(s->bpf);
-	if (high > size / 2 && size < r->cap && !r->stuck)
+	/*
+	 * Launches lost for want of room since the last growth: the ring was full
+	 * though no batch written says so (in a ring smaller than a batch, none
+	 * is ever written, and the fill stays 0).
+	 */
+	if (bpfobj__events_lost(s->bpf) > r->lost_grown)
+		high = size;
+	if (high > size / 2 && size < r->cap && !r->stuck) {
+		r->lost_grown = bpfobj__events_lost(s->bpf);
 		grow(s, high, now, &turn);
+	}
 }
 
 void session_ring_stop(struct session *s)
