@@ -158,6 +158,10 @@ static void test_parse_errors(void **state)
 	expect_parse_error("wait=1,warmup=1,active=2,bogus=3", "unknown key 'bogus'");
 	expect_parse_error("wait=1,warmup=-1,active=2", "whole number");
 	expect_parse_error("wait=1,warmup=x,active=2", "whole number");
+	/* The one grammar for a count (util/parse.h): plain digits, no sign, no leading zero. */
+	expect_parse_error("wait=+1,warmup=1,active=2", "whole number");
+	expect_parse_error("wait=01,warmup=1,active=2", "whole number");
+	expect_parse_error("wait= 1,warmup=1,active=2", "whole number");
 	expect_parse_error("wait,warmup=1,active=2", "not KEY=N");
 	expect_parse_error("wait=1,warmup=1,active=2,skip_first_wait=2", "skip_first_wait is 0 or 1");
 	expect_parse_error("wait=1,warmup=1,active=2,wait=3", "wait is given twice");

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "schedule.h"
 #include "core/schedule/schedule_parse.h"
+#include "util/parse.h"
 
 static const char *const keys[] = {
 	"skip_first", "skip_first_wait", "wait", "warmup", "active", "repeat",
@@ -23,16 +24,14 @@ static int set_one(struct schedule *s, const char *item, unsigned int *seen, cha
 		   size_t errlen)
 {
 	const char *eq = strchr(item, '=');
-	unsigned long v;
-	char *end;
+	uint64_t v;
 
 	if (!eq) {
 		snprintf(err, errlen, "'%s' is not KEY=N", item);
 		return -EINVAL;
 	}
-	errno = 0;
-	v = strtoul(eq + 1, &end, 10);
-	if (errno || end == eq + 1 || *end || eq[1] == '-' || v > UINT_MAX / 4) {
+	/* The one grammar for a count (util/parse.h): plain digits. */
+	if (parse_count(eq + 1, 0, UINT_MAX / 4, &v)) {
 		snprintf(err, errlen, "'%s': the value must be a whole number >= 0", item);
 		return -EINVAL;
 	}
