@@ -6,8 +6,8 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <bpf/libbpf.h>
-#include "core/probes/uprobe_link.h"
 #include "bpf_test.h"
+#include "core/probes/uprobe_link.h"
 #include "core/proc/symbols.h"
 
 #define APPEND(arr, n, data, size)                                                                 \

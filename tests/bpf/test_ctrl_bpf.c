@@ -20,8 +20,8 @@
 #include <cmocka.h>
 #include <bpf/bpf.h>
 #include "bpf_test.h"
-#include "util/clock.h"
 #include "schedule.h"
+#include "util/clock.h"
 
 static volatile unsigned long step_calls, launch_calls, dl_calls;
 

@@ -18,8 +18,8 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include "bpf_test.h"
-#include "util/clock.h"
 #include "schedule.h"
+#include "util/clock.h"
 
 /* ---- stand-ins for the entry points ------------------------------------- */
 

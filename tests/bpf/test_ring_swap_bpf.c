@@ -21,8 +21,8 @@
 #include <bpf/libbpf.h>
 #include <cuda_runtime_api.h>
 #include "bpf_test.h"
-#include "util/clock.h"
 #include "schedule.h"
+#include "util/clock.h"
 
 #define WRITERS 2
 #define PER_WRITER 60000

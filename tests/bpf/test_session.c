@@ -22,10 +22,10 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <cmocka.h>
+#include "core/schedule/step_spec.h"
+#include "core/session/session.h"
 #include "util/clock.h"
 #include "util/log.h"
-#include "core/session/session.h"
-#include "core/schedule/step_spec.h"
 
 struct seen {
 	char dir[PATH_MAX];

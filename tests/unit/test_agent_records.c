@@ -14,9 +14,9 @@
 
 #include <cmocka.h>
 
-#include "core/gpu/agent_records.h"
 #include "agent/convert.h"
 #include "agent/emit.h"
+#include "core/gpu/agent_records.h"
 
 /* ---- a sink that keeps every chunk -------------------------------------- */
 

@@ -16,9 +16,9 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include "core/schedule/proc_cycles.h"
-#include "util/log.h"
 #include "core/session/target.h"
 #include "trace/format.h"
+#include "util/log.h"
 
 #define MAX_SEEN 32
 

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "cuprobe.h"
 #include "core/probes/launch_api.h"
+#include "cuprobe.h"
 
 /*
  * When CUPTI's headers are on the include path (-I$(CUDA_HOME)/include), the

@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "schedule.h"
 #include "core/schedule/schedule_parse.h"
 #include "core/schedule/step_spec.h"
+#include "schedule.h"
 
 static int torch_action(int skip_first, int skip_first_wait, int wait, int warmup, int active,
 			int repeat, int step)

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <cmocka.h>
 #include "core/proc/pyproc.h"
-#include "report/folded.h"
 #include "core/proc/stacks.h"
+#include "report/folded.h"
 
 /*
  * The line tables of one function,

@@ -17,14 +17,14 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "compare/compare_model.h"
 #include "cmd/commands.h"
 #include "cmd/compare_opts.h"
-#include "util/log.h"
 #include "cmd/loop.h"
+#include "compare/compare_model.h"
 #include "core/session/preflight.h"
-#include "util/safe_file.h"
 #include "core/session/session.h"
+#include "util/log.h"
+#include "util/safe_file.h"
 
 #define DEFAULT_PARENT "cuprobe-compare"
 

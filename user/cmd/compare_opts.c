@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compare/compare_model.h"
 #include "cmd/compare_opts.h"
+#include "compare/compare_model.h"
 #include "util/parse.h"
 
 /* ---- compare's own options: obj is a struct compare_opts ---- */

@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd/commands.h"
-#include "daemon/service.h"
 #include "daemon/dconf.h"
+#include "daemon/service.h"
 #include "util/log.h"
 #include "util/parse.h"
 

@@ -11,9 +11,9 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include "util/clock.h"
 #include "cmd/loop.h"
 #include "core/session/session.h"
+#include "util/clock.h"
 
 /* The longest wait for an fd when nothing is due sooner. */
 #define POLL_MS 100

@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "util/log.h"
-#include "cmd/loop.h"
-#include "core/session/preflight.h"
 #include "cmd/commands.h"
+#include "cmd/loop.h"
 #include "cmd/record_opts.h"
 #include "core/schedule/schedule_parse.h"
+#include "core/session/preflight.h"
 #include "core/session/session.h"
+#include "util/log.h"
 #include "util/safe_file.h"
 
 struct record {

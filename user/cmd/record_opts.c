@@ -3,10 +3,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cuprobe.h"
-#include "util/parse.h"
 #include "cmd/record_opts.h"
 #include "core/schedule/schedule_parse.h"
+#include "cuprobe.h"
+#include "util/parse.h"
 
 #define DEFAULT_RINGBUF (16ull << 20)
 /* The smallest ring that holds a whole batch of launches (struct launch_batch, 4 KiB and more). */

@@ -14,9 +14,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
-#include "util/opt.h"
-#include "schedule.h"
 #include "core/schedule/step_spec.h"
+#include "schedule.h"
+#include "util/opt.h"
 
 #define MAX_PIDS 64
 

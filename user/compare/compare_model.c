@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "compare/compare_model.h"
-#include "util/log.h"
 #include "report/read.h"
 #include "trace/format.h"
+#include "util/log.h"
 
 void compare__init(struct compare *c, const struct compare_config *cfg)
 {

@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include "compare/compare_stats.h"
-#include "report/model.h"
 #include "core/session/session_types.h"
+#include "report/model.h"
 #include "util/vec.h"
 
 struct compare_config {

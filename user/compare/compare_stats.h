@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "util/percentile.h"
 #include "core/session/session_types.h"
+#include "util/percentile.h"
 
 /* Fewer samples than this in either mode: no confidence interval is given. */
 #define COMPARE_MIN_CI_SAMPLES 5

@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "util/opt.h"
 #include "core/schedule/step_spec.h"
+#include "util/opt.h"
 
 /* A step rule: processes whose comm (or, with a '/', executable path) matches. */
 struct step_rule {

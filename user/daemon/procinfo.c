@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "daemon/procinfo.h"
 #include "core/proc/procmaps.h"
 #include "core/session/target.h"
+#include "daemon/procinfo.h"
 
 static int maps_flags(pid_t pid, bool *cuda, bool *agent)
 {

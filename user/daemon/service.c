@@ -8,17 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "util/clock.h"
-#include "daemon/service.h"
+#include "cmd/loop.h"
+#include "core/session/session.h"
 #include "daemon/dconf.h"
 #include "daemon/http.h"
-#include "util/json_writer.h"
-#include "util/log.h"
-#include "cmd/loop.h"
 #include "daemon/metrics.h"
 #include "daemon/procinfo.h"
-#include "core/session/session.h"
+#include "daemon/service.h"
 #include "daemon/store.h"
+#include "util/clock.h"
+#include "util/json_writer.h"
+#include "util/log.h"
 
 #define NS 1000000000ull
 /* How often the daemon looks at candidates, budgets and samples due. */

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "daemon/store.h"
 #include "trace/format.h"
 #include "util/log.h"
-#include "daemon/store.h"
 
 struct kept {
 	long n;

@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "util/percentile.h"
 #include "report/model.h"
+#include "util/percentile.h"
 
 static int cmp_i64(int64_t x, int64_t y)
 {

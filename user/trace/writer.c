@@ -13,11 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "agent.h"
-#include "util/clock.h"
 #include "core/probes/launch_api.h"
 #include "core/proc/stacks.h"
 #include "trace/format.h"
 #include "trace/writer.h"
+#include "util/clock.h"
 #include "util/json_writer.h"
 #include "util/safe_file.h"
 

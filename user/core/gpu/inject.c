@@ -18,10 +18,10 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
-#include "util/clock.h"
 #include "core/gpu/inject.h"
 #include "core/proc/procmaps.h"
 #include "core/proc/remote.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 static int say(char *msg, size_t len, int err, const char *fmt, ...)

@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
-#include "core/probes/uprobe_link.h"
 #include "core/probes/calibrate.h"
-#include "util/clock.h"
-#include "cuprobe.h"
+#include "core/probes/uprobe_link.h"
 #include "core/proc/symbols.h"
+#include "cuprobe.h"
+#include "util/clock.h"
 
 #define CALLS 20000
 #define ROUNDS 3

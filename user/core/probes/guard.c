@@ -12,8 +12,8 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
-#include "cuprobe.h"
 #include "core/probes/guard.h"
+#include "cuprobe.h"
 
 /* The guardian's fds, moved out of the way of everything it closes. */
 #define FD_LOADER 1000

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <capstone/capstone.h>
-#include "util/log.h"
 #include "core/probes/placement.h"
+#include "util/log.h"
 
 /*
  * What the kernel runs in place when a uprobe fires on an instruction, and

@@ -4,9 +4,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "util/clock.h"
 #include "core/proc/elf_file.h"
 #include "core/proc/objcache.h"
+#include "util/clock.h"
 #include "util/hashmap.h"
 
 /*

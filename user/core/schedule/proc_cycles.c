@@ -6,12 +6,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "core/schedule/proc_cycles.h"
 #include "core/gpu/gpu_store.h"
-#include "util/log.h"
+#include "core/schedule/proc_cycles.h"
 #include "core/schedule/schedule_parse.h"
 #include "core/session/target.h"
 #include "trace/writer.h"
+#include "util/log.h"
 #include "util/safe_file.h"
 #include "util/vec.h"
 

@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "core/session/session_types.h"
 #include "cuprobe.h"
 #include "schedule.h"
-#include "core/session/session_types.h"
 
 struct target;
 struct proc_cycles;

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "schedule.h"
 #include "core/schedule/schedule_parse.h"
+#include "schedule.h"
 #include "util/parse.h"
 
 static const char *const keys[] = {

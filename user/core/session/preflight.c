@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
-#include "util/log.h"
-#include "core/session/preflight.h"
-#include "schedule.h"
 #include "core/schedule/step_spec.h"
+#include "core/session/preflight.h"
 #include "core/session/target.h"
+#include "schedule.h"
+#include "util/log.h"
 #include "util/safe_file.h"
 
 static bool has_cap(const struct __user_cap_data_struct *d, int cap)

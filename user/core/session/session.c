@@ -12,19 +12,19 @@
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "capture.h"
-#include "core/probes/uprobe_link.h"
 #include "core/probes/bpfobj.h"
-#include "util/clock.h"
 #include "core/probes/guard.h"
+#include "core/probes/uprobe_link.h"
 #include "core/proc/handle_names.h"
-#include "util/log.h"
 #include "core/proc/objcache.h"
-#include "core/session/prober.h"
-#include "schedule.h"
-#include "core/session/session_int.h"
-#include "core/schedule/step_spec.h"
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
+#include "core/schedule/step_spec.h"
+#include "core/session/prober.h"
+#include "core/session/session_int.h"
+#include "schedule.h"
+#include "util/clock.h"
+#include "util/log.h"
 
 /* A finished cycle waits this long for launches still in the ring buffer. */
 #define GRACE_NS (20 * 1000 * 1000ull)

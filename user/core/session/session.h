@@ -25,8 +25,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cuprobe.h"
 #include "core/session/session_types.h"
+#include "cuprobe.h"
 
 struct session;
 

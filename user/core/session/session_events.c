@@ -13,15 +13,15 @@
 #include <bpf/libbpf.h>
 #include "agent.h"
 #include "core/probes/bpfobj.h"
-#include "util/clock.h"
-#include "core/schedule/proc_cycles.h"
-#include "core/proc/handle_names.h"
 #include "core/probes/launch_api.h"
-#include "util/log.h"
+#include "core/proc/handle_names.h"
 #include "core/proc/procmaps.h"
-#include "core/session/session_int.h"
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
+#include "core/schedule/proc_cycles.h"
+#include "core/session/session_int.h"
+#include "util/clock.h"
+#include "util/log.h"
 
 /*
  * The kernel's name: a handle's from the call that made it (its record came

@@ -5,13 +5,13 @@
 
 #include <limits.h>
 #include <pthread.h>
-#include "cuprobe.h"
-#include "core/schedule/proc_cycles.h"
-#include "core/session/launch_queue.h"
 #include "core/probes/probeset.h"
 #include "core/proc/procmaps.h"
+#include "core/schedule/proc_cycles.h"
+#include "core/session/launch_queue.h"
 #include "core/session/session.h"
 #include "core/session/target.h"
+#include "cuprobe.h"
 #include "util/vec.h"
 
 struct bpfobj;

@@ -11,14 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/probes/bpfobj.h"
-#include "util/clock.h"
-#include "util/log.h"
-#include "core/session/prober.h"
-#include "core/session/session_int.h"
-#include "core/schedule/step_spec.h"
 #include "core/proc/pyproc.h"
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
+#include "core/schedule/step_spec.h"
+#include "core/session/prober.h"
+#include "core/session/session_int.h"
+#include "util/clock.h"
+#include "util/log.h"
 
 static void answer_hold(struct session *s, struct target *t, const struct probe_facts *f);
 

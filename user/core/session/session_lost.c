@@ -8,9 +8,9 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "util/log.h"
 #include "core/session/session_int.h"
 #include "core/session/target.h"
+#include "util/log.h"
 
 /* What to do about a cause, for the one message that says it. */
 static const char *lost_fix(int err)

@@ -28,9 +28,9 @@
 #include <sys/epoll.h>
 #include <bpf/libbpf.h>
 #include "core/probes/bpfobj.h"
+#include "core/session/session_int.h"
 #include "util/clock.h"
 #include "util/log.h"
-#include "core/session/session_int.h"
 
 #define RING_CAP (1ull << 30)
 /* The read rate is measured over windows of this length. */

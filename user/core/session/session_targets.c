@@ -16,16 +16,16 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include "core/probes/bpfobj.h"
-#include "util/clock.h"
 #include "core/gpu/inject.h"
-#include "util/log.h"
-#include "core/session/prober.h"
-#include "schedule.h"
-#include "core/session/session_int.h"
+#include "core/probes/bpfobj.h"
 #include "core/proc/stacks.h"
-#include "core/schedule/step_spec.h"
 #include "core/proc/symbols.h"
+#include "core/schedule/step_spec.h"
+#include "core/session/prober.h"
+#include "core/session/session_int.h"
+#include "schedule.h"
+#include "util/clock.h"
+#include "util/log.h"
 
 static int add_target(struct session *s, struct target *t)
 {

@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cuprobe.h"
 #include "core/probes/probeset.h"
 #include "core/session/session_types.h"
+#include "cuprobe.h"
 
 struct proc_cycles;
 
