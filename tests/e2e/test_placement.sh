@@ -54,10 +54,8 @@ attach_then_go $wl "$TMP/p" "$TMP/p.log" "$TMP/go"
 expect "-p: the moved probes read every launch's arguments, exactly" \
 	$CHECK match --gt "$TMP/p.gt.json" "$(trace_in "$TMP/p/run_0")"
 
-# What it is for: a probe the kernel emulates costs ~1 us a launch here, a
-# single-stepped one 5-15 us. The workload times its own calls.
-ns=$(sed -n 's/^real_driver: \([0-9]*\) ns a call$/\1/p' "$TMP/cmd.log")
-[ -n "$ns" ] && [ "$ns" -lt 4000 ] &&
-	ok "a launch into the real driver, probed, costs under 4 us ($ns ns)" ||
-	not_ok "probe cost" "${ns:-no} ns a call: single-stepped?"
+# What it is for (a probe the kernel emulates, not a single-stepped one) is
+# measured against bare uprobes at +0 and +10 in the same run by the real tier
+# (tests/real/test_launches.sh, "placement: a recorded driver launch ... is not
+# single-stepped"): a fixed number of ns here failed on a loaded machine.
 done_testing
