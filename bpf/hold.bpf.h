@@ -20,7 +20,7 @@
 
 #define SIGSTOP 19
 
-/* type: REC_LIBMAP or REC_EXEC. Never holds a process nobody could account for. */
+/* type: REC_LIBMAP, REC_EXEC or REC_CAPTURE. Never holds a process nobody could account for. */
 static __always_inline void hold_and_tell(__u32 tgid, __u32 type)
 {
 	struct proc_state *ps = bpf_map_lookup_elem(&proc_state, &tgid);

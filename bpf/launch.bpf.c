@@ -523,6 +523,33 @@ static __always_inline void hold_for_return(struct pt_regs *ctx, struct proc_sta
 	in->sp = sp;
 }
 
+/*
+ * A launch outside the window's active steps while a capture is open: sent
+ * alone, and only when it is made into a captured stream (the ring record
+ * is dropped otherwise). Runs only while graphs are being captured.
+ */
+static __always_inline void out_of_window(struct pt_regs *ctx, struct proc_state *ps,
+					  struct launch_slot *sl, __u32 api, __u32 tgid, __u32 tid,
+					  __u32 step, __u32 phase, const struct as_api *as)
+{
+	struct launch_event *e;
+	void *rb;
+
+	rb = events_ring();
+	e = rb ? bpf_ringbuf_reserve(rb, sizeof(*e), 0) : NULL;
+	if (!e) {
+		COUNT_RARE(ps, sl, tgid, drops);
+		__sync_fetch_and_add(&events_lost, 1);
+		return;
+	}
+	fill(ctx, e, api, tgid, tid, step, phase, as);
+	if (!(e->flags & LAUNCH_F_CAPTURED)) {
+		bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP);
+		return;
+	}
+	bpf_ringbuf_submit(e, wakeup_flag(rb));
+}
+
 SEC("uprobe")
 int launch_entry(struct pt_regs *ctx)
 {
@@ -561,8 +588,12 @@ int launch_entry(struct pt_regs *ctx)
 	}
 	step = state_step(st);
 	phase = state_phase(st);
-	/* Probes stay attached from warmup to the window's end: record only its active steps. */
-	if (!phase_records(phase))
+	/*
+	 * Probes stay attached from warmup to the window's end: record only its
+	 * active steps. Outside them, a launch into a capture is a graph's node,
+	 * which the loader keeps whatever the phase (out_of_window).
+	 */
+	if (!phase_records(phase) && !(sl ? sl->captures_open : ps ? ps->captures_open : 0))
 		return 0;
 	/* A link of an earlier window, still closing: its launches are the current links' too. */
 	if ((ps || sl) && ((cookie >> COOKIE_GEN_SHIFT) & 0xff) != state_gen(st)) {
@@ -579,6 +610,10 @@ int launch_entry(struct pt_regs *ctx)
 	}
 	/* A load from the line the state came from: no lookup while no capture is open. */
 	as.captures = sl ? sl->captures_open : ps ? ps->captures_open : 0;
+	if (!phase_records(phase)) {
+		out_of_window(ctx, ps, sl, api, tgid, tid, step, phase, &as);
+		return 0;
+	}
 	cpu = bpf_get_smp_processor_id();
 	sg = bpf_map_lookup_elem(&stages, &cpu);
 	/* The stage remembers its latest thread: no task-storage lookup for the next launch. */

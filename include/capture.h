@@ -55,6 +55,57 @@ enum capture_api {
 	 */
 	CAP_cudaThreadExchangeStreamCaptureMode,
 	CAP_cuThreadExchangeStreamCaptureMode,
+	/*
+	 * Graphs, made and changed (graph.h): each one's return tells the
+	 * loader, which keeps what every graph and executable graph holds.
+	 * Grouped by what they do (capture_graph_op); no _ptsz forms but two.
+	 */
+	CAP_cudaGraphCreate,		/* (graph *out, flags) */
+	CAP_cuGraphCreate,
+	CAP_cudaGraphClone,		/* (graph *out, graph) */
+	CAP_cuGraphClone,
+	CAP_cudaGraphAddKernelNode,	/* (node *out, graph, deps, n, params *) */
+	CAP_cuGraphAddKernelNode,
+	CAP_cuGraphAddKernelNode_v2,
+	CAP_cudaGraphAddMemcpyNode,	/* (node *out, graph, deps, n, cudaMemcpy3DParms *) */
+	CAP_cuGraphAddMemcpyNode,	/* (node *out, graph, deps, n, CUDA_MEMCPY3D *, ctx) */
+	CAP_cudaGraphAddMemcpyNode1D,	/* (node *out, graph, deps, n, dst, src, count, kind) */
+	CAP_cudaGraphAddMemcpyNodeToSymbol,	/* (..., symbol, src, count, offset, kind) */
+	CAP_cudaGraphAddMemcpyNodeFromSymbol,	/* (..., dst, symbol, count, offset, kind) */
+	CAP_cudaGraphAddMemsetNode,	/* (node *out, graph, deps, n, memset params *) */
+	CAP_cuGraphAddMemsetNode,
+	CAP_cudaGraphAddChildGraphNode,	/* (node *out, graph, deps, n, child graph) */
+	CAP_cuGraphAddChildGraphNode,
+	CAP_cudaGraphAddEmptyNode,	/* (node *out, graph, ...): nodes that run no GPU work */
+	CAP_cuGraphAddEmptyNode,
+	CAP_cudaGraphAddHostNode,
+	CAP_cuGraphAddHostNode,
+	CAP_cudaGraphAddEventRecordNode,
+	CAP_cuGraphAddEventRecordNode,
+	CAP_cudaGraphAddEventWaitNode,
+	CAP_cuGraphAddEventWaitNode,
+	CAP_cudaGraphKernelNodeSetParams,	/* (node, params *) */
+	CAP_cuGraphKernelNodeSetParams,
+	CAP_cuGraphKernelNodeSetParams_v2,
+	CAP_cudaGraphExecKernelNodeSetParams,	/* (exec, node, params *) */
+	CAP_cuGraphExecKernelNodeSetParams,
+	CAP_cuGraphExecKernelNodeSetParams_v2,
+	CAP_cudaGraphInstantiate,	/* (exec *out, graph, ...) */
+	CAP_cudaGraphInstantiateWithFlags,
+	CAP_cudaGraphInstantiateWithParams,
+	CAP_cudaGraphInstantiateWithParams_ptsz,
+	CAP_cuGraphInstantiate,
+	CAP_cuGraphInstantiate_v2,
+	CAP_cuGraphInstantiateWithFlags,
+	CAP_cuGraphInstantiateWithParams,
+	CAP_cuGraphInstantiateWithParams_ptsz,
+	CAP_cudaGraphExecUpdate,	/* (exec, graph, ...) */
+	CAP_cuGraphExecUpdate,
+	CAP_cuGraphExecUpdate_v2,
+	CAP_cudaGraphDestroy,		/* (graph) */
+	CAP_cuGraphDestroy,
+	CAP_cudaGraphExecDestroy,	/* (exec) */
+	CAP_cuGraphExecDestroy,
 	CAP__COUNT,
 };
 
@@ -62,9 +113,17 @@ enum capture_api {
 #define CAP_FIRST_RECORD CAP_cudaEventRecord
 #define CAP_FIRST_WAIT CAP_cudaStreamWaitEvent
 #define CAP_FIRST_MODE CAP_cudaThreadExchangeStreamCaptureMode
+#define CAP_FIRST_GRAPH CAP_cudaGraphCreate
 
 /* What a capture API does. */
-enum capture_kind { CAPTURE_BEGIN, CAPTURE_END, CAPTURE_RECORD, CAPTURE_WAIT, CAPTURE_MODE };
+enum capture_kind {
+	CAPTURE_BEGIN,
+	CAPTURE_END,
+	CAPTURE_RECORD,
+	CAPTURE_WAIT,
+	CAPTURE_MODE,
+	CAPTURE_GRAPH,	/* a graph call: graph.h */
+};
 
 static inline enum capture_kind capture_api_kind(unsigned int api)
 {
@@ -76,7 +135,9 @@ static inline enum capture_kind capture_api_kind(unsigned int api)
 		return CAPTURE_RECORD;
 	if (api < CAP_FIRST_MODE)
 		return CAPTURE_WAIT;
-	return CAPTURE_MODE;
+	if (api < CAP_FIRST_GRAPH)
+		return CAPTURE_MODE;
+	return CAPTURE_GRAPH;
 }
 
 /* The _ptsz form: stream 0 is the calling thread's default stream. */

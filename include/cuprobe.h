@@ -24,6 +24,9 @@ enum cuprobe_rec {
 	REC_LAUNCH_BATCH = 9, /* launch_events staged on one CPU (struct launch_batch) */
 	REC_EXEC_SEEN = 10, /* with watch_exec: any other process ran a new program (struct
 			    * fork_event, parent 0); not held */
+	REC_GRAPH = 11,	 /* a graph call returned: made, changed or ended (struct graph_event) */
+	REC_CAPTURE = 12, /* a capture began where no launch probe is in (struct libmap_event,
+			   * held) */
 };
 
 /*
@@ -227,6 +230,11 @@ struct proc_conf {
  * exec until its new program is probed.
  */
 #define CONF_FOLLOW (1u << 0)
+/*
+ * No launch probe of the process is in: a capture that begins holds it
+ * (REC_CAPTURE) until they are, so that no node of the graph is missed.
+ */
+#define CONF_CAPTURE_HOLD (1u << 1)
 
 /*
  * A process's entry in the BPF map proc_state: the loader creates it, then

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include "capture.h"
 #include "core/probes/capture_api.h"
+#include "graph.h"
 
 static void test_legacy_stream_has_no_key(void **state)
 {
@@ -62,7 +63,10 @@ static void test_api_table(void **state)
 		assert_non_null(n);
 		len = strlen(n);
 		/* The pairs: the _ptsz form follows its plain one, and only there. */
-		if (capture_api_ptsz(api)) {
+		if (api >= CAP_FIRST_GRAPH) {
+			/* A graph call's _ptsz form takes no stream of its own: no pair rule. */
+			assert_false(capture_api_ptsz(api));
+		} else if (capture_api_ptsz(api)) {
 			assert_true(len > 5 && !strcmp(n + len - 5, "_ptsz"));
 			assert_int_equal(strncmp(n, capture_apis[api - 1], len - 5), 0);
 		} else {
@@ -81,10 +85,49 @@ static void test_api_kinds(void **state)
 	assert_int_equal(capture_api_kind(CAP_cuEventRecordWithFlags), CAPTURE_RECORD);
 	assert_int_equal(capture_api_kind(CAP_cudaStreamWaitEvent_ptsz), CAPTURE_WAIT);
 	assert_int_equal(capture_api_kind(CAP_cuThreadExchangeStreamCaptureMode), CAPTURE_MODE);
-	/* Only begins are checked at their return. */
+	assert_int_equal(capture_api_kind(CAP_cudaGraphCreate), CAPTURE_GRAPH);
+	assert_int_equal(capture_api_kind(CAP_cuGraphExecDestroy), CAPTURE_GRAPH);
+	/* Begins, ends and graph calls are told at their return; the event and mode calls not. */
 	for (unsigned api = 0; api < CAP__COUNT; api++)
 		assert_int_equal(capture_api_has_return(api),
-				 strstr(capture_apis[api], "BeginCapture") != NULL);
+				 strstr(capture_apis[api], "BeginCapture") != NULL ||
+					 strstr(capture_apis[api], "EndCapture") != NULL ||
+					 strstr(capture_apis[api], "Graph") != NULL);
+}
+
+/* Every graph call has its op, from its name; every end is a capture's graph. */
+static void test_graph_ops(void **state)
+{
+	static const struct {
+		const char *part;
+		enum graph_op op;
+	} by_name[] = {
+		{ "EndCapture", GOP_CAPTURED },	   { "GraphCreate", GOP_CREATE },
+		{ "GraphClone", GOP_CLONE },	   { "AddKernelNode", GOP_ADD_KERNEL },
+		{ "AddMemcpyNode", GOP_ADD_COPY }, { "AddMemsetNode", GOP_ADD_SET },
+		{ "AddChildGraph", GOP_ADD_CHILD }, { "AddEmptyNode", GOP_ADD_OTHER },
+		{ "AddHostNode", GOP_ADD_OTHER },  { "AddEventRecordNode", GOP_ADD_OTHER },
+		{ "AddEventWaitNode", GOP_ADD_OTHER },
+		{ "ExecKernelNodeSetParams", GOP_EXEC_PARAMS },
+		{ "GraphKernelNodeSetParams", GOP_NODE_PARAMS },
+		{ "Instantiate", GOP_INSTANTIATE }, { "ExecUpdate", GOP_UPDATE },
+		{ "ExecDestroy", GOP_EXEC_DESTROY }, { "GraphDestroy", GOP_DESTROY },
+	};
+
+	(void)state;
+	for (unsigned api = 0; api < CAP__COUNT; api++) {
+		enum graph_op want = GOP_NONE;
+
+		for (size_t i = 0; i < sizeof(by_name) / sizeof(by_name[0]); i++)
+			if (strstr(capture_apis[api], by_name[i].part)) {
+				want = by_name[i].op;
+				break;
+			}
+		assert_int_equal(capture_graph_op(api), want);
+		assert_int_equal(capture_graph_copy(api) != GCOPY_NONE, want == GOP_ADD_COPY);
+	}
+	assert_int_equal(capture_graph_copy(CAP_cuGraphAddMemcpyNode), GCOPY_3D_DRV);
+	assert_int_equal(capture_graph_copy(CAP_cudaGraphAddMemcpyNodeFromSymbol), GCOPY_1D);
 }
 
 int main(void)
@@ -95,6 +138,7 @@ int main(void)
 		cmocka_unit_test(test_other_streams_are_the_processs),
 		cmocka_unit_test(test_api_table),
 		cmocka_unit_test(test_api_kinds),
+		cmocka_unit_test(test_graph_ops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

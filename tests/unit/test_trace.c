@@ -194,7 +194,7 @@ static void write_launches(struct trace *t)
 
 		e.type = REC_LAUNCH;
 		e.tgid = PID;
-		trace__launch(t, &e, cases[i].kernel, i + 1);
+		trace__launch(t, &e, cases[i].kernel, i + 1, NULL);
 	}
 }
 
@@ -691,7 +691,7 @@ static void test_captured_launch(void **state)
 	make_dir(dir);
 	t = trace__open(dir, &meta);
 	assert_non_null(t);
-	trace__launch(t, &e, cases[0].kernel, 1);
+	trace__launch(t, &e, cases[0].kernel, 1, NULL);
 	assert_int_equal(trace__close(t, &s), 0);
 	root = load(trace__path(t));
 	trace__free(t);
@@ -840,7 +840,7 @@ static void write_every_event(struct trace *t)
 		.value = 255, .memory_kind = 3, .device = 0, .context = 1, .stream = 7,
 		.correlation = 6,
 	};
-	const struct trace_gpu_summary gpu = { 6, 0, 1, 1, 0, 2, 3, 4, 4500, 8 };
+	const struct trace_gpu_summary gpu = { 6, 0, 1, 1, 0, 2, 3, 4, 4500, 8, 0, 0 };
 
 	write_launches(t);
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++)
@@ -866,11 +866,11 @@ static const char every_event_trace[] =
 	" \"traceEvents\": [\n"
 	"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 4242, \"tid\": 4243, \"ts\": 1234.567, \"dur\": 0.000, \"args\": {\"cbid\": 211, \"correlation\": 1, \"kernel\": \"void ns::scale<float>(float*, int)\", \"grid\": [2, 1, 1], \"block\": [64, 1, 1], \"shared memory\": 128, \"stream handle\": \"0x0\", \"step\": 0}},\n"
 	"  {\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuLaunchKernel\", \"pid\": 4242, \"tid\": 4244, \"ts\": 0.005, \"dur\": 1.500, \"args\": {\"cbid\": 307, \"correlation\": 2, \"kernel\": \"CUfunction 0x55aa\", \"grid\": [1, 2, 3], \"block\": [4, 5, 6], \"shared memory\": 0, \"stream handle\": \"0x7f00dead\", \"step\": 3}},\n"
-	"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaGraphLaunch\", \"pid\": 4242, \"tid\": 4243, \"ts\": 3600000000.123, \"dur\": 0.000, \"args\": {\"cbid\": 311, \"correlation\": 3, \"graph\": \"0xabc123\", \"stream handle\": \"0x10\", \"step\": 0}},\n"
+	"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaGraphLaunch\", \"pid\": 4242, \"tid\": 4243, \"ts\": 3600000000.123, \"dur\": 0.000, \"args\": {\"cbid\": 311, \"correlation\": 3, \"graph\": \"0xabc123\", \"graph content\": 0, \"stream handle\": \"0x10\", \"step\": 0}},\n"
 	"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaMemcpyAsync\", \"pid\": 4242, \"tid\": 4243, \"ts\": 0.000, \"dur\": 0.000, \"args\": {\"cbid\": 41, \"correlation\": 4, \"bytes\": 1048576, \"kind\": \"HtoD\", \"stream handle\": \"0x0\", \"step\": 0}},\n"
 	"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaMemcpyAsync_ptsz\", \"pid\": 4242, \"tid\": 4243, \"ts\": -0.250, \"dur\": 0.000, \"args\": {\"cbid\": 225, \"correlation\": 5, \"bytes\": 4096, \"kind\": \"DtoH\", \"stream handle\": \"0x2\", \"step\": 0}},\n"
 	"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaMemsetAsync\", \"pid\": 4242, \"tid\": 4243, \"ts\": 1.000, \"dur\": 0.000, \"args\": {\"cbid\": 51, \"correlation\": 6, \"bytes\": 512, \"value\": 90, \"stream handle\": \"0x0\", \"step\": 0}},\n"
-	"  {\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuGraphLaunch_ptsz\", \"pid\": 4242, \"tid\": 4244, \"ts\": 999.999, \"dur\": 0.000, \"args\": {\"cbid\": 515, \"correlation\": 7, \"graph\": \"0xfeed\", \"stream handle\": \"0x0\", \"step\": 0}},\n"
+	"  {\"ph\": \"X\", \"cat\": \"cuda_driver\", \"name\": \"cuGraphLaunch_ptsz\", \"pid\": 4242, \"tid\": 4244, \"ts\": 999.999, \"dur\": 0.000, \"args\": {\"cbid\": 515, \"correlation\": 7, \"graph\": \"0xfeed\", \"graph content\": 0, \"stream handle\": \"0x0\", \"step\": 0}},\n"
 	"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernelExC\", \"pid\": 4242, \"tid\": 4243, \"ts\": 1000.000, \"dur\": 0.000, \"args\": {\"cbid\": 430, \"correlation\": 8, \"kernel\": \"void k<\\\"q\\\">(char\\\\, \\u0001\\u0009)\", \"grid\": [7, 1, 1], \"block\": [32, 2, 1], \"shared memory\": 49152, \"stream handle\": \"0x0\", \"step\": 0}},\n"
 	"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaMemsetAsync_ptsz\", \"pid\": 4242, \"tid\": 4244, \"ts\": 0.002, \"dur\": 0.000, \"args\": {\"cbid\": 235, \"correlation\": 9, \"bytes\": 1, \"value\": -1, \"stream handle\": \"0x0\", \"step\": 0}},\n"
 	"  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#2\", \"pid\": 4242, \"tid\": 4243, \"ts\": 0.000, \"dur\": 1000.000, \"args\": {\"step\": 2, \"probe_hits\": 40, \"probe_cost_ns\": 53600, \"probe_cost_share\": 0.053600}},\n"
@@ -901,7 +901,7 @@ static const char every_event_trace[] =
 	"  {\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": 0, \"tid\": 14, \"ts\": 0.000, \"args\": {\"sort_index\": 14}}\n"
 	" ],\n"
 	" \"traceName\": \"NAME\",\n"
-	" \"cuprobe\": {\"version\": \"0.2.0\", \"pid\": 4242, \"command\": \"train\", \"cycle\": 2, \"partial\": true, \"start_ns\": 1764000005000000000, \"end_ns\": 1764000007000000000, \"duration_ns\": 2000000000, \"launches\": 9, \"captured\": 0, \"unnamed_kernels\": 2, \"late_launches\": 3, \"drops\": 1, \"nested_skipped\": 5, \"stale_link_hits\": 0, \"lost_steps\": 1, \"unprobed_ns\": 2500000, \"steps\": [2, 4], \"probe_ns_per_hit\": 1340.0, \"probe_hits\": 11, \"probe_cost_ns\": 14740, \"probe_cost_share\": 0.000007, \"gpu\": {\"joined_launches\": 6, \"launches_without_gpu\": 0, \"launches_without_api_record\": 1, \"gpu_without_launch\": 1, \"clock_faults\": 0, \"cupti_dropped\": 2, \"malformed_chunks\": 3, \"missing_at_timeout\": 4, \"gpu_records\": 8}, \"cupti_overhead_ns\": 4500, \"holds\": {\"count\": 3, \"total_ms\": 2.114, \"max_ms\": 1.506}}\n"
+	" \"cuprobe\": {\"version\": \"0.2.0\", \"pid\": 4242, \"command\": \"train\", \"cycle\": 2, \"partial\": true, \"start_ns\": 1764000005000000000, \"end_ns\": 1764000007000000000, \"duration_ns\": 2000000000, \"launches\": 9, \"captured\": 0, \"unnamed_kernels\": 2, \"late_launches\": 3, \"drops\": 1, \"nested_skipped\": 5, \"stale_link_hits\": 0, \"lost_steps\": 1, \"unprobed_ns\": 2500000, \"steps\": [2, 4], \"probe_ns_per_hit\": 1340.0, \"probe_hits\": 11, \"probe_cost_ns\": 14740, \"probe_cost_share\": 0.000007, \"graph_replays\": 2, \"graph_unknown_replays\": 2, \"graph_kernels\": 0, \"graph_gpu_kernels\": 0, \"graph_mismatches\": 0, \"graphs\": [], \"gpu\": {\"joined_launches\": 6, \"launches_without_gpu\": 0, \"launches_without_api_record\": 1, \"gpu_without_launch\": 1, \"clock_faults\": 0, \"cupti_dropped\": 2, \"malformed_chunks\": 3, \"missing_at_timeout\": 4, \"gpu_records\": 8}, \"cupti_overhead_ns\": 4500, \"holds\": {\"count\": 3, \"total_ms\": 2.114, \"max_ms\": 1.506}}\n"
 	"}\n";
 
 static void test_whole_trace_is_byte_exact(void **state)

@@ -16,6 +16,7 @@
 #include "core/probes/launch_api.h"
 #include "core/proc/stacks.h"
 #include "trace/format.h"
+#include "trace/graphs.h"
 #include "trace/writer.h"
 #include "util/clock.h"
 #include "util/json_writer.h"
@@ -71,6 +72,7 @@ struct trace {
 	size_t nspan_threads;
 	uint64_t span_ids;
 	uint64_t st_taken, st_lost, st_truncated, st_unsymbolized, st_python, st_python_lost;
+	struct trace_graphs graphs;	/* the graph replays written */
 };
 
 static uint64_t stack_spans(struct trace *t, const struct launch_event *e);
@@ -146,8 +148,10 @@ static struct trace *trace_alloc(void)
 	size_t size = (sizeof(struct trace) + 63) & ~(size_t)63;
 	struct trace *t = aligned_alloc(64, size);
 
-	if (t)
+	if (t) {
 		memset(t, 0, size);
+		trace_graphs__init(&t->graphs);
+	}
 	return t;
 }
 
@@ -251,7 +255,8 @@ static inline void field_dim(struct json_writer *w, struct json_cursor *c, const
 
 /* The args that say what the launch started: a kernel, a graph, a copy or a set. */
 static inline void launch_what_args(struct json_writer *w, struct json_cursor *c,
-				    const struct launch_event *e, const char *kernel)
+				    const struct launch_event *e, const char *kernel,
+				    const struct graph_content *graph)
 {
 	switch (launch_api_what(e->api)) {
 	case LAUNCH_KERNEL:
@@ -262,6 +267,11 @@ static inline void launch_what_args(struct json_writer *w, struct json_cursor *c
 		break;
 	case LAUNCH_GRAPH:
 		field_hex(w, c, JSON_LITERAL(TRACE_ARG_GRAPH), e->func);
+		FIELD_U64(w, c, TRACE_ARG_GRAPH_CONTENT, graph ? graph->id : 0);
+		if (graph) {
+			FIELD_U64(w, c, TRACE_ARG_GRAPH_NODES, graph->nodes.len);
+			FIELD_U64(w, c, TRACE_ARG_GRAPH_KERNELS, graph->kernels);
+		}
 		break;
 	case LAUNCH_MEMCPY:
 		FIELD_U64(w, c, TRACE_ARG_BYTES, e->bytes);
@@ -276,7 +286,7 @@ static inline void launch_what_args(struct json_writer *w, struct json_cursor *c
 }
 
 void trace__launch(struct trace *t, const struct launch_event *e, const char *kernel,
-		   uint64_t correlation)
+		   uint64_t correlation, const struct graph_content *graph)
 {
 	const struct launch_api *api = &launch_apis[e->api];
 	uint64_t parent = t->stacks ? stack_spans(t, e) : 0;
@@ -300,7 +310,10 @@ void trace__launch(struct trace *t, const struct launch_event *e, const char *ke
 	json_cursor__start_object(w, &c);
 	FIELD_U64(w, &c, TRACE_ARG_CBID, (uint64_t)api->cbid);
 	FIELD_U64(w, &c, TRACE_ARG_CORRELATION, correlation);
-	launch_what_args(w, &c, e, kernel);
+	launch_what_args(w, &c, e, kernel, graph);
+	/* A replay's content goes once into the trailer (short of memory, it is only counted). */
+	if (launch_api_what(e->api) == LAUNCH_GRAPH && !(e->flags & LAUNCH_F_CAPTURED))
+		trace_graphs__replay(&t->graphs, graph);
 	field_hex(w, &c, JSON_LITERAL(TRACE_ARG_STREAM_HANDLE), e->stream);
 	FIELD_U64(w, &c, TRACE_ARG_STEP, e->step);
 	if (e->flags & LAUNCH_F_CAPTURED)
@@ -486,6 +499,9 @@ void trace__set_gpu(struct trace *t, const struct trace_gpu_summary *g)
 {
 	t->has_gpu = true;
 	t->gpu = *g;
+	t->graphs.gpu = true;
+	t->graphs.gpu_kernels = g->graph_gpu_kernels;
+	t->graphs.mismatches = g->graph_mismatches;
 }
 
 /* A metadata event: a string arg when sval is given, else the number ival. */
@@ -669,6 +685,7 @@ static void write_cuprobe(struct trace *t, const struct trace_summary *s)
 	if (s->probe_ns >= 0)
 		FIELD_DOUBLE(w, &c, TRACE_KEY_PROBE_NS_PER_HIT, s->probe_ns, 1);
 	overhead_fields(w, &c, (int64_t)s->probe_hits, s->probe_ns, s->end_mono - start);
+	trace_graphs__write(&t->graphs, w, &c);
 	write_gpu_summary(t, &c);
 	write_stack_counts(t, &c);
 	write_cut(w, &c, s, off);
@@ -748,6 +765,7 @@ void trace__free(struct trace *t)
 	for (size_t i = 0; i < t->nspan_threads; i++)
 		free(t->span_threads[i].open);
 	free(t->span_threads);
+	trace_graphs__free(&t->graphs);
 	free(t);
 }
 

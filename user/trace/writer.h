@@ -63,8 +63,10 @@ struct trace *trace__open(const char *dir, const struct trace_meta *m);
 struct trace *trace__openat(int dirfd, const struct trace_meta *m);
 /* Bytes of the trace written so far (its final size, less the trailer). */
 uint64_t trace__bytes(const struct trace *t);
+/* A launch; a graph launch's content is graph (NULL: unknown; graph_store.h). */
+struct graph_content;
 void trace__launch(struct trace *t, const struct launch_event *e, const char *kernel,
-		   uint64_t correlation);
+		   uint64_t correlation, const struct graph_content *graph);
 void trace__thread(struct trace *t, pid_t tid, const char *name);
 /* A step of the cycle: its bounds, and what the probes cost in it. */
 struct trace_step {
@@ -91,6 +93,8 @@ void trace__flow(struct trace *t, bool start, int pid, int tid, uint64_t mono, u
 struct trace_gpu_summary {
 	uint64_t matched, without_gpu, unmatched_launches, gpu_without_launch;
 	uint64_t clock_faults, dropped, bad_chunks, missing, overhead_ns, gpu_records;
+	/* Graph replays: CUPTI's kernels of them, and replays whose count differs from cuprobe's. */
+	uint64_t graph_gpu_kernels, graph_mismatches;
 };
 void trace__set_gpu(struct trace *t, const struct trace_gpu_summary *g);
 

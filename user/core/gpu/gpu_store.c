@@ -7,6 +7,7 @@
 #include "core/gpu/agent_records.h"
 #include "core/gpu/correlate.h"
 #include "core/gpu/gpu_store.h"
+#include "core/graphs/graph_store.h"
 #include "core/probes/launch_api.h"
 #include "core/proc/symbols.h"
 #include "trace/writer.h"
@@ -429,6 +430,7 @@ int gpu_store__join(struct gpu_store *g, struct gpu_launch *l, size_t n, uint64_
 	struct corr_stats cs;
 	size_t nrefs = 0;
 	uint8_t *written = NULL;
+	uint64_t replay_kernels;
 	int err = -ENOMEM;
 
 	memset(st, 0, sizeof(*st));
@@ -460,17 +462,24 @@ int gpu_store__join(struct gpu_store *g, struct gpu_launch *l, size_t n, uint64_
 			kernel = named;
 			st->named_by_cupti++;
 		}
-		trace__launch(t, &l[i].e, kernel, id);
+		trace__launch(t, &l[i].e, kernel, id, l[i].graph);
 		if (!r) {
 			st->without_gpu += corr[i] != 0;
 			continue;
 		}
 		trace__flow(t, true, l[i].e.tgid, l[i].e.tid, l[i].e.ts_ns, id);
+		replay_kernels = 0;
 		for (; r < refs + nrefs && r->correlation == corr[i]; r++) {
 			st->clock_faults += r->start && r->start < l[i].e.ts_ns;
 			written[r - refs] = 1;
 			write_gpu(g, t, r, true);
 			st->gpu_records++;
+			replay_kernels += r->kind == 0;
+		}
+		/* A replay's kernels all carry its launch's correlation: checked against its content. */
+		if (launch_api_what(l[i].e.api) == LAUNCH_GRAPH) {
+			st->graph_gpu_kernels += replay_kernels;
+			st->graph_mismatches += l[i].graph && replay_kernels != l[i].graph->kernels;
 		}
 	}
 	/* GPU work of the window that no probed launch made (a cudaMemcpy, say): shown, counted. */

@@ -15,11 +15,14 @@ struct gpu_store;
 struct trace;
 
 /* A launch of a cycle, waiting for its GPU work. */
+struct graph_content;
+
 struct gpu_launch {
 	struct launch_event e;
 	const char *kernel;	/* from the symbols cache: stable */
 	uint64_t own_correlation;
 	bool unnamed;
+	const struct graph_content *graph;	/* a graph launch's, when known (graph_store.h) */
 };
 
 /* What one cycle's join found: every figure goes into the trace and the report. */
@@ -34,6 +37,8 @@ struct gpu_join_stats {
 	uint64_t overhead_ns;		/* CUPTI's own OVERHEAD records */
 	uint64_t gpu_records;		/* kernel, memcpy and memset events written */
 	uint64_t named_by_cupti;	/* unnamed kernel launches CUPTI's record named */
+	uint64_t graph_gpu_kernels;	/* kernel records of graph replays */
+	uint64_t graph_mismatches;	/* replays of known content whose kernel records differ */
 };
 
 struct gpu_store *gpu_store__new(void);

@@ -455,6 +455,11 @@ uint64_t bpfobj__capture_full(const struct bpfobj *b)
 	return __atomic_load_n(&b->skel->bss->capture_full, __ATOMIC_RELAXED);
 }
 
+uint64_t bpfobj__graph_lost(const struct bpfobj *b)
+{
+	return __atomic_load_n(&b->skel->bss->graph_lost, __ATOMIC_RELAXED);
+}
+
 void bpfobj__name_counters(const struct bpfobj *b, uint64_t *lost, uint64_t *truncated)
 {
 	*lost = b->skel->bss->names_lost;

@@ -73,6 +73,8 @@ uint64_t bpfobj__slot_cookie(struct bpfobj *b, pid_t pid);
 void bpfobj__remove_proc(struct bpfobj *b, pid_t pid);
 /* Captured streams or events BPF could not keep (its maps full): their launches ran as launches. */
 uint64_t bpfobj__capture_full(const struct bpfobj *b);
+/* Graph calls that succeeded and could not be told: the ctrl ring was full. */
+uint64_t bpfobj__graph_lost(const struct bpfobj *b);
 int bpfobj__set_runtime_ranges(struct bpfobj *b, pid_t pid, const struct runtime_ranges *rr);
 
 /* The rings: events (launches, agent chunks) and ctrl (steps, library maps, threads). */

@@ -5,7 +5,11 @@
  * The names as libcudart.so.13 and libcuda (535 and later) export them.
  * cuda.h maps cuStreamBeginCapture to cuStreamBeginCapture_v2; the old
  * entry is still exported, and probed too. cuStreamBeginCaptureToGraph is
- * CUDA 12.3's: an older driver lacks it, and it is not probed there.
+ * CUDA 12.3's: an older driver lacks it, and it is not probed there. The
+ * graph calls are named as exported: cuda.h maps cuGraphAddKernelNode,
+ * cuGraphKernelNodeSetParams, cuGraphExecKernelNodeSetParams and
+ * cuGraphExecUpdate to their _v2, and cuGraphInstantiate to
+ * cuGraphInstantiateWithFlags; the old entries are probed too.
  */
 const char *const capture_apis[CAP__COUNT] = {
 	[CAP_cudaStreamBeginCapture] = "cudaStreamBeginCapture",
@@ -36,4 +40,50 @@ const char *const capture_apis[CAP__COUNT] = {
 	[CAP_cuStreamWaitEvent_ptsz] = "cuStreamWaitEvent_ptsz",
 	[CAP_cudaThreadExchangeStreamCaptureMode] = "cudaThreadExchangeStreamCaptureMode",
 	[CAP_cuThreadExchangeStreamCaptureMode] = "cuThreadExchangeStreamCaptureMode",
+	[CAP_cudaGraphCreate] = "cudaGraphCreate",
+	[CAP_cuGraphCreate] = "cuGraphCreate",
+	[CAP_cudaGraphClone] = "cudaGraphClone",
+	[CAP_cuGraphClone] = "cuGraphClone",
+	[CAP_cudaGraphAddKernelNode] = "cudaGraphAddKernelNode",
+	[CAP_cuGraphAddKernelNode] = "cuGraphAddKernelNode",
+	[CAP_cuGraphAddKernelNode_v2] = "cuGraphAddKernelNode_v2",
+	[CAP_cudaGraphAddMemcpyNode] = "cudaGraphAddMemcpyNode",
+	[CAP_cuGraphAddMemcpyNode] = "cuGraphAddMemcpyNode",
+	[CAP_cudaGraphAddMemcpyNode1D] = "cudaGraphAddMemcpyNode1D",
+	[CAP_cudaGraphAddMemcpyNodeToSymbol] = "cudaGraphAddMemcpyNodeToSymbol",
+	[CAP_cudaGraphAddMemcpyNodeFromSymbol] = "cudaGraphAddMemcpyNodeFromSymbol",
+	[CAP_cudaGraphAddMemsetNode] = "cudaGraphAddMemsetNode",
+	[CAP_cuGraphAddMemsetNode] = "cuGraphAddMemsetNode",
+	[CAP_cudaGraphAddChildGraphNode] = "cudaGraphAddChildGraphNode",
+	[CAP_cuGraphAddChildGraphNode] = "cuGraphAddChildGraphNode",
+	[CAP_cudaGraphAddEmptyNode] = "cudaGraphAddEmptyNode",
+	[CAP_cuGraphAddEmptyNode] = "cuGraphAddEmptyNode",
+	[CAP_cudaGraphAddHostNode] = "cudaGraphAddHostNode",
+	[CAP_cuGraphAddHostNode] = "cuGraphAddHostNode",
+	[CAP_cudaGraphAddEventRecordNode] = "cudaGraphAddEventRecordNode",
+	[CAP_cuGraphAddEventRecordNode] = "cuGraphAddEventRecordNode",
+	[CAP_cudaGraphAddEventWaitNode] = "cudaGraphAddEventWaitNode",
+	[CAP_cuGraphAddEventWaitNode] = "cuGraphAddEventWaitNode",
+	[CAP_cudaGraphKernelNodeSetParams] = "cudaGraphKernelNodeSetParams",
+	[CAP_cuGraphKernelNodeSetParams] = "cuGraphKernelNodeSetParams",
+	[CAP_cuGraphKernelNodeSetParams_v2] = "cuGraphKernelNodeSetParams_v2",
+	[CAP_cudaGraphExecKernelNodeSetParams] = "cudaGraphExecKernelNodeSetParams",
+	[CAP_cuGraphExecKernelNodeSetParams] = "cuGraphExecKernelNodeSetParams",
+	[CAP_cuGraphExecKernelNodeSetParams_v2] = "cuGraphExecKernelNodeSetParams_v2",
+	[CAP_cudaGraphInstantiate] = "cudaGraphInstantiate",
+	[CAP_cudaGraphInstantiateWithFlags] = "cudaGraphInstantiateWithFlags",
+	[CAP_cudaGraphInstantiateWithParams] = "cudaGraphInstantiateWithParams",
+	[CAP_cudaGraphInstantiateWithParams_ptsz] = "cudaGraphInstantiateWithParams_ptsz",
+	[CAP_cuGraphInstantiate] = "cuGraphInstantiate",
+	[CAP_cuGraphInstantiate_v2] = "cuGraphInstantiate_v2",
+	[CAP_cuGraphInstantiateWithFlags] = "cuGraphInstantiateWithFlags",
+	[CAP_cuGraphInstantiateWithParams] = "cuGraphInstantiateWithParams",
+	[CAP_cuGraphInstantiateWithParams_ptsz] = "cuGraphInstantiateWithParams_ptsz",
+	[CAP_cudaGraphExecUpdate] = "cudaGraphExecUpdate",
+	[CAP_cuGraphExecUpdate] = "cuGraphExecUpdate",
+	[CAP_cuGraphExecUpdate_v2] = "cuGraphExecUpdate_v2",
+	[CAP_cudaGraphDestroy] = "cudaGraphDestroy",
+	[CAP_cuGraphDestroy] = "cuGraphDestroy",
+	[CAP_cudaGraphExecDestroy] = "cudaGraphExecDestroy",
+	[CAP_cuGraphExecDestroy] = "cuGraphExecDestroy",
 };

@@ -15,10 +15,15 @@ static inline bool capture_api_is_driver(unsigned int api)
 	return capture_apis[api][2] != 'd';
 }
 
-/* Only the begins have a return probe: a failed begin captures nothing. */
+/*
+ * The begins, the ends and the graph calls have a return probe: a failed
+ * call made nothing, and what a call made is known at its return.
+ */
 static inline bool capture_api_has_return(unsigned int api)
 {
-	return capture_api_kind(api) == CAPTURE_BEGIN;
+	enum capture_kind k = capture_api_kind(api);
+
+	return k == CAPTURE_BEGIN || k == CAPTURE_END || k == CAPTURE_GRAPH;
 }
 
 #endif /* CORE_PROBES_CAPTURE_API_H */

@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/gpu/gpu_store.h"
+#include "core/graphs/graph_store.h"
+#include "core/probes/launch_api.h"
 #include "core/schedule/proc_cycles.h"
 #include "core/schedule/schedule_parse.h"
 #include "core/session/target.h"
@@ -73,6 +75,7 @@ struct proc_cycles {
 	uint64_t launches;
 	uint64_t written;
 	struct gpu_store *gpu;	/* --cupti */
+	struct graph_store *graphs;	/* what its graphs hold: replays are expanded */
 	struct vec threads;	/* struct thread_name */
 };
 
@@ -237,11 +240,11 @@ struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct t
 		begin_cycle(pc);
 	pc->step_start = start_mono;
 	pc->step_tid = t->pid;
-	if (!(pc->gpu = gpu_store__new())) {
-		free(pc);
-		return NULL;
-	}
-	if (phase_records(pc->phase) && open_cycle(pc, start_mono)) {
+	pc->gpu = gpu_store__new();
+	pc->graphs = graph_store__new();
+	if (!pc->gpu || !pc->graphs || (phase_records(pc->phase) && open_cycle(pc, start_mono))) {
+		gpu_store__free(pc->gpu);
+		graph_store__free(pc->graphs);
 		free(pc);
 		return NULL;
 	}
@@ -249,7 +252,7 @@ struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct t
 }
 
 static int hold_launch(struct open_cycle *oc, const struct launch_event *e, const char *kernel,
-		       bool unnamed, uint64_t correlation)
+		       bool unnamed, uint64_t correlation, const struct graph_content *graph)
 {
 	struct gpu_launch *l = vec__push(&oc->pending);
 
@@ -257,6 +260,7 @@ static int hold_launch(struct open_cycle *oc, const struct launch_event *e, cons
 		return -ENOMEM;
 	*l = (struct gpu_launch){
 		.e = *e, .kernel = kernel, .own_correlation = correlation, .unnamed = unnamed,
+		.graph = graph,
 	};
 	return 0;
 }
@@ -307,13 +311,14 @@ static void captured_launch(struct proc_cycles *pc, struct open_cycle *oc,
 			    const struct launch_event *e, const char *kernel, uint64_t correlation)
 {
 	if (oc->mode != MODE_OFF && !oc->cut && cycle_trace(pc, oc))
-		trace__launch(oc->t, e, kernel, correlation);
+		trace__launch(oc->t, e, kernel, correlation, NULL);
 	oc->captured++;
 }
 
 int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, const char *kernel,
 			bool unnamed, uint64_t correlation)
 {
+	const struct graph_content *graph = NULL;
 	struct open_cycle *oc;
 	int err;
 
@@ -340,13 +345,16 @@ int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, co
 	}
 	if (oc->mode != MODE_OFF && cut(pc, oc, e))
 		return 0;
+	/* A replay: what the executable graph ran then, when its making was seen. */
+	if (launch_api_what(e->api) == LAUNCH_GRAPH)
+		graph = graph_store__replay(pc->graphs, e->func, e->ts_ns);
 	if (oc->mode == MODE_OFF) {
 		/* Probes still in from the last window: counted, never written. */
 	} else if (oc->mode == MODE_CUPTI) {
-		if (hold_launch(oc, e, kernel, unnamed, correlation))
+		if (hold_launch(oc, e, kernel, unnamed, correlation, graph))
 			return -ENOMEM;
 	} else if (cycle_trace(pc, oc)) {
-		trace__launch(oc->t, e, kernel, correlation);
+		trace__launch(oc->t, e, kernel, correlation, graph);
 	} /* else the cycle is lost: its launches are counted, and said when it ends */
 	oc->launches++;
 	oc->unnamed += unnamed;
@@ -426,10 +434,15 @@ static uint64_t join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t
 		.dropped = st.dropped, .bad_chunks = st.bad_chunks, .overhead_ns = st.overhead_ns,
 		.gpu_records = st.gpu_records,
 		.missing = timed_out ? st.without_gpu + st.unmatched_launches : 0,
+		.graph_gpu_kernels = st.graph_gpu_kernels, .graph_mismatches = st.graph_mismatches,
 	};
 	trace__set_gpu(oc->t, &sum);
 	while ((err = gpu_store__take_error(pc->gpu)))
 		p_warn("pid %d: %s; cycle %u has launches without GPU times", pc->t->pid, err, oc->k);
+	if (st.graph_mismatches)
+		p_warn("pid %d: cycle %u: %lu graph replays ran other kernels than cuprobe expanded "
+		       "them into (CUPTI's records of them differ): a node changed unseen",
+		       pc->t->pid, oc->k, (unsigned long)st.graph_mismatches);
 	if (sum.missing)
 		p_warn("pid %d: cycle %u written after waiting for its GPU records: %lu launches "
 		       "still without them", pc->t->pid, oc->k, (unsigned long)sum.missing);
@@ -814,8 +827,25 @@ void proc_cycles__free(struct proc_cycles *pc)
 		free(pc->oc[i].failed_path);
 	}
 	gpu_store__free(pc->gpu);
+	graph_store__free(pc->graphs);
 	vec__free(&pc->threads);
 	free(pc);
+}
+
+int proc_cycles__graph(struct proc_cycles *pc, const struct graph_event *e, const char *kernel)
+{
+	return graph_store__event(pc->graphs, e, kernel);
+}
+
+int proc_cycles__captured(struct proc_cycles *pc, const struct launch_event *e,
+			  const char *kernel)
+{
+	return graph_store__captured(pc->graphs, e, kernel);
+}
+
+void proc_cycles__graph_stats(const struct proc_cycles *pc, struct graph_store_stats *st)
+{
+	graph_store__stats(pc->graphs, st);
 }
 
 void proc_cycles__hold(struct proc_cycles *pc, uint64_t ns)

@@ -82,6 +82,16 @@ bool proc_cycles__ahead(const struct proc_cycles *pc, const struct launch_event 
 int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, const char *kernel,
 			bool unnamed, uint64_t correlation);
 void proc_cycles__thread(struct proc_cycles *pc, const struct thread_event *e);
+/*
+ * What the process's graphs hold (graph_store.h): a graph call's return, and
+ * a launch made into a capture, whatever the phase; -ENOMEM.
+ */
+struct graph_event;
+struct graph_store_stats;
+int proc_cycles__graph(struct proc_cycles *pc, const struct graph_event *e, const char *kernel);
+int proc_cycles__captured(struct proc_cycles *pc, const struct launch_event *e,
+			  const char *kernel);
+void proc_cycles__graph_stats(const struct proc_cycles *pc, struct graph_store_stats *st);
 /* A chunk of the agent's records for this process (--cupti). */
 void proc_cycles__agent_chunk(struct proc_cycles *pc, const void *data, size_t len);
 /* The agent flushed a window at or after ts (its records are all in). */

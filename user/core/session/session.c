@@ -381,6 +381,7 @@ static void watch_targets(struct session *s, uint64_t now)
 		    bpfobj__proc_state(s->bpf, t->pid, &ps))
 			continue;
 		session_one_trap(s, t, &ps);
+		session_capture_linger(s, t, &ps, now);
 		if (ps.lost_ctrl == t->lost_ctrl)
 			continue;
 		log_msg(t->lost_ctrl ? LOG_DEBUG : LOG_WARN,
@@ -550,6 +551,10 @@ static void tell_counters(struct session *s)
 		       "maps full (%d entries): launches into those streams may be counted as "
 		       "launches, not captures", (unsigned long)bpfobj__capture_full(s->bpf),
 		       CAPTURE_MAP_ENTRIES);
+	if (bpfobj__graph_lost(s->bpf))
+		p_warn("%lu graph calls could not be told (ctrl ring full): graphs they made or "
+		       "changed are followed no more, their replays may be short",
+		       (unsigned long)bpfobj__graph_lost(s->bpf));
 	tell_name_counters(s);
 	session_ring_report(s);
 	session_lost_report(s);

@@ -12,7 +12,9 @@
 #include <string.h>
 #include <bpf/libbpf.h>
 #include "agent.h"
+#include "graph.h"
 #include "core/probes/bpfobj.h"
+#include "core/probes/capture_api.h"
 #include "core/probes/launch_api.h"
 #include "core/proc/handle_names.h"
 #include "core/proc/procmaps.h"
@@ -112,10 +114,31 @@ void session_place_launch(void *ctx, const struct launch_event *e)
 		s->err = err;
 }
 
+/*
+ * A launch made into a capture is a node of the capture's graph, kept as it
+ * is copied out (not placed): a graph call read on ctrl since may need it,
+ * and the loader reads ctrl before placing launches.
+ */
+static void captured_node(struct session *s, const struct launch_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+	const char *kernel;
+	char handle[48];
+
+	if (!t || !t->cycles || e->api >= API__COUNT)
+		return;
+	kernel_name(s, e, handle, sizeof(handle), &kernel);
+	if (proc_cycles__captured(t->cycles, e, kernel) && !s->err)
+		s->err = -ENOMEM;
+}
+
 /* A launch from the ring or a CPU's stage: queued, or placed now when the queue is full. */
 void session_launch(void *ctx, const struct launch_event *e)
 {
 	struct session *s = ctx;
+
+	if (e->flags & LAUNCH_F_CAPTURED)
+		captured_node(s, e);
 
 	if (!launch_queue__push(&s->queue, e)) {
 		s->placed_at_once++;
@@ -303,6 +326,28 @@ static void on_step(struct session *s, const struct step_event *e)
 		session_step(s, t, e);
 }
 
+/* A graph call's return: its kernel named as a launch of it would be (kernel_name). */
+static void on_graph(struct session *s, const struct graph_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+	struct launch_event as = { .tgid = e->tgid, .func = e->func };
+	enum graph_op op = capture_graph_op(e->api);
+	const char *kernel = "";
+	char handle[48];
+
+	if (!t || !t->cycles || e->api >= CAP__COUNT)
+		return;
+	if (op == GOP_ADD_KERNEL || op == GOP_NODE_PARAMS || op == GOP_EXEC_PARAMS) {
+		as.api = capture_api_is_driver(e->api) ? API_cuLaunchKernel : API_cudaLaunchKernel;
+		as.flags = e->flags & GRAPH_F_KERNEL_HANDLE ? LAUNCH_F_HANDLE : 0;
+		kernel_name(s, &as, handle, sizeof(handle), &kernel);
+	}
+	if (proc_cycles__graph(t->cycles, e, kernel) && !s->err)
+		s->err = -ENOMEM;
+	if (op == GOP_CAPTURED)
+		t->capture_last = clock_mono_ns();
+}
+
 static void on_thread(struct session *s, const struct thread_event *e)
 {
 	struct target *t = session_find(s, e->tgid);
@@ -334,6 +379,8 @@ static void on_hold(struct session *s, const struct libmap_event *e)
 	t->hold_since = clock_mono_ns();
 	if (s->leaving || !t->probes)
 		session_answer_hold(s, t);
+	else if (e->type == REC_CAPTURE)
+		session_capture_hold(s, t);
 	else if (e->type == REC_EXEC)
 		session_exec(s, t);
 	else
@@ -411,8 +458,11 @@ int session_ctrl_event(void *ctx, void *data, size_t size)
 
 	if (type == REC_STEP && size >= sizeof(struct step_event))
 		on_step(s, data);
-	else if ((type == REC_LIBMAP || type == REC_EXEC) && size >= sizeof(struct libmap_event))
+	else if ((type == REC_LIBMAP || type == REC_EXEC || type == REC_CAPTURE) &&
+		 size >= sizeof(struct libmap_event))
 		on_hold(s, data);
+	else if (type == REC_GRAPH && size >= sizeof(struct graph_event))
+		on_graph(s, data);
 	else if (type == REC_THREAD && size >= sizeof(struct thread_event))
 		on_thread(s, data);
 	else if (type == REC_FORK && size >= sizeof(struct fork_event))

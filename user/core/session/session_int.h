@@ -207,6 +207,11 @@ void session_want_probes(struct session *s, struct target *t, bool on);
 void session_one_trap(struct session *s, struct target *t, const struct proc_state *ps);
 /* Continues t if a hold stops it; its length goes into t's next trace and -v. */
 void session_answer_hold(struct session *s, struct target *t);
+/* A capture began with no launch probe in (REC_CAPTURE): they go in, then it goes on. */
+void session_capture_hold(struct session *s, struct target *t);
+/* Launch probes kept for captures go once none is open for a while. */
+void session_capture_linger(struct session *s, struct target *t, const struct proc_state *ps,
+			    uint64_t now);
 /* How many holds there were and how long they took, said with -v at the end. */
 void session_holds_report(const struct session *s);
 void session_suggest_step(struct session *s, struct target *t, char *buf, size_t len);

@@ -21,6 +21,8 @@
 #include "util/log.h"
 
 static void answer_hold(struct session *s, struct target *t, const struct probe_facts *f);
+static void capture_hold_flag(struct session *s, struct target *t, bool on);
+static void capture_hold_done(struct session *s, struct target *t, const struct probe_facts *f);
 
 /* On the prober thread: the probeset is the prober's, the job carries the rest. */
 static void job_run(void *arg)
@@ -193,6 +195,12 @@ static void job_done(void *arg)
 		session_check_warmup(t, t->warm_step, t->warm_ts);
 		t->warm_ts = 0;
 	}
+	/* Launch probes in: a capture that begins from now on needs no hold, and one held goes on. */
+	if (j->kind == JOB_SET && j->want.launch && !t->attaching && t->want.launch) {
+		capture_hold_flag(s, t, false);
+		if (t->capture_hold)
+			capture_hold_done(s, t, &j->facts);
+	}
 out:
 	procmaps__free(&j->maps);
 	free(j);
@@ -228,6 +236,26 @@ int session_submit(struct session *s, struct target *t, enum probe_job_kind kind
 	return 0;
 }
 
+/* CONF_CAPTURE_HOLD as BPF reads it: set while no launch probe of t is in. */
+static void capture_hold_flag(struct session *s, struct target *t, bool on)
+{
+	uint32_t flags = on ? t->conf.flags | CONF_CAPTURE_HOLD : t->conf.flags & ~CONF_CAPTURE_HOLD;
+
+	if (flags == t->conf.flags)
+		return;
+	t->conf.flags = flags;
+	if (bpfobj__set_conf(s->bpf, t->pid, &t->conf) && !t->exited)
+		p_warn("pid %d: cannot tell BPF whether its launch probes are in: %s", t->pid,
+		       strerror(errno));
+}
+
+/* The capture's hold: its launch probes are in (or cannot be put in). */
+static void capture_hold_done(struct session *s, struct target *t, const struct probe_facts *f)
+{
+	t->capture_hold = false;
+	answer_hold(s, t, f);
+}
+
 /*
  * A window's launch links are a new generation, which the next step's state
  * names (step.bpf.c): links of the last window still closing then record
@@ -237,8 +265,10 @@ int session_submit(struct session *s, struct target *t, enum probe_job_kind kind
 void session_want_probes(struct session *s, struct target *t, bool on)
 {
 	enum window_mode mode = t->leading ? t->lead_mode : t->mode;
+	bool window = on && mode != MODE_OFF;
 	struct probe_want w = {
-		.launch = on && mode != MODE_OFF,
+		/* A capture's launches are its graph's nodes, whatever the window (graph_store.h). */
+		.launch = window || t->capture_probes,
 		.latency = on && mode == MODE_LATENCY,
 		/* The agent's CUPTI goes on at warmup, not ahead of it: its records are the cycle's. */
 		.agent = on && mode == MODE_CUPTI && !t->leading,
@@ -247,20 +277,60 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 		.one_trap = t->one_trap,
 	};
 
-	if (!memcmp(&w, &t->want, sizeof(w)) || !t->probes)
+	t->window_on = on;
+	if (!memcmp(&w, &t->want, sizeof(w)) || !t->probes) {
+		/* A capture's hold: the probes are in, or on their way (job_done answers it). */
+		if (t->capture_hold && !t->attaching)
+			capture_hold_done(s, t, NULL);
 		return;
-	/* The first links of a process need no new generation: none came before them. */
-	if (w.launch && !t->want.launch && t->plan.step && t->had_links) {
+	}
+	/*
+	 * The first links of a process need no new generation: none came before
+	 * them. Nor do links for a capture: the running step's state names the
+	 * generation they must have to record.
+	 */
+	if (w.launch && !t->want.launch && window && t->plan.step && t->had_links) {
 		t->conf.link_gen = (t->conf.link_gen + 1) & 0xff;
 		w.gen = t->conf.link_gen;
 		if (bpfobj__set_conf(s->bpf, t->pid, &t->conf))
 			p_warn("pid %d: cannot name its new launch links: %s", t->pid,
 			       strerror(errno));
 	}
+	/* With no launch probe in, a capture that begins holds the process until they are. */
+	if (!w.launch && t->want.launch)
+		capture_hold_flag(s, t, true);
 	t->want = w;
 	t->had_links |= w.launch;
-	if (session_submit(s, t, JOB_SET, 0, NULL))
+	if (session_submit(s, t, JOB_SET, 0, NULL)) {
 		p_warn("pid %d: out of memory: its launch probes stay as they are", t->pid);
+		if (t->capture_hold)
+			capture_hold_done(s, t, NULL);
+	}
+}
+
+void session_capture_hold(struct session *s, struct target *t)
+{
+	if (!t->capture_probes)
+		p_dbg("pid %d: a stream capture began: launch probes go in for its graph's nodes",
+		      t->pid);
+	t->capture_probes = true;
+	t->capture_hold = true;
+	t->capture_last = clock_mono_ns();
+	session_want_probes(s, t, t->window_on);
+}
+
+/* How long launch probes stay in after the latest capture: a program captures many in a row. */
+#define CAPTURE_LINGER_NS (2000 * 1000 * 1000ull)
+
+void session_capture_linger(struct session *s, struct target *t, const struct proc_state *ps,
+			    uint64_t now)
+{
+	if (!t->capture_probes || ps->captures_open || now - t->capture_last < CAPTURE_LINGER_NS)
+		return;
+	t->capture_probes = false;
+	p_dbg("pid %d: no stream capture for %llu ms: launch probes kept for captures go", t->pid,
+	      CAPTURE_LINGER_NS / 1000000);
+	session_want_probes(s, t, t->window_on);
 }
 
 /*

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "core/gpu/inject.h"
+#include "core/graphs/graph_store.h"
 #include "core/probes/bpfobj.h"
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
@@ -73,6 +74,9 @@ static int setup_target(struct session *s, struct target *t, const struct target
 	t->conf.sched = *sched;
 	t->conf.step_every = p->step_every ?: 1;
 	t->conf.flags = p->follow ? CONF_FOLLOW : 0;
+	/* No launch probe is in yet: a capture that begins waits for them (session_capture_hold). */
+	if (s->penv.captures)
+		t->conf.flags |= CONF_CAPTURE_HOLD;
 	/*
 	 * An adopted child's entries are BPF's copy of its parent's: its counters
 	 * already run, and its state names the parent's schedule and link
@@ -437,6 +441,26 @@ void session_target_exit(struct session *s, struct target *t)
 	session_end_target(s, t);
 }
 
+/* What its graphs' store could not follow: said, since its replays' kernels may be short. */
+static void tell_graphs(const struct target *t)
+{
+	struct graph_store_stats st;
+
+	if (!t->cycles)
+		return;
+	proc_cycles__graph_stats(t->cycles, &st);
+	if (st.late_nodes)
+		p_warn("pid %d: %lu launches into captures were read after a replay of their graph "
+		       "was written: those replays lack them", t->pid, (unsigned long)st.late_nodes);
+	if (st.unknown_changes)
+		p_dbg("pid %d: %lu graph calls were about graphs or nodes made before cuprobe "
+		      "attached: their replays are of unknown content", t->pid,
+		      (unsigned long)st.unknown_changes);
+	if (st.full)
+		p_warn("pid %d: its graphs held more nodes than cuprobe keeps: %lu not kept, their "
+		       "replays are of unknown content or short", t->pid, (unsigned long)st.full);
+}
+
 void session_remove(struct session *s, struct target *t)
 {
 	for (size_t i = 0; i < s->targets.len; i++) {
@@ -451,6 +475,7 @@ void session_remove(struct session *s, struct target *t)
 	bpfobj__remove_py_proc(s->bpf, t->pid);
 	if (s->stacks)
 		stacks__forget(s->stacks, t->pid);
+	tell_graphs(t);
 	proc_cycles__free(t->cycles);
 	target__release(t);
 	free(t);

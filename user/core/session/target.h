@@ -64,6 +64,14 @@ struct target {
 	bool told_lead;		/* said once */
 	bool leading;		/* probes in ahead of a cycle whose mode is not yet asked */
 	enum window_mode lead_mode; /* then: the mode that cycle is expected to have */
+	/*
+	 * Graphs: launch probes stay in while captures are open, and a while
+	 * after the latest ended (session_jobs.c), for the nodes of the graphs.
+	 */
+	bool window_on;		/* the schedule wants launch probes (session_want_probes' on) */
+	bool capture_probes;	/* they are in for captures too */
+	bool capture_hold;	/* a capture's hold waits for them */
+	uint64_t capture_last;	/* when the latest capture began or ended */
 	bool python;		/* --stack: BPF walks its CPython frames */
 	bool python_told;	/* said that its Python cannot be walked */
 };

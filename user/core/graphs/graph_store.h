@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * What a process's CUDA graphs hold, kept from the calls that build them
+ * (graph.h's events) and the launches made into a capture, so that a replay
+ * (cudaGraphLaunch of an executable graph) is expanded into its kernels
+ * without CUPTI.
+ *
+ * A graph is a list of nodes, changed as calls come. An executable graph
+ * runs a content: the graph's nodes as they were when it was instantiated
+ * or updated, a snapshot that never changes after (a change of one of its
+ * nodes makes a new content). Contents are kept for the store's life, so a
+ * trace may point at them until it is closed; an executable graph keeps
+ * the span of time it ran each content, so a replay read after its handle
+ * was destroyed and given again is still given the content it ran.
+ *
+ * A graph whose making cuprobe did not see (built before it attached) is of
+ * unknown content, and so is every replay of it: counted, never guessed.
+ */
+#ifndef CORE_GRAPHS_GRAPH_STORE_H
+#define CORE_GRAPHS_GRAPH_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "graph.h"
+#include "util/vec.h"
+
+/* What a node runs. */
+enum graph_node_what {
+	GNODE_KERNEL,
+	GNODE_COPY,
+	GNODE_SET,
+	GNODE_OTHER,	/* empty, host, event record and wait nodes: no GPU work of their own */
+};
+
+struct graph_node {
+	uint64_t handle;	/* the node's, when a call made it; 0 for captured nodes */
+	uint64_t ts;		/* when it was added */
+	enum graph_node_what what;
+	const char *kernel;	/* interned in the store */
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t shmem;
+	uint32_t kind;		/* copies: cudaMemcpyKind */
+	uint64_t bytes;
+};
+
+/* A content, as a trace writes it. */
+struct graph_content {
+	uint32_t id;		/* the process's, from 1 */
+	const char *origin;	/* "capture", "built", "updated", "cloned" */
+	struct vec nodes;	/* struct graph_node */
+	uint32_t kernels, copies, sets, other;
+	bool replayed;		/* a replay of it was handed out: it no longer changes */
+};
+
+/* What the store could not follow: said at the session's end. */
+struct graph_store_stats {
+	uint64_t late_nodes;	/* captured nodes read after a replay of their content */
+	uint64_t unknown_changes; /* changes of nodes or graphs cuprobe never saw made */
+	uint64_t full;		/* nodes or contents not kept: the store's bound */
+};
+
+struct graph_store;
+
+struct graph_store *graph_store__new(void);
+void graph_store__free(struct graph_store *gs);
+
+/* A launch made into a capture (LAUNCH_F_CAPTURED), named; -ENOMEM. */
+int graph_store__captured(struct graph_store *gs, const struct launch_event *e,
+			  const char *kernel);
+
+/* A graph call's return; kernel names func for the kernel ops. -ENOMEM. */
+int graph_store__event(struct graph_store *gs, const struct graph_event *e, const char *kernel);
+
+/* The content executable graph exec ran at ts; NULL when unknown. */
+const struct graph_content *graph_store__replay(struct graph_store *gs, uint64_t exec, uint64_t ts);
+
+void graph_store__stats(const struct graph_store *gs, struct graph_store_stats *st);
+
+#endif /* CORE_GRAPHS_GRAPH_STORE_H */
