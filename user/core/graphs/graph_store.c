@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The graph store (graph_store.h). Graph calls come on the ctrl ring, read
- * before the launches of the same turn, so a capture's end or an
+ * The graph store (graph_store.h). Graph calls come on the events ring, in
+ * order with the launches sent there; launches staged per CPU are copied
+ * after the ring's records of the same turn, so a capture's end or an
  * instantiation may be read before some of the capture's own launches: a
  * captured node is put where its capture's graph is, and into the contents
- * made from that graph after it was launched (its ts says so), as long as
- * no replay of such a content was handed out; after that it is counted late.
+ * made from that graph, as long as no replay of such a content was handed
+ * out; after that it is counted late. (Captured launches are kept as they
+ * are copied, before any launch of the turn is placed.)
  *
  * The runtime's graph calls enter the driver's, and both are probed: the
  * inner return comes first. Each update is made so that the second changes
@@ -32,6 +34,7 @@ struct graph {
 	uint64_t end_ts;	/* a capture's graph: its launches came before this */
 	struct vec nodes;	/* struct graph_node */
 	struct vec made;	/* struct graph_content *: contents made from it */
+	struct vec copies;	/* struct graph *: clones and parents made from it */
 };
 
 struct capture_buf {
@@ -119,6 +122,7 @@ void graph_store__free(struct graph_store *gs)
 
 		vec__free(&g->nodes);
 		vec__free(&g->made);
+		vec__free(&g->copies);
 		free(g);
 	}
 	for (size_t i = 0; i < gs->contents.len; i++) {
@@ -190,6 +194,7 @@ static struct graph *graph_new(struct graph_store *gs, uint64_t handle, const ch
 	g->origin = origin;
 	g->nodes = VEC_INIT(struct graph_node);
 	g->made = VEC_INIT(struct graph_content *);
+	g->copies = VEC_INIT(struct graph *);
 	slot = vec__push(&gs->all_graphs);
 	if (!slot || hmap__set(gs->graphs, (long)handle, (long)g, NULL, NULL)) {
 		if (slot)
@@ -379,6 +384,17 @@ static int add_node(struct graph_store *gs, struct graph *g, const struct graph_
 	return 0;
 }
 
+/* to is made of from's nodes: a captured node of from read late goes into it too. */
+static int copied_from(struct graph *from, struct graph *to)
+{
+	struct graph **slot = vec__push(&from->copies);
+
+	if (!slot)
+		return -ENOMEM;
+	*slot = to;
+	return 0;
+}
+
 static int add_child(struct graph_store *gs, struct graph *g, const struct graph_event *e)
 {
 	struct graph *child = graph_of(gs, e->b);
@@ -391,16 +407,21 @@ static int add_child(struct graph_store *gs, struct graph *g, const struct graph
 	}
 	if (child == g)
 		return 0;
+	/* The runtime's return after its driver's: the child node is in already. */
+	for (size_t i = 0; i < g->nodes.len; i++)
+		if (vec_at(&g->nodes, struct graph_node, i)->child == e->out)
+			return 0;
 	for (size_t i = 0; i < child->nodes.len; i++) {
 		struct graph_node n = *vec_at(&child->nodes, struct graph_node, i);
 
 		n.handle = 0;
+		n.child = e->out;
 		n.ts = e->ts_ns;
 		err = add_node(gs, g, &n);
 		if (err)
 			return err;
 	}
-	return 0;
+	return copied_from(child, g);
 }
 
 static struct graph *graph_or_unknown(struct graph_store *gs, uint64_t handle)
@@ -516,12 +537,31 @@ static int instantiate(struct graph_store *gs, uint64_t exec, struct graph *g, u
 	return exec_runs(gs, exec, ts, g, c);
 }
 
+/* Capture id's nodes, made at its first node or its end, whichever is read first. */
+static struct capture_buf *capture_buf_of(struct graph_store *gs, uint32_t id)
+{
+	struct capture_buf *cb;
+	long v;
+
+	if (hmap__find(gs->captures, (long)id, &v))
+		return (struct capture_buf *)v;
+	cb = calloc(1, sizeof(*cb));
+	if (!cb)
+		return NULL;
+	cb->id = id;
+	cb->nodes = VEC_INIT(struct graph_node);
+	if (hmap__add(gs->captures, (long)id, (long)cb)) {
+		free(cb);
+		return NULL;
+	}
+	return cb;
+}
+
 /* A capture's end: its graph holds what was launched into it, read so far and later. */
 static int captured(struct graph_store *gs, const struct graph_event *e)
 {
 	struct graph *g = graph_of(gs, e->out);
 	struct capture_buf *cb;
-	long v;
 	int err;
 
 	/* cudaStreamBeginCaptureToGraph adds to a graph that was: the same handle. */
@@ -529,10 +569,13 @@ static int captured(struct graph_store *gs, const struct graph_event *e)
 		g = graph_new(gs, e->out, "capture");
 	if (!g)
 		return -ENOMEM;
+	/* The runtime's end makes its graph through the driver's cuGraphCreate: still empty. */
+	if (!g->nodes.len && !g->unknown)
+		g->origin = "capture";
 	g->end_ts = e->ts_ns;
-	if (!hmap__find(gs->captures, (long)e->capture, &v))
-		return 0; /* nothing launched into it was read yet */
-	cb = (struct capture_buf *)v;
+	cb = capture_buf_of(gs, e->capture);
+	if (!cb)
+		return -ENOMEM;
 	cb->g = g;
 	for (size_t i = 0; i < cb->nodes.len; i++) {
 		err = add_node(gs, g, vec_at(&cb->nodes, struct graph_node, i));
@@ -544,6 +587,32 @@ static int captured(struct graph_store *gs, const struct graph_event *e)
 	return 0;
 }
 
+/*
+ * A node of g read after its end: into g, the contents made from it that no
+ * replay has shown yet, and the graphs made of it (clones, parents), a few
+ * levels down.
+ */
+static int late_node(struct graph_store *gs, struct graph *g, const struct graph_node *n,
+		     int depth)
+{
+	if (depth > 8)
+		return 0;
+	if (add_node(gs, g, n))
+		return -ENOMEM;
+	for (size_t i = 0; i < g->made.len; i++) {
+		struct graph_content *c = *vec_at(&g->made, struct graph_content *, i);
+
+		if (c->replayed)
+			gs->st.late_nodes++;
+		else if (content_add(gs, c, n))
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < g->copies.len; i++)
+		if (late_node(gs, *vec_at(&g->copies, struct graph *, i), n, depth + 1))
+			return -ENOMEM;
+	return 0;
+}
+
 int graph_store__captured(struct graph_store *gs, const struct launch_event *e,
 			  const char *kernel)
 {
@@ -551,7 +620,6 @@ int graph_store__captured(struct graph_store *gs, const struct launch_event *e,
 				.bytes = e->bytes };
 	struct capture_buf *cb;
 	struct graph_node *slot;
-	long v;
 
 	switch (launch_api_what(e->api)) {
 	case LAUNCH_KERNEL:
@@ -572,19 +640,9 @@ int graph_store__captured(struct graph_store *gs, const struct launch_event *e,
 		n.what = GNODE_OTHER; /* a graph launched into a capture: a child of it */
 		break;
 	}
-	if (!hmap__find(gs->captures, (long)e->capture, &v)) {
-		cb = calloc(1, sizeof(*cb));
-		if (!cb)
-			return -ENOMEM;
-		cb->id = e->capture;
-		cb->nodes = VEC_INIT(struct graph_node);
-		if (hmap__add(gs->captures, (long)e->capture, (long)cb)) {
-			free(cb);
-			return -ENOMEM;
-		}
-	} else {
-		cb = (struct capture_buf *)v;
-	}
+	cb = capture_buf_of(gs, e->capture);
+	if (!cb)
+		return -ENOMEM;
 	if (!cb->g) {
 		slot = vec__push(&cb->nodes);
 		if (!slot)
@@ -592,18 +650,8 @@ int graph_store__captured(struct graph_store *gs, const struct launch_event *e,
 		*slot = n;
 		return 0;
 	}
-	/* Its end was read first: into the graph, and the contents made from it since. */
-	if (add_node(gs, cb->g, &n))
-		return -ENOMEM;
-	for (size_t i = 0; i < cb->g->made.len; i++) {
-		struct graph_content *c = *vec_at(&cb->g->made, struct graph_content *, i);
-
-		if (c->replayed)
-			gs->st.late_nodes++;
-		else if (content_add(gs, c, &n))
-			return -ENOMEM;
-	}
-	return 0;
+	/* Its end was read first: into the graph, and what was made from it since. */
+	return late_node(gs, cb->g, &n, 0);
 }
 
 int graph_store__event(struct graph_store *gs, const struct graph_event *e, const char *kernel)
@@ -639,7 +687,7 @@ int graph_store__event(struct graph_store *gs, const struct graph_event *e, cons
 			if (add_node(gs, g, &n))
 				return -ENOMEM;
 		}
-		return 0;
+		return copied_from(from, g);
 	}
 	case GOP_ADD_KERNEL:
 	case GOP_ADD_COPY:

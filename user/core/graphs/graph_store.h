@@ -34,6 +34,7 @@ enum graph_node_what {
 
 struct graph_node {
 	uint64_t handle;	/* the node's, when a call made it; 0 for captured nodes */
+	uint64_t child;		/* a child graph's node, flattened: that node's handle */
 	uint64_t ts;		/* when it was added */
 	enum graph_node_what what;
 	const char *kernel;	/* interned in the store */

@@ -152,6 +152,28 @@ bool session_place(struct session *s, size_t max)
 	return s->queue.len == 0;
 }
 
+/* A graph call's return: its kernel named as a launch of it would be (kernel_name). */
+static void on_graph(struct session *s, const struct graph_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+	struct launch_event as = { .tgid = e->tgid, .func = e->func };
+	enum graph_op op = capture_graph_op(e->api);
+	const char *kernel = "";
+	char handle[48];
+
+	if (!t || !t->cycles || e->api >= CAP__COUNT)
+		return;
+	if (op == GOP_ADD_KERNEL || op == GOP_NODE_PARAMS || op == GOP_EXEC_PARAMS) {
+		as.api = capture_api_is_driver(e->api) ? API_cuLaunchKernel : API_cudaLaunchKernel;
+		as.flags = e->flags & GRAPH_F_KERNEL_HANDLE ? LAUNCH_F_HANDLE : 0;
+		kernel_name(s, &as, handle, sizeof(handle), &kernel);
+	}
+	if (proc_cycles__graph(t->cycles, e, kernel) && !s->err)
+		s->err = -ENOMEM;
+	if (op == GOP_CAPTURED)
+		t->capture_last = clock_mono_ns();
+}
+
 int session_data_event(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
@@ -170,6 +192,8 @@ int session_data_event(void *ctx, void *data, size_t size)
 		on_agent(s, data, size);
 	else if (type == REC_NAME && size >= sizeof(struct name_event))
 		on_name(s, data);
+	else if (type == REC_GRAPH && size >= sizeof(struct graph_event))
+		on_graph(s, data);
 	if (err)
 		return err;
 	/* The turn's share is taken: the rest waits for the next turn (session_consume). */
@@ -326,28 +350,6 @@ static void on_step(struct session *s, const struct step_event *e)
 		session_step(s, t, e);
 }
 
-/* A graph call's return: its kernel named as a launch of it would be (kernel_name). */
-static void on_graph(struct session *s, const struct graph_event *e)
-{
-	struct target *t = session_find(s, e->tgid);
-	struct launch_event as = { .tgid = e->tgid, .func = e->func };
-	enum graph_op op = capture_graph_op(e->api);
-	const char *kernel = "";
-	char handle[48];
-
-	if (!t || !t->cycles || e->api >= CAP__COUNT)
-		return;
-	if (op == GOP_ADD_KERNEL || op == GOP_NODE_PARAMS || op == GOP_EXEC_PARAMS) {
-		as.api = capture_api_is_driver(e->api) ? API_cuLaunchKernel : API_cudaLaunchKernel;
-		as.flags = e->flags & GRAPH_F_KERNEL_HANDLE ? LAUNCH_F_HANDLE : 0;
-		kernel_name(s, &as, handle, sizeof(handle), &kernel);
-	}
-	if (proc_cycles__graph(t->cycles, e, kernel) && !s->err)
-		s->err = -ENOMEM;
-	if (op == GOP_CAPTURED)
-		t->capture_last = clock_mono_ns();
-}
-
 static void on_thread(struct session *s, const struct thread_event *e)
 {
 	struct target *t = session_find(s, e->tgid);
@@ -461,8 +463,7 @@ int session_ctrl_event(void *ctx, void *data, size_t size)
 	else if ((type == REC_LIBMAP || type == REC_EXEC || type == REC_CAPTURE) &&
 		 size >= sizeof(struct libmap_event))
 		on_hold(s, data);
-	else if (type == REC_GRAPH && size >= sizeof(struct graph_event))
-		on_graph(s, data);
+
 	else if (type == REC_THREAD && size >= sizeof(struct thread_event))
 		on_thread(s, data);
 	else if (type == REC_FORK && size >= sizeof(struct fork_event))

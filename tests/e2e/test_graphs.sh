@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# CUDA graphs without CUPTI: the graphs workload (tests/workloads/graphs.cu, on
+# the stand-in runtime and driver) captures graphs from streams (fork/join,
+# thread-local), builds them by hand and through the driver, instantiates,
+# changes nodes of an executable graph, updates, clones, replays and
+# destroys them, reusing freed handles. Every replay in the trace must carry
+# exactly the content that instance ran (check_graphs.py against
+# $CUPROBE_GT.graphs); the replays' own launches and the captured calls stay
+# as test_capture_streams.sh checks them; a graph made before cuprobe
+# attached is of unknown content, counted, never guessed.
+source "$(dirname "$0")/lib.sh"
+GCHECK="python3 $(dirname "$0")/check_graphs.py"
+CAPCHECK="python3 $(dirname "$0")/check_capture.py"
+
+# check_run NAME DIR GT: the trace of DIR against the workload's three ground truths.
+check_run() {
+	local name=$1 f
+	f=$(trace_in "$2/run_0")
+	expect "$name: every replay carries the content its instance ran" $GCHECK "$f" "$3.graphs"
+	expect "$name: every ordinary launch and replay exact" \
+		$CHECK match --any-step --gt "$3" "$f"
+	expect "$name: every captured call in its capture, and counted as captured" \
+		$CAPCHECK "$f" "$3.captured"
+	expect "$name: the trace is valid" $CHECK valid "$f"
+}
+
+"$CUPROBE" record -o "$TMP/cmd" -- env CUPROBE_GT="$TMP/cmd.gt.json" "$W/graphs" --iters 3 \
+	>"$TMP/cmd.log" 2>&1
+check_run "command" "$TMP/cmd" "$TMP/cmd.gt.json"
+f=$(trace_in "$TMP/cmd/run_0")
+expect "command: 62 replays, every one of known content" \
+	python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['cuprobe']; sys.exit(not (c['graph_replays'] == 62 and c['graph_unknown_replays'] == 0))" "$f"
+expect "command: a content that was replayed is listed once" \
+	python3 -c "import json,sys; g=json.load(open(sys.argv[1]))['cuprobe']['graphs']; ids=[x['id'] for x in g]; sys.exit(not (ids and len(ids) == len(set(ids))))" "$f"
+
+# -p at the wait: the graph built and instantiated before it is of unknown content.
+CUPROBE_GT=$TMP/p.gt.json "$W/graphs" --iters 2 --wait-file "$TMP/go" 2>/dev/null &
+wl=$!
+attach_then_go $wl "$TMP/p" "$TMP/p.log" "$TMP/go"
+check_run "-p" "$TMP/p" "$TMP/p.gt.json"
+f=$(trace_in "$TMP/p/run_0")
+expect "-p: the 5 replays of the graph made before attaching are of unknown content" \
+	python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['cuprobe']; sys.exit(not c['graph_unknown_replays'] == 5)" "$f"
+
+# A schedule: captures in steps that record nothing still fill their graphs.
+CUPROBE_GT=$TMP/s.gt.json "$CUPROBE" record -o "$TMP/s" --step cuprobe_step \
+	--schedule wait=1,warmup=0,active=1 -- "$W/graphs" --iters 3 --steps >"$TMP/s.log" 2>&1
+f=$(trace_in "$TMP/s/run_0")
+expect "schedule: the active step's replays carry their contents" $GCHECK "$f" "$TMP/s.gt.json.graphs"
+done_testing
