@@ -6,9 +6,10 @@
  * driver adds the node inside, with no public call. Here the runtime keeps
  * the capture, so the driver offers these instead. Their names start with
  * no "cu", so no profiler's probe on a CUDA entry point ever sees them.
- *
- * All return CUDA_SUCCESS, or CUDA_ERROR_INVALID_VALUE for a graph handle
+ * They return CUDA_SUCCESS, or CUDA_ERROR_INVALID_VALUE for a graph handle
  * that is not a live graph, or CUDA_ERROR_OUT_OF_MEMORY.
+ *
+ * And the one driver export both use that cuda.h leaves undeclared here.
  */
 #ifndef FAKECUDA_H
 #define FAKECUDA_H
