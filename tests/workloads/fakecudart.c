@@ -98,19 +98,19 @@ EXPORT cudaError_t CUDARTAPI cudaGetKernel(cudaKernel_t *kernelPtr, const void *
 
 /*
  * What the driver is given for a function the runtime is given: a kernel
- * handle stays as it is, a host stub becomes its kernel (cudaGetKernel's).
+ * handle of cudaGetKernel's stays as it is; anything else is taken for a host
+ * stub and becomes its kernel.
  */
 static CUfunction kernel_of(const void *func)
 {
 	cudaKernel_t k = NULL;
-	size_t i;
+	int is_kernel = 0;
 
 	pthread_mutex_lock(&kernels_mu);
-	for (i = 0; i < sizeof(kernels) / sizeof(kernels[0]) && kernels[i].stub; i++)
-		if ((const void *)kernels[i].kernel == func)
-			break;
+	for (size_t i = 0; i < sizeof(kernels) / sizeof(kernels[0]) && kernels[i].stub; i++)
+		is_kernel |= (const void *)kernels[i].kernel == func;
 	pthread_mutex_unlock(&kernels_mu);
-	if (i < sizeof(kernels) / sizeof(kernels[0]) && kernels[i].stub)
+	if (is_kernel)
 		return (CUfunction)func;
 	return cudaGetKernel(&k, func) == cudaSuccess ? (CUfunction)k : NULL;
 }
