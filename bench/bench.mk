@@ -11,12 +11,12 @@ BENCH_MK := 1
 
 BENCH_DIR   := $(OUTPUT)/bench
 BENCH_TOOLS := $(BENCH_DIR)/launch_loop $(BENCH_DIR)/empty_uprobe $(BENCH_DIR)/trace_write \
-	       $(BENCH_DIR)/real_loop $(BENCH_DIR)/libreal_rt.so
+	       $(BENCH_DIR)/real_loop $(BENCH_DIR)/libreal_rt.so $(BENCH_DIR)/graph_loop
 
 # Frame pointers give cuprobe_step a leading push, as in the test workloads.
-BENCH_NVFLAGS := -O2 -std=c++17 -Werror all-warnings \
-		 -Xcompiler -Wall,-Wextra,-Werror,-fno-omit-frame-pointer \
-		 -cudart shared -Xlinker -rpath,$(CUDA_HOME)/lib64
+BENCH_NVBASE  := -O2 -std=c++17 -Werror all-warnings \
+		 -Xcompiler -Wall,-Wextra,-Werror,-fno-omit-frame-pointer
+BENCH_NVFLAGS := $(BENCH_NVBASE) -cudart shared -Xlinker -rpath,$(CUDA_HOME)/lib64
 
 .PHONY: bench-tools
 bench-tools: $(BENCH_TOOLS)
@@ -25,6 +25,17 @@ $(BENCH_DIR)/launch_loop: bench/launch_loop.cu
 	$(call msg,NVCC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(BENCH_NVFLAGS) -MMD -MP -MF $@.d $< -o $@ -ldl -lpthread
+
+# Graph replays against launches, on the test workloads' stand-in runtime and
+# driver (the real runtime fails every graph call without a device), found
+# next door through RUNPATH; -cudart none, as the workloads on them are built.
+$(BENCH_DIR)/graph_loop: bench/graph_loop.cu $(WL_FAKECUDA)/libcuda.so.1 \
+			 $(WL_FAKECUDA)/libfakecudart.so
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(BENCH_NVBASE) -MMD -MP -MF $@.d -cudart none $< -o $@ \
+		-Xlinker -rpath,'$$ORIGIN/../workloads/fakecuda' -L$(WL_FAKECUDA) \
+		-l:libcuda.so.1 -lfakecudart -ldl
 
 $(BENCH_DIR)/empty.bpf.o: bench/empty.bpf.c $(VMLINUX_H)
 	$(call msg,BPF,$@)

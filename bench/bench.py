@@ -16,7 +16,8 @@ the larger event count of rss_growth (default 10000000), BENCH_ONLY picks
 measurements by name (probe_vs_empty_uprobe, driver_probe_vs_empty_uprobe,
 nested_launch_vs_empty_uprobe, vs_bpftrace_driver, vs_bpftrace_runtime, steps, detach_ms,
 trace_write_events_per_s, first_step_complete, latency_vs_entry,
-stack_vs_nostack, python_stack_vs_nostack, torch, dlopen_holds, ...), and
+stack_vs_nostack, python_stack_vs_nostack, torch, dlopen_holds,
+graph_replay_vs_launch, ...), and
 BENCH_CUPROBE names another cuprobe binary to measure (default ./cuprobe).
 BENCH_TORCH_PYTHON is the Python whose torch the torch figures import
 (default /var/cache/cuprobe/real/venv/bin/python3).
@@ -663,6 +664,7 @@ FIGURES = [
     ("torch_holds_pct", "%.1f", "<=", "5"),
     ("dlopen_hold_max_ms", "%.2f", "<=", "20"),
     ("dlopen_hold_ms_per_dlopen", "%.2f", None, None),
+    ("graph_replay_vs_launch", "%.2f", "<=", "1.10"),
 ]
 
 
@@ -675,7 +677,8 @@ def met(value, op, target):
 def main():
     if os.geteuid() != 0:
         sys.exit("bench: cuprobe loads BPF programs: run make bench as root")
-    for f in (CUPROBE, LOOP, EMPTY, TRACE_WRITE, REAL_LOOP, REAL_RT):
+    for f in (CUPROBE, LOOP, EMPTY, TRACE_WRITE, REAL_LOOP, REAL_RT,
+              os.path.join(TOOLS, "graph_loop")):
         if not os.access(f, os.X_OK):
             sys.exit("bench: %s is missing: run make bench" % f)
     say("bench: %s, %d CPUs, kernel %s; traces in %s; %d repetitions"
@@ -725,6 +728,8 @@ def main():
     measure("dlopen_holds", hold_figures.dlopen_figures)
     if values.get("dlopen_holds"):
         values["dlopen_hold_max_ms"], values["dlopen_hold_ms_per_dlopen"] = values["dlopen_holds"]
+    import graph_figures  # noqa: E402 (it imports this module)
+    measure("graph_replay_vs_launch", graph_figures.graph_replay_vs_launch)
 
     missed = failed = 0
     lines = []

@@ -16,6 +16,9 @@
 #   f   the real driver: where cuprobe puts its probes (record -v), cuGetProcAddress
 #       against the exports (tests/real/procaddr.c), and a launch's cost in a PyTorch loop alone
 #       (f0) and under cuprobe record (f1), nested launches and one trap included
+#   g   torch.cuda.graph replays (tests/gpu/graph_replay.py) under cuprobe record --cupti
+#       (g1: each replay's expansion against CUPTI's kernels of its correlation id) and
+#       record alone (g2: each replay of known content, with kernels)
 # then compares the traces and step times (tests/gpu/compare.py), and sets
 # compare's inflation beside torch.profiler's own (tests/gpu/inflation.py).
 #
@@ -32,7 +35,8 @@
 # libcudart:cudaDeviceSynchronize, with an automatic fall back to libc:getppid
 # when that is not hit once per step; setting STEP_PROBE turns the fall back off),
 # TRAIN_ARGS (more train.py options for every run, e.g. "--device cpu --batch 4"
-# for a dry run of this script on a machine without a GPU).
+# for a dry run of this script on a machine without a GPU), G_REPLAYS (50: the
+# replays of stage g).
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 2
 ROOT=$PWD
@@ -337,6 +341,44 @@ if a and b:
 else:
     print(f"[f] launch cost not measured (alone: {a}, under cuprobe: {b})")
 EOF
+
+# ---- 3d. torch.cuda.graph replays -----------------------------------------------------
+# (g1) and (g2): one forward pass of a small MLP captured with torch.cuda.graph and replayed
+# G_REPLAYS times, one step per replay, recorded in one cycle (--step alone, so that the
+# capture and the instantiation are seen): with --cupti each replay's expansion must be the
+# kernels CUPTI saw it run; without, each replay must be of known content, with kernels.
+say ""
+G_REPLAYS=${G_REPLAYS:-50}
+GRAPH="$PY $ROOT/tests/gpu/graph_replay.py"
+say "== 3d. torch.cuda.graph: $G_REPLAYS replays, step probe $STEP_PROBE =="
+graph_check() { # graph_check NAME [ARGS...]: graph_replay.py check on NAME's traces
+	local name=$1
+	shift
+	timeout 60 $GRAPH check --trace-dir "$WORK/$name" --replays "$G_REPLAYS" "$@" \
+		>"$WORK/$name.check" 2>&1
+	local rc=$?
+	sed 's/^/    | /' "$WORK/$name.check" | tee -a "$SUMMARY"
+	if [ $rc -eq 0 ]; then
+		say "[$name] ok: every check holds"
+	else
+		say "[$name] FAILED: graph_replay.py check exited $rc"
+	fi
+	return $rc
+}
+rm -rf "${WORK:?}/g1" "${WORK:?}/g2"
+if CUPROBE_AGENT=$AGENT stage g1 150 "$CUPROBE" record --cupti --step "$STEP_PROBE" \
+	-o "$WORK/g1" -- $GRAPH --replays "$G_REPLAYS" --out "$WORK/g1.json"; then
+	grep -E '^graph_replay.py:' "$WORK/g1.log" | sed 's/^/    | /' | tee -a "$SUMMARY"
+	graph_check g1 --cupti || failed+=(g1)
+else
+	failed+=(g1)
+fi
+if stage g2 120 "$CUPROBE" record --step "$STEP_PROBE" -o "$WORK/g2" -- \
+	$GRAPH --replays "$G_REPLAYS" --out "$WORK/g2.json"; then
+	graph_check g2 --kernels-from "$WORK/g1" || failed+=(g2)
+else
+	failed+=(g2)
+fi
 
 # ---- 4. the comparison ----------------------------------------------------------------
 

@@ -35,7 +35,8 @@ expect "run.sh parses" bash -n tests/gpu/run.sh
 # Compiled in memory: py_compile would leave __pycache__ in the tree.
 expect "the Python helpers compile" python3 -c \
 	'import sys; [compile(open(f).read(), f, "exec") for f in sys.argv[1:]]' \
-	tests/gpu/train.py tests/gpu/compare.py tests/gpu/fixtures.py tests/gpu/inflation.py
+	tests/gpu/train.py tests/gpu/compare.py tests/gpu/fixtures.py tests/gpu/inflation.py \
+	tests/gpu/graph_replay.py
 for f in ./cuprobe "$O/libcuprobe-agent.so" "$O/cupti_sim/libcupti.so.13" "$O/workloads/basic" \
 	"$KINETO_REF"; do
 	if [ ! -e "$f" ]; then
@@ -85,6 +86,39 @@ expect_rc "stepcheck: a probe hit once more before the loop" 1 "loop iteration k
 expect_rc "stepcheck: no trace" 2 "no trace" \
 	python3 tests/gpu/compare.py stepcheck --schedule "$SCHED" --trace-dir "$TMP/none"
 
+# graph_replay.py check, on hand-made traces of 3 replays of 6 kernels: CUPTI saw 6, 6, 6
+# (good) or 6, 6, 5 (bad, the writer's counts made to agree); plain: no correlation.
+python3 - "$TMP" <<'EOF'
+import json, os, sys
+def trace(path, gpu, cupti=True):
+    ev, obj = [], {"graph_replays": 3, "graph_unknown_replays": 0, "graph_kernels": 18}
+    for r, n in enumerate(gpu):
+        a = {"graph": "0x7f00", "graph content": 1, "graph nodes": 7, "graph kernels": 6}
+        if cupti:
+            a["correlation"] = 40 + r
+            ev += [{"ph": "X", "cat": "kernel", "name": "k", "args": {"correlation": 40 + r}}] * n
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "args": a})
+    if cupti:
+        obj.update(graph_gpu_kernels=sum(gpu), graph_mismatches=sum(n != 6 for n in gpu))
+    os.makedirs(path + "/run_0")
+    json.dump({"traceEvents": ev, "cuprobe": obj}, open(path + "/run_0/h_1.1.pt.trace.json", "w"))
+trace(sys.argv[1] + "/g_good", [6, 6, 6])
+trace(sys.argv[1] + "/g_bad", [6, 6, 5])
+trace(sys.argv[1] + "/g_plain", [6, 6, 6], cupti=False)
+EOF
+GCHECK="python3 tests/gpu/graph_replay.py check"
+expect_rc "graph_replay.py check: expansions equal to CUPTI's kernels" 0 \
+	"CUPTI kernels per replay: \[6\]" $GCHECK --trace-dir "$TMP/g_good" --replays 3 --cupti
+expect_rc "graph_replay.py check: one replay CUPTI saw run 5 kernels of 6" 1 \
+	"FAILED: every replay's graph kernels" $GCHECK --trace-dir "$TMP/g_bad" --replays 3 --cupti
+expect_rc "graph_replay.py check: a plain recording, against the --cupti one's kernels" 0 \
+	"expansions \[6\] here, CUPTI's kernels per replay \[6\]" \
+	$GCHECK --trace-dir "$TMP/g_plain" --replays 3 --kernels-from "$TMP/g_good"
+expect_rc "graph_replay.py check: fewer replays recorded than made" 1 \
+	"FAILED: 3 graph launches" $GCHECK --trace-dir "$TMP/g_plain" --replays 4
+expect_rc "graph_replay.py check: a plain recording has no CUPTI records" 1 \
+	"FAILED: every replay joined" $GCHECK --trace-dir "$TMP/g_plain" --replays 3 --cupti
+
 # inflation.py: cuprobe compare's figures beside the separate runs' (fixtures: b is 1.2x c).
 expect "cuprobe compare on the CUPTI simulator" \
 	./cuprobe compare -q -o "$TMP/cmp" --step cuprobe_step --modes off,bpf,cupti \
@@ -125,6 +159,8 @@ expect_rc "run.sh without torch: exit 11, says so" 11 "cannot import torch" \
 	env PYTHONPATH="$TMP/py/notorch" OUT="$TMP/out1" WORK="$TMP/work1" bash tests/gpu/run.sh
 expect_rc "run.sh without CUDA: exit 12, says so" 12 "no usable CUDA" \
 	env PYTHONPATH="$TMP/py/nocuda" OUT="$TMP/out2" WORK="$TMP/work2" bash tests/gpu/run.sh
+expect_rc "graph_replay.py without torch: exit 3" 3 "" \
+	env PYTHONPATH="$TMP/py/notorch" python3 tests/gpu/graph_replay.py --replays 2
 expect "run.sh leaves summary.txt and traces.tar.gz" \
 	test -s "$TMP/out2/summary.txt" -a -s "$TMP/out2/traces.tar.gz"
 

@@ -15,7 +15,7 @@ WORKLOADS := $(WL_DIR)/demo $(WL_DIR)/basic $(WL_DIR)/basic_ptsz $(WL_DIR)/stati
 	     $(WL_DIR)/nested $(WL_DIR)/libfakert.so $(WL_STUBS)/libcuda.so.1 \
 	     $(WL_DIR)/dlloop $(WL_DIR)/libtiny.so $(WL_DIR)/names \
 	     $(WL_DIR)/stacks $(WL_DIR)/stacks_stripped $(WL_DIR)/real_driver \
-	     $(WL_DIR)/librealrt.so $(WL_DIR)/real_nested $(WL_DIR)/capture
+	     $(WL_DIR)/librealrt.so $(WL_DIR)/real_nested $(WL_DIR)/capture $(WL_DIR)/graphs
 
 # Host code is built warning-free. Frame pointers make functions that need a
 # frame start with a push, which a uprobe emulates instead of single-stepping.
@@ -123,6 +123,13 @@ $(WL_DIR)/names: $(WL_SRC)/names.cu $(WL_FAKECUDA)/libcuda.so.1 $(WL_FAKECUDA)/l
 
 # Stream capture, on the same stand-in runtime (the real one cannot make a stream here).
 $(WL_DIR)/capture: $(WL_SRC)/capture.cu $(WL_FAKECUDA)/libcuda.so.1 $(WL_FAKECUDA)/libfakecudart.so
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d -cudart none $< -o $@ \
+		-Xlinker -rpath,'$$ORIGIN/fakecuda' -L$(WL_FAKECUDA) -l:libcuda.so.1 -lfakecudart
+
+# CUDA graphs, on the same stand-ins (the real runtime fails every graph call here).
+$(WL_DIR)/graphs: $(WL_SRC)/graphs.cu $(WL_FAKECUDA)/libcuda.so.1 $(WL_FAKECUDA)/libfakecudart.so
 	$(call msg,NVCC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(NVCC) $(WL_NVFLAGS) -MMD -MP -MF $@.d -cudart none $< -o $@ \
