@@ -52,7 +52,7 @@ struct {
 /* Capture ids handed out, the session's; captured streams or events not kept (map full). */
 __u32 capture_seq;
 __u64 capture_full;
-/* Graph calls that succeeded and could not be told: the ctrl ring was full. */
+/* Graph calls that succeeded and could not be told: the events ring was full. */
 __u64 graph_lost;
 
 /* The process's launch slot, when it has one: the launch probe reads the count there. */
@@ -257,6 +257,7 @@ static __always_inline void graph_return(struct pt_regs *ctx, __u32 tid)
 {
 	struct begin_key bk = { .tid = tid, .sp = PT_REGS_SP(ctx) - 8 };
 	struct graph_event *in, *ev;
+	void *rb;
 
 	in = bpf_map_lookup_elem(&graph_calls, &bk);
 	if (!in)
@@ -266,7 +267,9 @@ static __always_inline void graph_return(struct pt_regs *ctx, __u32 tid)
 		bpf_map_delete_elem(&graph_calls, &bk);
 		return;
 	}
-	ev = bpf_ringbuf_reserve(&ctrl, sizeof(*ev), 0);
+	/* The events ring: in order with the handle names its kernels need, and the replays. */
+	rb = events_ring();
+	ev = rb ? bpf_ringbuf_reserve(rb, sizeof(*ev), 0) : NULL;
 	if (!ev) {
 		__sync_fetch_and_add(&graph_lost, 1);
 		bpf_map_delete_elem(&graph_calls, &bk);

@@ -24,7 +24,7 @@ enum cuprobe_rec {
 	REC_LAUNCH_BATCH = 9, /* launch_events staged on one CPU (struct launch_batch) */
 	REC_EXEC_SEEN = 10, /* with watch_exec: any other process ran a new program (struct
 			    * fork_event, parent 0); not held */
-	REC_GRAPH = 11,	 /* a graph call returned: made, changed or ended (struct graph_event) */
+	REC_GRAPH = 11,	 /* events ring: a graph call returned: made, changed or ended (struct graph_event) */
 	REC_CAPTURE = 12, /* a capture began where no launch probe is in (struct libmap_event,
 			   * held) */
 };

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Graph calls as the capture probes (bpf/capture.bpf.c) tell the loader of
- * them: one record per call that returned success, on the ctrl ring. The
+ * them: one record per call that returned success, on the events ring (in order
+ * with the handle names its kernels need, and with the replays). The
  * loader keeps, per process, what each graph holds and which content each
  * executable graph runs (user/core/graphs/graph_store.c), so that a replay
  * is expanded into its kernels without CUPTI.

@@ -73,15 +73,18 @@ else
 	not_ok "placement: a recorded driver launch is not single-stepped" \
 		"$rec ns per call, nearer a single-stepped uprobe ($at0) than an emulated one ($at10)"
 fi
-# And -v says, for every probed driver export (launches, handles, stream capture: 535 has no
-# cuStreamBeginCaptureToGraph), that its probe moved to +10 and why.
+# And -v says, for every probed driver export (launches, handles, stream capture and graph
+# calls: 535 has no cuStreamBeginCaptureToGraph), that its probe moved to +10 and why.
 missing=""
 for fn in cuLaunchKernel cuLaunchKernel_ptsz cuLaunchKernelEx cuLaunchKernelEx_ptsz cuGraphLaunch \
 	cuGraphLaunch_ptsz cuModuleGetFunction cuLibraryGetKernel cuKernelGetFunction cuModuleLoad \
 	cuLibraryLoadFromFile cuModuleLoadData cuModuleLoadDataEx cuModuleLoadFatBinary cuLibraryLoadData \
 	cuStreamBeginCapture cuStreamBeginCapture_ptsz cuStreamBeginCapture_v2 cuStreamBeginCapture_v2_ptsz \
 	cuStreamEndCapture cuStreamEndCapture_ptsz cuEventRecord cuEventRecord_ptsz cuEventRecordWithFlags \
-	cuEventRecordWithFlags_ptsz cuStreamWaitEvent cuStreamWaitEvent_ptsz cuThreadExchangeStreamCaptureMode; do
+	cuEventRecordWithFlags_ptsz cuStreamWaitEvent cuStreamWaitEvent_ptsz cuThreadExchangeStreamCaptureMode \
+	cuGraphCreate cuGraphClone cuGraphAddKernelNode_v2 cuGraphAddMemcpyNode cuGraphAddMemsetNode \
+	cuGraphAddChildGraphNode cuGraphAddEmptyNode cuGraphInstantiateWithFlags cuGraphExecUpdate_v2 \
+	cuGraphExecKernelNodeSetParams_v2 cuGraphDestroy cuGraphExecDestroy; do
 	grep -F "$fn: probe at +10 (je), the entry's cmpl (rip-relative) would be single-stepped" \
 		"$TMP/cmd.log" >/dev/null || missing="$missing $fn"
 done
