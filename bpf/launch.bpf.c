@@ -145,10 +145,6 @@ static __always_inline __u32 rt_api_of(__u32 drv)
 		return API_cudaLaunchKernelExC;
 	case API_cuLaunchKernelEx_ptsz:
 		return API_cudaLaunchKernelExC_ptsz;
-	case API_cuGraphLaunch:
-		return API_cudaGraphLaunch;
-	case API_cuGraphLaunch_ptsz:
-		return API_cudaGraphLaunch_ptsz;
 	default:
 		return API__COUNT;
 	}
@@ -195,11 +191,10 @@ static __always_inline bool rt_nested(struct pt_regs *ctx, __u32 tgid, __u32 api
 {
 	struct rt_call *rc = bpf_task_storage_get(&rt_open, bpf_get_current_task_btf(), 0, 0);
 	struct stub_key k = { .tgid = tgid, .drv_api = api, .handle = launch_func(ctx, api) };
-	bool is_graph = api == API_cuGraphLaunch || api == API_cuGraphLaunch_ptsz;
 	struct stub_val *v;
 
 	if (rc && rc->sp > PT_REGS_SP(ctx)) {
-		if (rt_left_out(rc->api) && rt_api_of(api) != API__COUNT && !is_graph) {
+		if (rt_left_out(rc->api) && rt_api_of(api) != API__COUNT) {
 			struct stub_val nv = { .stub = rc->stub, .api = rc->api };
 
 			if (!bpf_map_update_elem(&handle_stubs, &k, &nv, BPF_NOEXIST)) {
@@ -213,15 +208,6 @@ static __always_inline bool rt_nested(struct pt_regs *ctx, __u32 tgid, __u32 api
 		}
 		rc->sp = 0;
 		return true;
-	}
-	/*
-	 * The runtime's graph launches are never probed (launch_api_one_trap):
-	 * the executable graph is the same handle on both sides, nothing to learn.
-	 */
-	if (is_graph) {
-		as->api = rt_api_of(api);
-		as->func = k.handle;
-		return false;
 	}
 	if (!(flags & RR_ONE_TRAP) || rt_api_of(api) == API__COUNT)
 		return true;

@@ -29,16 +29,6 @@ static inline bool launch_api_one_trap(unsigned int api)
 	return api <= API_cudaLaunchKernelExC_ptsz;
 }
 
-/*
- * A runtime's graph launch is never probed: it enters the driver's with the
- * same executable graph, and the driver's probe records it as the
- * runtime's (bpf/launch.bpf.c, rt_nested): one trap per replay.
- */
-static inline bool launch_api_graph_one_trap(unsigned int api)
-{
-	return api == API_cudaGraphLaunch || api == API_cudaGraphLaunch_ptsz;
-}
-
 /* What the call launches: a kernel, a graph, a copy or a set. */
 enum launch_what { LAUNCH_KERNEL, LAUNCH_GRAPH, LAUNCH_MEMCPY, LAUNCH_MEMSET };
 enum launch_what launch_api_what(unsigned int api);

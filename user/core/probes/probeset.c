@@ -212,8 +212,7 @@ static int attach_launch(struct probeset *ps, struct examined *e)
 	if (e->entry)
 		return 0;
 	for (int api = 0; api < API__COUNT; api++) {
-		if (!e->api_off[api] || (ps->want.one_trap && launch_api_one_trap(api)) ||
-		    launch_api_graph_one_trap(api))
+		if (!e->api_off[api] || (ps->want.one_trap && launch_api_one_trap(api)))
 			continue;
 		o[s.n] = e->api_off[api];
 		cookies[s.n++] = api | (ps->want.latency ? COOKIE_LATENCY : 0) |
