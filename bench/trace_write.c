@@ -100,7 +100,7 @@ static struct cpu round_rate(const char *dir, unsigned long n)
 	t0 = cpu_now();
 	for (unsigned long i = 0; i < n; i++) {
 		make_launch(i, &e, &kernel);
-		trace__launch(t, &e, kernel, i + 1);
+		trace__launch(t, &e, kernel, i + 1, NULL);
 	}
 	t1 = cpu_now();
 	if (trace__close(t, &sum)) {
