@@ -92,6 +92,14 @@
 #define TRACE_ARG_STEP "step"
 /* A captured launch's capture: the session's id, from 1. */
 #define TRACE_ARG_CAPTURE_ID "capture id"
+/*
+ * A graph launch's content: its id in the cuprobe object's graphs list, 0
+ * when cuprobe does not know what the executable graph holds; its nodes and
+ * kernels only when it does.
+ */
+#define TRACE_ARG_GRAPH_CONTENT "graph content"
+#define TRACE_ARG_GRAPH_NODES "graph nodes"
+#define TRACE_ARG_GRAPH_KERNELS "graph kernels"
 
 /* Steps' args (and the cuprobe object's, for the probe keys). */
 #define TRACE_ARG_PARTIAL "partial"
@@ -131,6 +139,28 @@
 #define TRACE_KEY_CUPTI_OVERHEAD_NS "cupti_overhead_ns"
 #define TRACE_KEY_CUT "cut"
 #define TRACE_KEY_HOLDS "holds"
+
+/* Graph replays: the launches of graphs, what those of known content ran, and the contents. */
+#define TRACE_KEY_GRAPH_REPLAYS "graph_replays"
+#define TRACE_KEY_GRAPH_UNKNOWN_REPLAYS "graph_unknown_replays"
+#define TRACE_KEY_GRAPH_KERNELS "graph_kernels"
+#define TRACE_KEY_GRAPH_GPU_KERNELS "graph_gpu_kernels"	/* --cupti: CUPTI's, joined */
+#define TRACE_KEY_GRAPH_MISMATCHES "graph_mismatches"	/* --cupti: replays CUPTI disagrees on */
+#define TRACE_KEY_GRAPHS "graphs"
+
+/* A content in the graphs list; kernel, copy and set nodes grouped with a count. */
+#define TRACE_GRAPH_ID "id"
+#define TRACE_GRAPH_ORIGIN "origin"	/* "capture", "built", "updated" or "cloned" */
+#define TRACE_GRAPH_NODES "nodes"
+#define TRACE_GRAPH_KERNELS "kernels"
+#define TRACE_GRAPH_COPIES "copies"
+#define TRACE_GRAPH_SETS "sets"
+#define TRACE_GRAPH_OTHER "other"
+#define TRACE_GRAPH_KERNEL_NODES "kernel_nodes"
+#define TRACE_GRAPH_COPY_NODES "copy_nodes"
+#define TRACE_GRAPH_SET_NODES "set_nodes"
+#define TRACE_GRAPH_NODE_KERNEL "kernel"
+#define TRACE_GRAPH_NODE_COUNT "count"
 
 /* The holds object inside it: the process stopped while new objects were probed. */
 #define TRACE_HOLDS_COUNT "count"
