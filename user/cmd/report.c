@@ -194,6 +194,23 @@ static void warn_gpu(const struct report *r)
 		   n[GPU_CLOCK_FAULTS], n[GPU_DROPPED], n[GPU_MISSING]);
 }
 
+/* Graph replays whose kernels the report could not count, or that CUPTI saw otherwise. */
+static void warn_graphs(const struct report *r)
+{
+	if (r->graphs.unknown)
+		report_err("warning: %" PRIu64 " graph replays ran graphs of unknown content (made "
+			   "before cuprobe attached, or built where it did not see), so the kernels "
+			   "they ran are in no count: record from the start of the program, or "
+			   "attach with -p before the graphs are captured",
+			   r->graphs.unknown);
+	if (r->graphs.mismatches)
+		report_err("warning: %" PRIu64 " graph replays ran another number of kernels on "
+			   "the GPU (CUPTI) than their graphs hold (a node changed where cuprobe did "
+			   "not see, conditional or child graph nodes, or records CUPTI lost): the "
+			   "Kernels table counts what the graphs held",
+			   r->graphs.mismatches);
+}
+
 /* What the traces miss or the report could not use, said on stderr in every format. */
 static void warn(const struct report *r)
 {
@@ -219,6 +236,7 @@ static void warn(const struct report *r)
 			   "counted: record with a longer warmup (warmup=2, or longer steps)",
 			   r->unprobed_ns / 1e6);
 	warn_gpu(r);
+	warn_graphs(r);
 	if (r->malformed)
 		report_err("warning: %" PRIu64 " events were skipped, with a field missing or of "
 			   "the wrong type (pid, tid, name, ts, dur or args), so the counts leave "
@@ -445,6 +463,11 @@ static int stacks_read(const struct report_opts *o, const struct vec *inputs, st
 		report_err("warning: %" PRIu64 " of %" PRIu64 " launches have no stack (lost while "
 			   "recording, or recorded without --stack): they are under [no stack]",
 			   st.without_stack, st.launches);
+	if (!o->weight_gpu && st.graph_unknown)
+		report_err("warning: %" PRIu64 " graph replays ran graphs of unknown content (made "
+			   "before cuprobe attached): each is one launch under [graph of unknown "
+			   "content], its kernels unknown",
+			   st.graph_unknown);
 	if (o->weight_gpu && st.without_gpu)
 		report_err("warning: %" PRIu64 " launches have no GPU work in the traces: they "
 			   "weigh nothing",

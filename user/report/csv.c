@@ -47,10 +47,31 @@ static void csv_row(FILE *f, const struct report *r, const struct section_desc *
 		fprintf(f, ",%" PRId64 ",%" PRId64, e->a, e->b);
 	else
 		fputs(",,", f);
-	fprintf(f, ",%" PRIu64 ",%.3f,", e->count, report__share_pct(r, e->count));
+	fprintf(f, ",%" PRIu64 ",%.3f,", e->count, report__row_share_pct(r, d, e->count));
 	if (report__per_second(r, e->count, &rate))
 		fprintf(f, "%.3f", rate);
 	fputs(CSV_NO_STEP CSV_NO_GPU "\n", f);
+}
+
+/* Of a kernel row, the launches graph replays ran, in the Kernels table's order. */
+static void csv_graph_kernels(FILE *f, const struct report *r, const struct section_rows *s)
+{
+	uint64_t n;
+	double rate;
+
+	if (!report__graph_column(r, s->desc))
+		return;
+	for (size_t i = 0; i < s->n; i++) {
+		n = report__from_graphs(r, s->rows[i]);
+		if (!n)
+			continue;
+		fputs("graph_kernel,", f);
+		csv_field(f, s->rows[i]->name);
+		fprintf(f, ",,,%" PRIu64 ",%.3f,", n, report__row_share_pct(r, s->desc, n));
+		if (report__per_second(r, n, &rate))
+			fprintf(f, "%.3f", rate);
+		fputs(CSV_NO_STEP CSV_NO_GPU "\n", f);
+	}
 }
 
 /* count is the GPU events; share_pct and per_s, which are of launches, stay empty. */
@@ -145,6 +166,14 @@ static void csv_summary(FILE *f, const struct report *r)
 		{ "nested_skipped", r->nested_skipped },
 		{ "unnamed_kernels", r->unnamed_kernels },
 		{ "captured", r->captured },
+		{ "graph_replays", r->graphs.replays },
+		{ "graph_unknown_replays", r->graphs.unknown },
+		{ "graph_contents", r->graphs.replays ? count_table__size(&r->graph_contents) : 0 },
+		{ "graph_kernels", r->graphs.kernels },
+		{ "graph_copies", r->graphs.copies },
+		{ "graph_sets", r->graphs.sets },
+		{ "graph_gpu_kernels", r->graphs.gpu_kernels },
+		{ "graph_mismatches", r->graphs.mismatches },
 	};
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
@@ -156,9 +185,11 @@ static void csv_summary(FILE *f, const struct report *r)
 int report_csv__write(FILE *f, const struct report *r, const struct section_rows *secs)
 {
 	fputs(CSV_HEAD, f);
-	for (int i = 0; i < SEC__COUNT; i++)
+	for (int i = 0; i < SEC__COUNT; i++) {
 		for (size_t j = 0; j < secs[i].n; j++)
 			csv_row(f, r, secs[i].desc, secs[i].rows[j]);
+		csv_graph_kernels(f, r, &secs[i]);
+	}
 	for (size_t i = 0; i < r->gpu_kernels.len; i++)
 		csv_gpu_kernel(f, vec_at(&r->gpu_kernels, struct gpu_kernel_stat, i));
 	for (size_t i = 0; i < r->steps.len; i++)

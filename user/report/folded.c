@@ -3,9 +3,10 @@
  * Folded stacks from traces recorded with --stack. A launch's stack is the
  * chain of python_function spans from the one its "Python parent id" names
  * up through each span's own "Python parent id" (torch.profiler's with_stack
- * layout, trace/format.h); its leaf is the kernel it launched. Each file is
- * read whole: spans by id, launches by correlation, then GPU work (--cupti)
- * by correlation for --weight gpu.
+ * layout, trace/format.h); its leaf is the kernel it launched. A graph
+ * replay's leaves are the kernels its content holds (report/graphs.h), under
+ * the graph launch's frame. Each file is read whole: spans by id, launches
+ * by correlation, then GPU work (--cupti) by correlation for --weight gpu.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include "report/err.h"
 #include "report/folded.h"
+#include "report/graphs.h"
 #include "trace/format.h"
 #include "util/hashmap.h"
 
@@ -145,8 +147,39 @@ static bool is_gpu(const char *cat)
 		       !strcmp(cat, TRACE_CAT_MEMSET));
 }
 
-/* GPU ns per correlation id, summed over the work a launch made (a graph makes many). */
-static int gpu_times(const json_t *events, struct hmap *gpu, struct folded_stats *st)
+/* A GPU event of a graph replay, for --weight gpu: its name and ns, chained by correlation. */
+struct gpu_part {
+	const char *name; /* into the file's JSON */
+	uint64_t ns;
+	long next;	  /* the correlation's previous part, -1 at the end */
+};
+
+/* What reading one file's launches needs: its spans, GPU times and graph contents. */
+struct file_ctx {
+	struct hmap *spans;  /* Python id -> its python_function event */
+	struct hmap *gpu;    /* correlation -> GPU ns of all its work */
+	struct hmap *parts;  /* correlation -> its last gpu_part */
+	struct vec part_v;   /* struct gpu_part */
+	struct hmap *graphs; /* content id -> its entry in cuprobe.graphs */
+};
+
+static int keep_part(struct file_ctx *c, int64_t corr, const char *name, uint64_t ns)
+{
+	struct gpu_part *p = vec__push(&c->part_v);
+	long head = -1;
+
+	if (!p)
+		return -ENOMEM;
+	hmap__find(c->parts, (long)corr, &head);
+	*p = (struct gpu_part){ .name = name ? name : "?", .ns = ns, .next = head };
+	return hmap__set(c->parts, (long)corr, (long)(c->part_v.len - 1), NULL, NULL);
+}
+
+/*
+ * GPU ns per correlation id, summed over the work a launch made (a graph
+ * makes many), and each event on its own, to put a replay's under their names.
+ */
+static int gpu_times(const json_t *events, struct file_ctx *c, struct folded_stats *st)
 {
 	size_t i;
 	const json_t *ev;
@@ -162,70 +195,207 @@ static int gpu_times(const json_t *events, struct hmap *gpu, struct folded_stats
 		    !int_of(args, TRACE_ARG_CORRELATION, &corr))
 			continue;
 		st->gpu_records++;
-		hmap__find(gpu, (long)corr, &old);
-		if (hmap__set(gpu, (long)corr, old + (long)ns, NULL, NULL))
+		hmap__find(c->gpu, (long)corr, &old);
+		if (hmap__set(c->gpu, (long)corr, old + (long)ns, NULL, NULL) ||
+		    keep_part(c, corr, str_of(ev, TRACE_KEY_NAME), ns))
 			return -ENOMEM;
 	}
 	return 0;
 }
 
-static int read_events(struct folded *f, const json_t *events)
+static int keep_spans(const json_t *events, struct hmap *spans)
 {
-	struct hmap *spans = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL);
-	struct hmap *gpu = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL);
 	const json_t *ev;
 	size_t i;
-	int err = 0;
 
-	if (!spans || !gpu) {
-		err = -ENOMEM;
-		goto out;
-	}
 	json_array_foreach(events, i, ev) {
 		const char *cat = str_of(ev, TRACE_KEY_CAT);
 		int64_t id;
 
 		if (cat && !strcmp(cat, TRACE_CAT_PYTHON) && str_of(ev, TRACE_KEY_NAME) &&
 		    int_of(json_object_get(ev, TRACE_KEY_ARGS), TRACE_ARG_PY_ID, &id) &&
-		    hmap__set(spans, (long)id, (long)ev, NULL, NULL)) {
-			err = -ENOMEM;
-			goto out;
-		}
+		    hmap__set(spans, (long)id, (long)ev, NULL, NULL))
+			return -ENOMEM;
 	}
-	if (f->gpu && (err = gpu_times(events, gpu, &f->st)))
-		goto out;
-	json_array_foreach(events, i, ev) {
-		const json_t *args = json_object_get(ev, TRACE_KEY_ARGS);
-		const char *leaf = str_of(args, TRACE_ARG_KERNEL);
-		int64_t parent = 0, corr = -1;
-		uint64_t weight = 1;
-		char *stack;
-		long ns;
+	return 0;
+}
 
-		if (!is_launch(str_of(ev, TRACE_KEY_CAT)))
-			continue;
-		f->st.launches++;
-		if (!leaf)
-			leaf = str_of(ev, TRACE_KEY_NAME) ? str_of(ev, TRACE_KEY_NAME) : "?";
-		if (!int_of(args, TRACE_ARG_PY_PARENT, &parent))
-			f->st.without_stack++;
-		if (f->gpu) {
-			int_of(args, TRACE_ARG_CORRELATION, &corr);
-			if (!hmap__find(gpu, (long)corr, &ns)) {
-				f->st.without_gpu++;
-				continue;
-			}
-			weight = (uint64_t)ns;
-		}
-		stack = stack_text(spans, parent, leaf);
-		if (!stack || add_line(f, stack, weight)) {
-			err = -ENOMEM;
-			goto out;
-		}
+/*
+ * "root;...;API;" for a graph replay: its stack, then the graph launch's own
+ * frame, unless the innermost frame is already it (native stacks end in the
+ * API's frame: "cudaGraphLaunch", or "cudaGraphLaunch (file:line)").
+ */
+static char *replay_prefix(struct hmap *spans, int64_t parent, const char *api)
+{
+	char *s = stack_text(spans, parent, ""), *last, *out, *p;
+	size_t len, n = strlen(api);
+
+	if (!s)
+		return NULL;
+	len = strlen(s);
+	last = len > 1 ? memrchr(s, ';', len - 1) : NULL;
+	last = last ? last + 1 : s;
+	if (!strncmp(last, api, n) && (last[n] == ';' || last[n] == ' ' || last[n] == '('))
+		return s;
+	out = realloc(s, len + n + 2);
+	if (!out) {
+		free(s);
+		return NULL;
 	}
-out:
-	hmap__free(spans);
-	hmap__free(gpu);
+	p = out + len;
+	put_name(&p, api);
+	*p++ = ';';
+	*p = '\0';
+	return out;
+}
+
+static int add_leaf(struct folded *f, const char *prefix, const char *leaf, uint64_t weight)
+{
+	size_t len = strlen(prefix);
+	char *stack = malloc(len + strlen(leaf) + 1), *p;
+
+	if (!stack)
+		return -ENOMEM;
+	memcpy(stack, prefix, len);
+	p = stack + len;
+	put_name(&p, leaf);
+	*p = '\0';
+	return add_line(f, stack, weight);
+}
+
+/* Each kernel node of content g, weighed by its count (one replay's worth). */
+static int add_graph_kernels(struct folded *f, const char *prefix, const json_t *g)
+{
+	const json_t *node;
+	const char *kernel;
+	uint64_t count;
+	bool any = false;
+	size_t i;
+	int err;
+
+	json_array_foreach(json_object_get(g, TRACE_GRAPH_KERNEL_NODES), i, node) {
+		if (!graphs__kernel_node(node, &kernel, &count) || !count)
+			continue;
+		err = add_leaf(f, prefix, kernel, count);
+		if (err)
+			return err;
+		any = true;
+	}
+	/* A graph of copies and sets only is still a replay: it keeps its place. */
+	return any ? 0 : add_leaf(f, prefix, "[graph without kernels]", 1);
+}
+
+/* With --weight gpu, each GPU event of the replay under its own name. */
+static int add_graph_gpu(struct folded *f, const struct file_ctx *c, const char *prefix,
+			 int64_t corr)
+{
+	long i = -1;
+	int err = 0;
+
+	hmap__find(c->parts, (long)corr, &i);
+	for (; !err && i >= 0; i = vec_at(&c->part_v, struct gpu_part, i)->next) {
+		const struct gpu_part *p = vec_at(&c->part_v, struct gpu_part, i);
+
+		err = add_leaf(f, prefix, p->name, p->ns);
+	}
+	return err;
+}
+
+/*
+ * A graph replay goes under its stack and the graph launch's frame: its
+ * kernels, each weighing its count, or with --weight gpu the GPU work CUPTI
+ * joined to it, each event under its name. A replay of unknown content
+ * weighs one launch.
+ */
+static int read_replay(struct folded *f, const struct file_ctx *c, const json_t *ev,
+		       int64_t parent, int64_t content)
+{
+	const json_t *args = json_object_get(ev, TRACE_KEY_ARGS);
+	const json_t *g = graphs__find(c->graphs, content);
+	const char *api = str_of(ev, TRACE_KEY_NAME) ? str_of(ev, TRACE_KEY_NAME) : "?";
+	int64_t corr = -1;
+	char *prefix;
+	int err;
+
+	if (!g)
+		f->st.graph_unknown++;
+	int_of(args, TRACE_ARG_CORRELATION, &corr);
+	if (f->gpu && !hmap__find(c->gpu, (long)corr, NULL)) {
+		f->st.without_gpu++;
+		return 0;
+	}
+	prefix = replay_prefix(c->spans, parent, api);
+	if (!prefix)
+		return -ENOMEM;
+	if (f->gpu)
+		err = add_graph_gpu(f, c, prefix, corr);
+	else if (g)
+		err = add_graph_kernels(f, prefix, g);
+	else
+		err = add_leaf(f, prefix, "[graph of unknown content]", 1);
+	free(prefix);
+	return err;
+}
+
+static int read_launch(struct folded *f, const struct file_ctx *c, const json_t *ev)
+{
+	const json_t *args = json_object_get(ev, TRACE_KEY_ARGS);
+	const char *leaf = str_of(args, TRACE_ARG_KERNEL);
+	int64_t parent = 0, corr = -1, content;
+	uint64_t weight = 1;
+	char *stack;
+	long ns;
+
+	f->st.launches++;
+	if (!leaf)
+		leaf = str_of(ev, TRACE_KEY_NAME) ? str_of(ev, TRACE_KEY_NAME) : "?";
+	if (!int_of(args, TRACE_ARG_PY_PARENT, &parent))
+		f->st.without_stack++;
+	if (graphs__replay(args, &content) == REPLAY_OF)
+		return read_replay(f, c, ev, parent, content);
+	if (f->gpu) {
+		int_of(args, TRACE_ARG_CORRELATION, &corr);
+		if (!hmap__find(c->gpu, (long)corr, &ns)) {
+			f->st.without_gpu++;
+			return 0;
+		}
+		weight = (uint64_t)ns;
+	}
+	stack = stack_text(c->spans, parent, leaf);
+	return stack ? add_line(f, stack, weight) : -ENOMEM;
+}
+
+static int read_events(struct folded *f, const json_t *events, const json_t *graphs)
+{
+	struct file_ctx c = {
+		.spans = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL),
+		.gpu = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL),
+		.parts = hmap__new(hmap_u64_hash, hmap_u64_equal, NULL),
+		.part_v = VEC_INIT(struct gpu_part),
+	};
+	uint64_t bad = 0;
+	const json_t *ev;
+	size_t i;
+	int err = 0;
+
+	c.graphs = graphs__index(graphs, &bad);
+	if (!c.spans || !c.gpu || !c.parts || !c.graphs)
+		err = -ENOMEM;
+	if (!err)
+		err = keep_spans(events, c.spans);
+	if (!err && f->gpu)
+		err = gpu_times(events, &c, &f->st);
+	json_array_foreach(events, i, ev) {
+		if (err)
+			break;
+		if (is_launch(str_of(ev, TRACE_KEY_CAT)))
+			err = read_launch(f, &c, ev);
+	}
+	hmap__free(c.spans);
+	hmap__free(c.gpu);
+	hmap__free(c.parts);
+	hmap__free(c.graphs);
+	vec__free(&c.part_v);
 	return err;
 }
 
@@ -260,7 +430,7 @@ int folded__read(struct folded *f, const char *path)
 			int_of(s, TRACE_STACKS_UNSYMBOLIZED, &v) && v > 0 ? (uint64_t)v : 0;
 		f->st.python_lost += int_of(s, TRACE_STACKS_PYTHON_LOST, &v) && v > 0 ? (uint64_t)v : 0;
 	}
-	err = read_events(f, events);
+	err = read_events(f, events, json_object_get(cp, TRACE_KEY_GRAPHS));
 	json_decref(root);
 	return err;
 }

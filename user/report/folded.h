@@ -28,6 +28,7 @@ struct folded_stats {
 	uint64_t without_gpu;	/* --weight gpu: launches with no GPU work */
 	uint64_t stack_traces;	/* traces recorded with --stack */
 	uint64_t gpu_records;	/* GPU kernel, memcpy and memset events */
+	uint64_t graph_unknown;	/* graph replays of unknown content: one launch each */
 	/* The traces' own counts (cuprobe.stacks), summed. */
 	uint64_t lost, truncated, unsymbolized, python_lost;
 };

@@ -39,6 +39,7 @@ void file_scan__free(struct file_scan *fs)
 {
 	vec__free(&fs->launches);
 	vec__free(&fs->gpu);
+	count_table__free(&fs->replays);
 }
 
 void file_scan__extend(struct file_scan *fs, double start_us, double end_us)

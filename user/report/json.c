@@ -73,7 +73,9 @@ static void section_row(struct json_writer *w, const struct report *r,
 		json_writer__field_string(w, "name", row->name);
 	}
 	json_writer__field_u64(w, d->count_key, row->count);
-	real(w, "share_pct", report__share_pct(r, row->count));
+	if (report__graph_column(r, d))
+		json_writer__field_u64(w, "from_graphs", report__from_graphs(r, row));
+	real(w, "share_pct", report__row_share_pct(r, d, row->count));
 	rate(w, d->rate_key, r, row->count);
 	json_writer__end_object(w);
 }
@@ -112,6 +114,26 @@ static void gpu_counts(struct json_writer *w, const struct report *r)
 	json_writer__start_object(w);
 	for (int i = 0; i < GPU__COUNT; i++)
 		json_writer__field_u64(w, gpu_count_keys[i], r->gpu_counts[i]);
+	json_writer__end_object(w);
+}
+
+/* What graph replays ran; only for traces whose replays name their content. */
+static void graphs(struct json_writer *w, const struct report *r)
+{
+	const struct graph_counts *g = &r->graphs;
+
+	if (!g->replays)
+		return;
+	json_writer__name(w, "graphs");
+	json_writer__start_object(w);
+	json_writer__field_u64(w, "replays", g->replays);
+	json_writer__field_u64(w, "unknown_replays", g->unknown);
+	json_writer__field_u64(w, "contents", count_table__size(&r->graph_contents));
+	json_writer__field_u64(w, "kernels", g->kernels);
+	json_writer__field_u64(w, "copies", g->copies);
+	json_writer__field_u64(w, "sets", g->sets);
+	count_or_null(w, "gpu_kernels", g->has_cupti, g->gpu_kernels);
+	count_or_null(w, "mismatches", g->has_cupti, g->mismatches);
 	json_writer__end_object(w);
 }
 
@@ -237,6 +259,7 @@ int report_json__write(FILE *f, const struct report *r, const struct section_row
 	totals(w, r);
 	overhead(w, &r->ovh);
 	gpu_counts(w, r);
+	graphs(w, r);
 	for (int i = 0; i < SEC__COUNT; i++)
 		section(w, r, &secs[i]);
 	row_arrays(w, r);

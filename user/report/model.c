@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "report/graphs.h"
 #include "report/model.h"
 #include "trace/format.h"
 
@@ -103,11 +104,17 @@ struct count_row *count_table__get(struct count_table *t, const char *name, int6
 
 int count_table__add(struct count_table *t, const char *name, int64_t a, int64_t b, int64_t c)
 {
+	return count_table__add_n(t, name, a, b, c, 1);
+}
+
+int count_table__add_n(struct count_table *t, const char *name, int64_t a, int64_t b, int64_t c,
+		       uint64_t n)
+{
 	struct count_row *row = count_table__get(t, name, a, b, c);
 
 	if (!row)
 		return -ENOMEM;
-	row->count++;
+	row->count = graphs__add(row->count, n);
 	return 0;
 }
 
@@ -142,7 +149,7 @@ int count_table__merge(struct count_table *dst, const struct count_table *src, b
 		if (!d)
 			return -ENOMEM;
 		if (!max)
-			d->count += s->count;
+			d->count = graphs__add(d->count, s->count);
 		else if (s->count > d->count)
 			d->count = s->count;
 		/* The first name wins, as within a file. */
@@ -221,6 +228,8 @@ void report__free(struct report *r)
 	count_table__free(&r->step_launches);
 	count_table__free(&r->recording_drops);
 	count_table__free(&r->gpu_names);
+	count_table__free(&r->graph_kernels);
+	count_table__free(&r->graph_contents);
 	for (size_t i = 0; i < r->cycles.len; i++)
 		free(vec_at(&r->cycles, struct cycle_row, i)->command);
 	vec__free(&r->cycles);
@@ -304,7 +313,23 @@ static int merge_tables(struct report *r, struct report *f)
 		err = count_table__merge(&r->step_launches, &f->step_launches, false);
 	if (!err)
 		err = count_table__merge(&r->recording_drops, &f->recording_drops, true);
+	if (!err)
+		err = count_table__merge(&r->graph_kernels, &f->graph_kernels, false);
+	if (!err)
+		err = count_table__merge(&r->graph_contents, &f->graph_contents, false);
 	return err;
+}
+
+static void merge_graph_counts(struct graph_counts *g, const struct graph_counts *f)
+{
+	g->replays = graphs__add(g->replays, f->replays);
+	g->unknown = graphs__add(g->unknown, f->unknown);
+	g->kernels = graphs__add(g->kernels, f->kernels);
+	g->copies = graphs__add(g->copies, f->copies);
+	g->sets = graphs__add(g->sets, f->sets);
+	g->gpu_kernels = graphs__add(g->gpu_kernels, f->gpu_kernels);
+	g->mismatches = graphs__add(g->mismatches, f->mismatches);
+	g->has_cupti |= f->has_cupti;
 }
 
 static void merge_counts(struct report *r, const struct report *f)
@@ -323,6 +348,7 @@ static void merge_counts(struct report *r, const struct report *f)
 	for (int i = 0; i < GPU__COUNT; i++)
 		r->gpu_counts[i] += f->gpu_counts[i];
 	r->has_gpu_counts |= f->has_gpu_counts;
+	merge_graph_counts(&r->graphs, &f->graphs);
 }
 
 int report__merge(struct report *r, struct report *f)
@@ -399,6 +425,16 @@ double report__share_pct(const struct report *r, uint64_t count)
 	return r->launches ? 100.0 * (double)count / (double)r->launches : 0.0;
 }
 
+double report__row_share_pct(const struct report *r, const struct section_desc *d,
+			     uint64_t count)
+{
+	uint64_t total = graphs__add(r->launches, r->graphs.kernels);
+
+	if (d != &section_descs[SEC_KERNEL])
+		return report__share_pct(r, count);
+	return total ? 100.0 * (double)count / (double)total : 0.0;
+}
+
 bool report__rate(uint64_t count, uint64_t ns, double *rate)
 {
 	if (!ns)
@@ -415,4 +451,14 @@ bool report__per_second(const struct report *r, uint64_t count, double *rate)
 const char *report__row_name(const struct section_desc *d, const struct count_row *row)
 {
 	return d->by_thread ? row->label : row->name;
+}
+
+bool report__graph_column(const struct report *r, const struct section_desc *d)
+{
+	return d == &section_descs[SEC_KERNEL] && r->graphs.replays;
+}
+
+uint64_t report__from_graphs(const struct report *r, const struct count_row *row)
+{
+	return count_table__count(&r->graph_kernels, row->name, 0, 0, 0);
 }

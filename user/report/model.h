@@ -34,6 +34,9 @@ struct count_row *count_table__get(struct count_table *t, const char *name, int6
 				   int64_t c);
 /* Counts one more of a key. 0 or -ENOMEM. */
 int count_table__add(struct count_table *t, const char *name, int64_t a, int64_t b, int64_t c);
+/* Counts n more of a key (held at UINT64_MAX). 0 or -ENOMEM. */
+int count_table__add_n(struct count_table *t, const char *name, int64_t a, int64_t b, int64_t c,
+		       uint64_t n);
 /* The count of a key, without adding it. */
 uint64_t count_table__count(const struct count_table *t, const char *name, int64_t a, int64_t b,
 			    int64_t c);
@@ -137,6 +140,19 @@ enum gpu_count {
 extern const char *const gpu_count_keys[GPU__COUNT];
 
 /*
+ * What graph replays ran: the graph launches that name their content
+ * (report/graphs.h). Older traces' graph launches name none and count here
+ * not at all.
+ */
+struct graph_counts {
+	uint64_t replays;		  /* graph launches naming a content, known or not */
+	uint64_t unknown;		  /* of them, of content 0 or one the trace does not list */
+	uint64_t kernels, copies, sets;	  /* what the replays of known content ran */
+	uint64_t gpu_kernels, mismatches; /* cuprobe.graph_gpu_kernels, graph_mismatches */
+	bool has_cupti;			  /* some trace has those two (--cupti) */
+};
+
+/*
  * The sections of the report. Adding one takes an id here, a line in
  * section_descs, code that fills its table, and nothing in the writers.
  */
@@ -163,6 +179,9 @@ struct report {
 	struct count_table step_launches;   /* launches per (pid, args.step) */
 	struct count_table recording_drops; /* drops of traces before 0.2.0, see read.c */
 	struct count_table gpu_names;	    /* GPU events per name; owns the names */
+	struct count_table graph_kernels;   /* of the Kernels rows' counts, what replays ran */
+	struct count_table graph_contents;  /* distinct contents replayed, per process */
+	struct graph_counts graphs;
 	uint64_t trace_files;
 	uint64_t launches;
 	uint64_t wall_ns;
@@ -208,9 +227,22 @@ int report__sort_section(const struct report *r, enum section_id id, struct sect
 
 /* For the writers: shares and rates; false when the time is unknown (zero). */
 double report__share_pct(const struct report *r, uint64_t count);
+/*
+ * A section row's share: of the Kernels table's own total for kernels
+ * (launches and the kernels graph replays ran), of launches for the others.
+ */
+double report__row_share_pct(const struct report *r, const struct section_desc *d,
+			     uint64_t count);
 bool report__rate(uint64_t count, uint64_t ns, double *rate);
 bool report__per_second(const struct report *r, uint64_t count, double *rate);
 /* A section row's name: the key, or a thread's label (NULL when it has none). */
 const char *report__row_name(const struct section_desc *d, const struct count_row *row);
+/*
+ * Whether section d has a "from graphs" count: the Kernels table of traces
+ * with graph replays. Traces without them give the report they always gave.
+ */
+bool report__graph_column(const struct report *r, const struct section_desc *d);
+/* Of a Kernels row's count, the launches that graph replays ran. */
+uint64_t report__from_graphs(const struct report *r, const struct count_row *row);
 
 #endif /* REPORT_MODEL_H */

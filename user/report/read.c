@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "report/err.h"
+#include "report/graphs.h"
 #include "report/read.h"
 #include "trace/format.h"
 #include "util/safe_file.h"
@@ -142,6 +143,14 @@ static bool fields_ok(const json_t *ev)
 	       times_ok(ev) && (!args || json_is_object(args));
 }
 
+/* A launch's graph content, when it has one, is an id from 0. */
+static bool graph_ok(const json_t *ev)
+{
+	int64_t content;
+
+	return graphs__replay(json_object_get(ev, TRACE_KEY_ARGS), &content) != REPLAY_BAD;
+}
+
 /* ---- the events ---- */
 
 /* Names the work a launch started; the README's report section lists the rules. */
@@ -181,9 +190,13 @@ static int consume_launch(struct report *r, const json_t *ev, struct file_scan *
 	const char *api = str_member(ev, TRACE_KEY_NAME);
 	const json_t *args = json_object_get(ev, TRACE_KEY_ARGS);
 	const json_t *step = json_object_get(args, TRACE_ARG_STEP);
-	int64_t pid = int_member(ev, TRACE_KEY_PID);
+	int64_t pid = int_member(ev, TRACE_KEY_PID), content;
 	const char *key;
 	int err;
+
+	/* A graph's kernels come at the end of the file, when its content is known. */
+	if (graphs__replay(args, &content) == REPLAY_OF && file_scan__keep_replay(fs, content))
+		return -ENOMEM;
 
 	/* Counted whether or not the step has a span: only spans make rows. */
 	if (json_is_integer(step) &&
@@ -332,7 +345,8 @@ int read__event(struct report *r, const json_t *ev, struct file_scan *fs)
 
 	if (use == USE_NONE)
 		return 0;
-	if (use == USE_BAD || (use == USE_SPAN ? !times_ok(ev) : !fields_ok(ev))) {
+	if (use == USE_BAD || (use == USE_SPAN ? !times_ok(ev) : !fields_ok(ev)) ||
+	    (use == USE_LAUNCH && !graph_ok(ev))) {
 		r->malformed++;
 		return 0;
 	}
@@ -500,10 +514,13 @@ static int consume_meta(struct report *r, const json_t *meta, const struct file_
 
 int read__file_end(struct report *r, const json_t *root, struct file_scan *fs)
 {
+	const json_t *meta = json_object_get(root, TRACE_KEY_CUPROBE);
 	int err = file_scan__join(r, fs);
 
 	if (!err)
-		err = consume_meta(r, json_object_get(root, TRACE_KEY_CUPROBE), fs);
+		err = graphs__expand(r, meta, fs);
+	if (!err)
+		err = consume_meta(r, meta, fs);
 	return err;
 }
 

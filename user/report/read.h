@@ -3,7 +3,8 @@
  * Reading trace files into a report: read.c turns events into the model's
  * rows, read a line at a time (stream.c, for cuprobe's own layout) or a
  * value at a time (scan.c, any layout); join.c keeps what joining GPU work to its launches needs until
- * the end of each file.
+ * the end of each file, and graphs.c the graph replays, which the cuprobe
+ * object after the events expands.
  */
 #ifndef REPORT_READ_H
 #define REPORT_READ_H
@@ -22,6 +23,7 @@ struct file_scan {
 	bool any_time;
 	struct vec launches; /* launches with a correlation id (join.c) */
 	struct vec gpu;	     /* GPU work, joined once every launch is read (join.c) */
+	struct count_table replays; /* graph replays by content id (graphs.c) */
 };
 
 void file_scan__init(struct file_scan *fs, const char *path);
@@ -36,6 +38,14 @@ int file_scan__keep_gpu(struct file_scan *fs, size_t sample, int64_t correlation
 			int64_t device);
 /* Joins the file's GPU work to its launches: delays, and step intervals for busy time. */
 int file_scan__join(struct report *r, struct file_scan *fs);
+/* A graph replay of content (0: unknown), kept until the end of the file. 0 or -ENOMEM. */
+int file_scan__keep_replay(struct file_scan *fs, int64_t content);
+/*
+ * The file's replays, by what its cuprobe object (meta) lists of their
+ * contents: their kernels into the Kernels table, the graph counts (graphs.c).
+ * 0 or -ENOMEM.
+ */
+int graphs__expand(struct report *r, const json_t *meta, struct file_scan *fs);
 
 /* Counts one event of a trace into r (read.c). 0 or -ENOMEM. */
 int read__event(struct report *r, const json_t *ev, struct file_scan *fs);

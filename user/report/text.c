@@ -110,11 +110,13 @@ static void fill_section(const struct report *r, const void *ctx, size_t i, stru
 		CELL(row, c++, "%" PRId64, e->b);
 	}
 	CELL(row, c++, "%" PRIu64, e->count);
-	CELL(row, c++, "%.2f%%", report__share_pct(r, e->count));
+	CELL(row, c++, "%.2f%%", report__row_share_pct(r, s->desc, e->count));
 	if (report__per_second(r, e->count, &rate))
-		CELL(row, c, "%.1f", rate);
+		CELL(row, c++, "%.1f", rate);
 	else
-		CELL(row, c, "-");
+		CELL(row, c++, "-");
+	if (report__graph_column(r, s->desc))
+		CELL(row, c, "%" PRIu64, report__from_graphs(r, e));
 	row->name = report__row_name(s->desc, e);
 }
 
@@ -131,7 +133,9 @@ static void text_section(FILE *f, const struct report *r, const struct section_r
 	}
 	t.heads[c++] = d->count_head;
 	t.heads[c++] = "SHARE";
-	t.heads[c] = d->rate_head;
+	t.heads[c++] = d->rate_head;
+	if (report__graph_column(r, d))
+		t.heads[c] = "FROM GRAPHS";
 	text_table(f, r, &t);
 }
 
@@ -418,6 +422,45 @@ static void text_gpu_line(FILE *f, const struct report *r)
 	fputc('\n', f);
 }
 
+static const char *plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
+/*
+ * "Graphs     40 replays of 2 graphs ran 4000 kernels, 200 copies; 3 replays
+ * of graphs of unknown content": only for traces whose replays name their
+ * content. A graph is a distinct content of one process.
+ */
+static void text_graphs_line(FILE *f, const struct report *r)
+{
+	const struct graph_counts *g = &r->graphs;
+	uint64_t known = g->replays - g->unknown;
+	size_t contents = count_table__size(&r->graph_contents);
+
+	if (!g->replays)
+		return;
+	fputs("Graphs     ", f);
+	if (known)
+		fprintf(f, "%" PRIu64 " %s of %zu %s ran %" PRIu64 " %s", known,
+			plural(known, "replay", "replays"), contents,
+			plural(contents, "graph", "graphs"), g->kernels,
+			plural(g->kernels, "kernel", "kernels"));
+	if (known && g->copies)
+		fprintf(f, ", %" PRIu64 " %s", g->copies, plural(g->copies, "copy", "copies"));
+	if (known && g->sets)
+		fprintf(f, ", %" PRIu64 " %s", g->sets, plural(g->sets, "set", "sets"));
+	if (g->unknown)
+		fprintf(f, "%s%" PRIu64 " %s", known ? "; " : "", g->unknown,
+			plural(g->unknown, "replay of a graph of unknown content",
+			       "replays of graphs of unknown content"));
+	if (g->mismatches)
+		fprintf(f, "; %" PRIu64 " %s", g->mismatches,
+			plural(g->mismatches, "replay ran another number of kernels on the GPU",
+			       "replays ran another number of kernels on the GPU"));
+	fputc('\n', f);
+}
+
 /* What the traces miss: drops, late launches, lost step boundaries, events skipped. */
 static void text_losses(FILE *f, const struct report *r)
 {
@@ -437,6 +480,7 @@ static void text_losses(FILE *f, const struct report *r)
 	if (r->captured)
 		fprintf(f, "Captured   %" PRIu64 " launches, copies and sets made into captured "
 			"streams (graph nodes, not launches: in no table above)\n", r->captured);
+	text_graphs_line(f, r);
 	if (r->malformed)
 		fprintf(f, "Malformed  %" PRIu64 " events skipped (missing or mistyped fields)\n",
 			r->malformed);

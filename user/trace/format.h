@@ -160,6 +160,28 @@
 #define TRACE_GRAPH_SET_NODES "set_nodes"
 #define TRACE_GRAPH_COUNT "count"
 
+/* Graph replays: the launches of graphs, what those of known content ran, and the contents. */
+#define TRACE_KEY_GRAPH_REPLAYS "graph_replays"
+#define TRACE_KEY_GRAPH_UNKNOWN_REPLAYS "graph_unknown_replays"
+#define TRACE_KEY_GRAPH_KERNELS "graph_kernels"
+#define TRACE_KEY_GRAPH_GPU_KERNELS "graph_gpu_kernels"	/* --cupti: CUPTI's, joined */
+#define TRACE_KEY_GRAPH_MISMATCHES "graph_mismatches"	/* --cupti: replays CUPTI disagrees on */
+#define TRACE_KEY_GRAPHS "graphs"
+
+/* A content in the graphs list; kernel, copy and set nodes grouped with a count. */
+#define TRACE_GRAPH_ID "id"
+#define TRACE_GRAPH_ORIGIN "origin"	/* "capture", "built", "updated" or "cloned" */
+#define TRACE_GRAPH_NODES "nodes"
+#define TRACE_GRAPH_KERNELS "kernels"
+#define TRACE_GRAPH_COPIES "copies"
+#define TRACE_GRAPH_SETS "sets"
+#define TRACE_GRAPH_OTHER "other"
+#define TRACE_GRAPH_KERNEL_NODES "kernel_nodes"
+#define TRACE_GRAPH_COPY_NODES "copy_nodes"
+#define TRACE_GRAPH_SET_NODES "set_nodes"
+#define TRACE_GRAPH_NODE_KERNEL "kernel"
+#define TRACE_GRAPH_NODE_COUNT "count"
+
 /* The holds object inside it: the process stopped while new objects were probed. */
 #define TRACE_HOLDS_COUNT "count"
 #define TRACE_HOLDS_TOTAL_MS "total_ms"
