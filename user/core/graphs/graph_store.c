@@ -21,9 +21,6 @@
 #include "core/probes/launch_api.h"
 #include "util/hashmap.h"
 
-/* Bounds: a process that builds more is counted (stats.full), not followed. */
-#define MAX_NODES (1u << 22)
-#define MAX_CONTENTS (1u << 16)
 
 struct graph {
 	uint64_t handle;
@@ -40,7 +37,8 @@ struct graph {
 struct capture_buf {
 	uint32_t id;
 	struct graph *g;	/* once its end was read */
-	struct vec nodes;	/* until then */
+	struct vec nodes;	/* until then: items of the budget */
+	bool short_of_nodes;	/* the budget refused one: its graph is of unknown content */
 };
 
 /* An executable graph ran content c (NULL: unknown) from..to. */
@@ -63,9 +61,39 @@ struct graph_store {
 	struct hmap *names;	/* interned kernel names: char * -> char * */
 	struct vec all_graphs;	/* struct graph *, every one made: freed at the end */
 	struct vec contents;	/* struct graph_content * */
-	uint64_t nodes;
+	struct graph_budget own, *budget;
+	uint64_t used;		/* of the budget: given back when the store goes */
+	bool refused;		/* the latest allocation failed for the budget, not memory */
 	struct graph_store_stats st;
 };
+
+/* One item of the budget; false when it is spent (counted). */
+static bool take(struct graph_store *gs)
+{
+	if (gs->budget->used >= gs->budget->max) {
+		gs->st.full++;
+		gs->refused = true;
+		return false;
+	}
+	gs->budget->used++;
+	gs->used++;
+	return true;
+}
+
+static void give_back(struct graph_store *gs, uint64_t n)
+{
+	gs->budget->used -= n;
+	gs->used -= n;
+}
+
+/* What a failed allocation returns: nothing, when the budget refused it; else -ENOMEM. */
+static int failed(struct graph_store *gs)
+{
+	int err = gs->refused ? 0 : -ENOMEM;
+
+	gs->refused = false;
+	return err;
+}
 
 static size_t hash_key(long key, void *ctx)
 {
@@ -91,12 +119,14 @@ static bool equal_name(long a, long b, void *ctx)
 	return !strcmp((const char *)a, (const char *)b);
 }
 
-struct graph_store *graph_store__new(void)
+struct graph_store *graph_store__new(struct graph_budget *b)
 {
 	struct graph_store *gs = calloc(1, sizeof(*gs));
 
 	if (!gs)
 		return NULL;
+	gs->own.max = GRAPH_BUDGET_ITEMS;
+	gs->budget = b ? b : &gs->own;
 	gs->graphs = hmap__new(hash_key, equal_key, NULL);
 	gs->execs = hmap__new(hash_key, equal_key, NULL);
 	gs->captures = hmap__new(hash_key, equal_key, NULL);
@@ -117,6 +147,7 @@ void graph_store__free(struct graph_store *gs)
 
 	if (!gs)
 		return;
+	give_back(gs, gs->used);
 	for (size_t i = 0; i < gs->all_graphs.len; i++) {
 		struct graph *g = *vec_at(&gs->all_graphs, struct graph *, i);
 
@@ -184,9 +215,12 @@ static struct graph *graph_of(struct graph_store *gs, uint64_t handle)
 /* A new graph at handle, in place of whatever it named. */
 static struct graph *graph_new(struct graph_store *gs, uint64_t handle, const char *origin)
 {
-	struct graph *g = calloc(1, sizeof(*g)), *old = graph_of(gs, handle);
+	struct graph *g, *old = graph_of(gs, handle);
 	struct graph **slot;
 
+	if (!take(gs))
+		return NULL;
+	g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
 	g->handle = handle;
@@ -226,19 +260,19 @@ static void count_node(struct graph_content *c, const struct graph_node *n, int 
 	}
 }
 
+/* -ENOSPC when the budget refused it: the content is then short, and never handed out. */
 static int content_add(struct graph_store *gs, struct graph_content *c, const struct graph_node *n)
 {
 	struct graph_node *slot;
 
-	if (gs->nodes >= MAX_NODES) {
-		gs->st.full++;
-		return 0;
+	if (!take(gs)) {
+		c->short_of_nodes = true;
+		return -ENOSPC;
 	}
 	slot = vec__push(&c->nodes);
 	if (!slot)
 		return -ENOMEM;
 	*slot = *n;
-	gs->nodes++;
 	count_node(c, n, 1);
 	return 0;
 }
@@ -249,10 +283,8 @@ static struct graph_content *content_new(struct graph_store *gs, struct graph *g
 {
 	struct graph_content *c, **slot, **made;
 
-	if (gs->contents.len >= MAX_CONTENTS) {
-		gs->st.full++;
+	if (!take(gs))
 		return NULL;
-	}
 	c = calloc(1, sizeof(*c));
 	slot = vec__push(&gs->contents);
 	made = slot ? vec__push(&g->made) : NULL;
@@ -278,7 +310,7 @@ static struct graph_content *content_of(struct graph_store *gs, struct graph *g,
 
 	for (size_t i = 0; c && i < g->nodes.len; i++)
 		if (content_add(gs, c, vec_at(&g->nodes, struct graph_node, i)))
-			return NULL;
+			return NULL; /* refused stays set when the budget was spent */
 	return c;
 }
 
@@ -289,7 +321,7 @@ static struct gexec *exec_of(struct graph_store *gs, uint64_t handle, bool make)
 
 	if (hmap__find(gs->execs, (long)handle, &v))
 		return (struct gexec *)v;
-	if (!make)
+	if (!make || !take(gs))
 		return NULL;
 	x = calloc(1, sizeof(*x));
 	if (!x)
@@ -321,10 +353,12 @@ static int exec_runs(struct graph_store *gs, uint64_t handle, uint64_t ts, struc
 	struct exec_span *sp, *live;
 
 	if (!x)
-		return -ENOMEM;
+		return failed(gs);
 	live = live_span(x);
 	if (live)
 		live->to = ts;
+	if (!take(gs))
+		return failed(gs); /* its replays from now on are of unknown content */
 	sp = vec__push(&x->spans);
 	if (!sp)
 		return -ENOMEM;
@@ -371,15 +405,16 @@ static int add_node(struct graph_store *gs, struct graph *g, const struct graph_
 		old->ts = ts;
 		return 0;
 	}
-	if (gs->nodes >= MAX_NODES) {
-		gs->st.full++;
+	if (!take(gs)) {
+		/* A graph short of a node would be guessed: it is of unknown content now. */
+		g->unknown = true;
+		gs->refused = false;
 		return 0;
 	}
 	slot = vec__push(&g->nodes);
 	if (!slot)
 		return -ENOMEM;
 	*slot = *n;
-	gs->nodes++;
 	g->version++;
 	return 0;
 }
@@ -450,7 +485,7 @@ static int made_node(struct graph_store *gs, const struct graph_event *e, const 
 	int err;
 
 	if (!g)
-		return -ENOMEM;
+		return failed(gs);
 	if (op == GOP_ADD_CHILD)
 		return add_child(gs, g, e);
 	err = node_of_event(gs, e, kernel, what[op], &n);
@@ -509,13 +544,16 @@ static int exec_params(struct graph_store *gs, const struct graph_event *e, cons
 	g = live->g;
 	c = content_new(gs, g, "updated");
 	if (!c)
-		return gs->st.full ? 0 : -ENOMEM;
+		return failed(gs);
 	/* The content it ran, not the graph as it is now, with the node changed. */
 	for (size_t i = 0; i < live->c->nodes.len; i++) {
 		const struct graph_node *o = vec_at(&live->c->nodes, struct graph_node, i);
+		int err = content_add(gs, c, o->handle == e->b ? &nn : o);
 
-		if (content_add(gs, c, o->handle == e->b ? &nn : o))
-			return -ENOMEM;
+		if (err == -ENOSPC)
+			return exec_runs(gs, e->a, e->ts_ns, g, NULL);
+		if (err)
+			return err;
 	}
 	return exec_runs(gs, e->a, e->ts_ns, g, c);
 }
@@ -531,7 +569,7 @@ static int instantiate(struct graph_store *gs, uint64_t exec, struct graph *g, u
 		return 0;
 	if (g && !g->unknown) {
 		c = content_of(gs, g, origin);
-		if (!c && !gs->st.full)
+		if (!c && failed(gs))
 			return -ENOMEM;
 	}
 	return exec_runs(gs, exec, ts, g, c);
@@ -545,6 +583,8 @@ static struct capture_buf *capture_buf_of(struct graph_store *gs, uint32_t id)
 
 	if (hmap__find(gs->captures, (long)id, &v))
 		return (struct capture_buf *)v;
+	if (!take(gs))
+		return NULL;
 	cb = calloc(1, sizeof(*cb));
 	if (!cb)
 		return NULL;
@@ -568,15 +608,20 @@ static int captured(struct graph_store *gs, const struct graph_event *e)
 	if (!g || !g->live)
 		g = graph_new(gs, e->out, "capture");
 	if (!g)
-		return -ENOMEM;
+		return failed(gs);
 	/* The runtime's end makes its graph through the driver's cuGraphCreate: still empty. */
 	if (!g->nodes.len && !g->unknown)
 		g->origin = "capture";
 	g->end_ts = e->ts_ns;
 	cb = capture_buf_of(gs, e->capture);
-	if (!cb)
-		return -ENOMEM;
+	if (!cb) {
+		g->unknown = true;
+		return failed(gs);
+	}
 	cb->g = g;
+	g->unknown |= cb->short_of_nodes;
+	/* The buffer's items go back: the graph's nodes take them again. */
+	give_back(gs, cb->nodes.len);
 	for (size_t i = 0; i < cb->nodes.len; i++) {
 		err = add_node(gs, g, vec_at(&cb->nodes, struct graph_node, i));
 		if (err)
@@ -604,7 +649,7 @@ static int late_node(struct graph_store *gs, struct graph *g, const struct graph
 
 		if (c->replayed)
 			gs->st.late_nodes++;
-		else if (content_add(gs, c, n))
+		else if (content_add(gs, c, n) == -ENOMEM)
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < g->copies.len; i++)
@@ -642,8 +687,13 @@ int graph_store__captured(struct graph_store *gs, const struct launch_event *e,
 	}
 	cb = capture_buf_of(gs, e->capture);
 	if (!cb)
-		return -ENOMEM;
+		return failed(gs); /* its end finds no buffer: its graph is of unknown content */
 	if (!cb->g) {
+		if (!take(gs)) {
+			cb->short_of_nodes = true;
+			gs->refused = false;
+			return 0;
+		}
 		slot = vec__push(&cb->nodes);
 		if (!slot)
 			return -ENOMEM;
@@ -665,7 +715,7 @@ int graph_store__event(struct graph_store *gs, const struct graph_event *e, cons
 		g = graph_of(gs, e->out);
 		if (g && g->live && !g->nodes.len && !g->unknown)
 			return 0; /* the runtime's return after its driver's */
-		return graph_new(gs, e->out, "built") ? 0 : -ENOMEM;
+		return graph_new(gs, e->out, "built") ? 0 : failed(gs);
 	case GOP_CLONE: {
 		struct graph *from = graph_of(gs, e->a);
 
@@ -674,7 +724,7 @@ int graph_store__event(struct graph_store *gs, const struct graph_event *e, cons
 			return 0;
 		g = graph_new(gs, e->out, "cloned");
 		if (!g)
-			return -ENOMEM;
+			return failed(gs);
 		if (!from || from->unknown) {
 			g->unknown = true;
 			return 0;
@@ -736,8 +786,10 @@ const struct graph_content *graph_store__replay(struct graph_store *gs, uint64_t
 		struct exec_span *sp = vec_at(&x->spans, struct exec_span, i - 1);
 
 		if (sp->from <= ts && ts < sp->to) {
-			if (sp->c)
-				sp->c->replayed = true;
+			/* A content short of a node would be a guess: of unknown content. */
+			if (!sp->c || sp->c->short_of_nodes)
+				return NULL;
+			sp->c->replayed = true;
 			return sp->c;
 		}
 	}

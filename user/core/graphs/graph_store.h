@@ -52,18 +52,33 @@ struct graph_content {
 	struct vec nodes;	/* struct graph_node */
 	uint32_t kernels, copies, sets, other;
 	bool replayed;		/* a replay of it was handed out: it no longer changes */
+	bool short_of_nodes;	/* the budget refused one of its nodes: never handed out */
 };
 
 /* What the store could not follow: said at the session's end. */
 struct graph_store_stats {
 	uint64_t late_nodes;	/* captured nodes read after a replay of their content */
 	uint64_t unknown_changes; /* changes of nodes or graphs cuprobe never saw made */
-	uint64_t full;		/* nodes or contents not kept: the store's bound */
+	uint64_t full;		/* items not kept: the budget was spent (graph_budget) */
 };
+
+/*
+ * What a session's stores hold together, in items (a node, a graph, an
+ * executable graph's span, a capture's buffer, a content): a process that
+ * builds without end (a local user's, under the daemon) fills the budget, and
+ * what comes after is of unknown content, counted (stats.full), not kept.
+ */
+struct graph_budget {
+	uint64_t used, max;
+};
+
+/* About 100 MiB: a thousand graphs of a thousand nodes, each instantiated. */
+#define GRAPH_BUDGET_ITEMS (1u << 20)
 
 struct graph_store;
 
-struct graph_store *graph_store__new(void);
+/* b is shared by the session's stores; NULL: the store has its own, of GRAPH_BUDGET_ITEMS. */
+struct graph_store *graph_store__new(struct graph_budget *b);
 void graph_store__free(struct graph_store *gs);
 
 /* A launch made into a capture (LAUNCH_F_CAPTURED), named; -ENOMEM. */

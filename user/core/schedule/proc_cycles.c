@@ -241,7 +241,7 @@ struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct t
 	pc->step_start = start_mono;
 	pc->step_tid = t->pid;
 	pc->gpu = gpu_store__new();
-	pc->graphs = graph_store__new();
+	pc->graphs = graph_store__new(env->graphs);
 	if (!pc->gpu || !pc->graphs || (phase_records(pc->phase) && open_cycle(pc, start_mono))) {
 		gpu_store__free(pc->gpu);
 		graph_store__free(pc->graphs);

@@ -22,6 +22,7 @@
 
 struct target;
 struct proc_cycles;
+struct graph_budget;
 
 struct cycle_env {
 	const char *host;
@@ -42,6 +43,7 @@ struct cycle_env {
 	struct cycle_bounds bounds;
 	struct out_mode out;
 	struct stacks *stacks;		/* --stack: traces write launches' stacks; NULL without */
+	struct graph_budget *graphs;	/* what all graph stores may hold (graph_store.h) */
 };
 
 /* A process's counters at a moment: a step boundary, or the stop. */

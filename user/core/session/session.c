@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
 #include "capture.h"
+#include "core/graphs/graph_store.h"
 #include "core/probes/bpfobj.h"
 #include "core/probes/guard.h"
 #include "core/probes/uprobe_link.h"
@@ -180,6 +181,8 @@ static void setup_env(struct session *s)
 	c->cycle_cut = cycle_cut;
 	c->bounds = s->o.bounds;
 	c->out = s->o.out;
+	s->graphs = (struct graph_budget){ .max = GRAPH_BUDGET_ITEMS };
+	c->graphs = &s->graphs;
 	s->penv = (struct probe_env){
 		.cupti = s->o.modes & 1u << MODE_CUPTI, .dispose = dispose_link, .dispose_arg = s,
 		/* Launches by handle are named, and captures told, only where launches are probed. */

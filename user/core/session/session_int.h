@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include "core/graphs/graph_store.h"
 #include "core/probes/probeset.h"
 #include "core/proc/procmaps.h"
 #include "core/schedule/proc_cycles.h"
@@ -102,6 +103,7 @@ struct session {
 	struct handle_names *names;	/* kernel handles' names, from the handle probes */
 	struct probe_env penv;	/* what every probeset shares; fixed once set */
 	struct cycle_env cenv;
+	struct graph_budget graphs;	/* what its targets' graph stores hold together */
 	struct vec targets;	/* struct target *, owned */
 	size_t last;		/* the target the latest event named */
 	pid_t command;		/* started by session__spawn; 0 when none */
