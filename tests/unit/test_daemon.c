@@ -3,7 +3,8 @@
  * The daemon's pure parts: its settings and config file (every error names
  * the setting, the file and the line), step rules, container ids from cgroup
  * paths, and its series: the text format's escaping, histograms, the kernel
- * label bound that keeps counters monotonic, linger, and a pid reused.
+ * label bound that keeps counters monotonic, linger, and a pid reused; a
+ * window's trace read back, graph replays expanded into their kernels.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -240,6 +241,148 @@ static void test_trace_counts(void **state)
 	write_file(path, "{\"traceEvents\": [");
 	assert_int_equal(trace_counts__read(path, &(struct trace_counts){}), -EINVAL);
 	unlink(path);
+}
+
+/* A graph launch line of cuprobe's layout; content "" for an older trace's, naming none. */
+#define GRAPH_LINE(api, content)                                                                \
+	"  {\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"" api "\", \"pid\": 1, "       \
+	"\"tid\": 1, \"ts\": 0.000, \"dur\": 0.000, \"args\": {\"cbid\": 311, \"graph\": "       \
+	"\"0x6000\"" content ", \"stream handle\": \"0x0\", \"step\": 0}},\n"
+
+/*
+ * Content 1 (k_a x3, k_b) three times through cudaGraphLaunch and once through
+ * cuGraphLaunch; content 2 (k_b x2) once; content 0 and content 9, which the
+ * list lacks, are of unknown content; a graph launch naming none is a launch only.
+ */
+static const char graph_lines[] =
+	"{\n \"schemaVersion\": 1,\n \"traceEvents\": [\n"
+	GRAPH_LINE("cudaGraphLaunch", ", \"graph content\": 1")
+	GRAPH_LINE("cudaGraphLaunch", ", \"graph content\": 1")
+	GRAPH_LINE("cudaGraphLaunch", ", \"graph content\": 1")
+	GRAPH_LINE("cuGraphLaunch", ", \"graph content\": 1")
+	GRAPH_LINE("cudaGraphLaunch", ", \"graph content\": 2")
+	GRAPH_LINE("cudaGraphLaunch", ", \"graph content\": 0")
+	GRAPH_LINE("cudaGraphLaunch", ", \"graph content\": 9")
+	GRAPH_LINE("cudaGraphLaunch", "")
+	"  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, \"tid\": 0, \"args\": {}}\n"
+	" ],\n \"traceName\": \"x\",\n"
+	" \"cuprobe\": {\"version\": \"0.2.0\", \"pid\": 1, \"launches\": 8, \"graph_replays\": 7, "
+	"\"graphs\": [{\"id\": 1, \"origin\": \"capture\", \"nodes\": 4, \"kernels\": 4, "
+	"\"kernel_nodes\": [{\"kernel\": \"k_a\", \"grid\": [1, 1, 1], \"block\": [32, 1, 1], "
+	"\"shared memory\": 0, \"count\": 3}, {\"kernel\": \"k_b\", \"count\": 1}]}, "
+	"{\"id\": 2, \"origin\": \"built\", "
+	"\"kernel_nodes\": [{\"kernel\": \"k_b\", \"count\": 2}]}]}\n"
+	"}\n";
+
+static const struct trace_kernel *find_tk(const struct trace_kernel *v, size_t n,
+					  const char *kernel, const char *api)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].api, api) &&
+		    (kernel ? v[i].kernel && !strcmp(v[i].kernel, kernel) : !v[i].kernel))
+			return &v[i];
+	fail_msg("no (%s, %s)", kernel ? kernel : "NULL", api);
+	return NULL;
+}
+
+static void check_graph_counts(const char *path)
+{
+	struct trace_counts tc;
+
+	assert_int_equal(trace_counts__read(path, &tc), 0);
+	/* Launches count a replay once, as before. */
+	assert_int_equal(tc.launches, 8);
+	assert_int_equal(tc.nk, 2);
+	assert_int_equal(find_tk(tc.k, tc.nk, NULL, "cudaGraphLaunch")->n, 7);
+	assert_int_equal(find_tk(tc.k, tc.nk, NULL, "cuGraphLaunch")->n, 1);
+	assert_int_equal(tc.replays_known, 5);
+	assert_int_equal(tc.replays_unknown, 2);
+	/* Busiest first: k_a 9 + 3, k_b 3 + 2 + 1. */
+	assert_int_equal(tc.ngk, 4);
+	assert_string_equal(tc.gk[0].kernel, "k_a");
+	assert_string_equal(tc.gk[0].api, "cudaGraphLaunch");
+	assert_int_equal(tc.gk[0].n, 9);
+	assert_int_equal(find_tk(tc.gk, tc.ngk, "k_b", "cudaGraphLaunch")->n, 5);
+	assert_int_equal(find_tk(tc.gk, tc.ngk, "k_a", "cuGraphLaunch")->n, 3);
+	assert_int_equal(find_tk(tc.gk, tc.ngk, "k_b", "cuGraphLaunch")->n, 1);
+	trace_counts__free(&tc);
+}
+
+static void test_graph_trace_counts(void **state)
+{
+	char path[] = "/tmp/cuprobe-tc.XXXXXX";
+	struct trace_counts tc;
+	char *compact;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, graph_lines);
+	check_graph_counts(path);
+	/* Read whole: the same. */
+	compact = strdup(graph_lines);
+	for (char *p = compact; *p; p++)
+		if (*p == '\n')
+			*p = ' ';
+	write_file(path, compact);
+	free(compact);
+	check_graph_counts(path);
+	/* Without the cuprobe object, no content is known. */
+	write_file(path, "{\n \"traceEvents\": [\n"
+		   GRAPH_LINE("cudaGraphLaunch", ", \"graph content\": 1")
+		   "  {\"ph\": \"M\", \"name\": \"x\", \"pid\": 1, \"tid\": 0}\n ]\n}\n");
+	assert_int_equal(trace_counts__read(path, &tc), 0);
+	assert_int_equal(tc.replays_known, 0);
+	assert_int_equal(tc.replays_unknown, 1);
+	assert_int_equal(tc.ngk, 0);
+	trace_counts__free(&tc);
+	unlink(path);
+}
+
+/* Graph kernels by (kernel, api), bounded as launches are; replays by content, from 0. */
+static void test_graph_series(void **state)
+{
+	struct metrics *m = metrics__new(2);
+	struct plabels l = { .pid = 7, .comm = "train", .rank = -1, .cgroup = "", .container = "" };
+	struct pmetrics *pm;
+	char *text;
+
+	(void)state;
+	pm = metrics__proc(m, &l);
+	assert_non_null(pm);
+	text = render(m);
+	assert_non_null(strstr(text, "# TYPE cuprobe_graph_kernels_total counter\n"
+				     "# HELP cuprobe_graph_replays_total"));
+	assert_non_null(strstr(text, "cuprobe_graph_replays_total{pid=\"7\",comm=\"train\","
+				     "content=\"known\"} 0\n"
+				     "cuprobe_graph_replays_total{pid=\"7\",comm=\"train\","
+				     "content=\"unknown\"} 0\n"));
+	free(text);
+	assert_int_equal(pmetrics__launches(pm, NULL, "cudaGraphLaunch", 4), 0);
+	assert_int_equal(pmetrics__graph_kernels(pm, "k_a", "cudaGraphLaunch", 12), 0);
+	assert_int_equal(pmetrics__graph_kernels(pm, "k_b", "cudaGraphLaunch", 5), 0);
+	assert_int_equal(pmetrics__graph_kernels(pm, "k_c", "cudaGraphLaunch", 2), 0);
+	assert_int_equal(pmetrics__graph_kernels(pm, "k_a", "cuGraphLaunch", 3), 0);
+	pmetrics__graph_replays(pm, 4, 1);
+	pmetrics__graph_replays(pm, 1, 2);
+	/* The kernels of graphs are not launches. */
+	assert_int_equal(pmetrics__launch_total(pm), 4);
+	text = render(m);
+	assert_non_null(strstr(text, "cuprobe_launches_total{pid=\"7\",comm=\"train\",kernel=\"\","
+				     "api=\"cudaGraphLaunch\"} 4\n"));
+	assert_non_null(strstr(text, "cuprobe_graph_kernels_total{pid=\"7\",comm=\"train\","
+				     "kernel=\"k_a\",api=\"cudaGraphLaunch\"} 12\n"));
+	assert_non_null(strstr(text, "kernel=\"k_b\",api=\"cudaGraphLaunch\"} 5\n"));
+	assert_non_null(strstr(text, "cuprobe_graph_kernels_total{pid=\"7\",comm=\"train\","
+				     "kernel=\"other\",api=\"cudaGraphLaunch\"} 2\n"));
+	assert_non_null(strstr(text, "kernel=\"k_a\",api=\"cuGraphLaunch\"} 3\n"));
+	assert_null(strstr(text, "k_c"));
+	assert_non_null(strstr(text, "content=\"known\"} 5\n"));
+	assert_non_null(strstr(text, "content=\"unknown\"} 3\n"));
+	free(text);
+	metrics__free(m);
 }
 
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
@@ -495,6 +638,8 @@ int main(void)
 		cmocka_unit_test(test_settings),   cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_config_file), cmocka_unit_test(test_container),
 		cmocka_unit_test(test_series),	   cmocka_unit_test(test_trace_counts),
+		cmocka_unit_test(test_graph_trace_counts),
+		cmocka_unit_test(test_graph_series),
 		cmocka_unit_test(test_retention),
 		cmocka_unit_test(test_retention_not_others),
 		cmocka_unit_test(test_series_utf8),

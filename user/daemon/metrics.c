@@ -27,6 +27,13 @@ struct kseries {
 	uint64_t n;
 };
 
+/* The (kernel, api) series of one metric of a process, with their top-K slots. */
+struct kset {
+	struct kseries *ks;
+	size_t nks;
+	size_t named;			/* distinct kernel names with slots of their own */
+};
+
 struct pmetrics {
 	pid_t pid;
 	char comm[64];
@@ -34,10 +41,9 @@ struct pmetrics {
 	char *cgroup, *container;
 	bool gone;
 	uint64_t gone_at;
-	struct kseries *ks;
-	size_t nks;
-	size_t named;			/* distinct kernel names with slots of their own */
-	uint32_t top;			/* how many may have one */
+	struct kset launch_ks;		/* cuprobe_launches_total */
+	struct kset graph_ks;		/* cuprobe_graph_kernels_total */
+	uint32_t top;			/* how many kernels of each may have a slot */
 	struct histo step, gpu;
 	uint64_t windows[MODE__COUNT][WIN_RESULT__COUNT];
 	uint64_t drops;
@@ -45,6 +51,7 @@ struct pmetrics {
 	bool backoff;
 	uint64_t launches;
 	uint64_t captured;
+	uint64_t replays_known, replays_unknown;
 };
 
 struct metrics {
@@ -72,13 +79,19 @@ struct metrics *metrics__new(uint32_t top_kernels)
 	return m;
 }
 
+static void kset_free(struct kset *s)
+{
+	for (size_t i = 0; i < s->nks; i++) {
+		free(s->ks[i].kernel);
+		free(s->ks[i].api);
+	}
+	free(s->ks);
+}
+
 static void pm_free(struct pmetrics *pm)
 {
-	for (size_t i = 0; i < pm->nks; i++) {
-		free(pm->ks[i].kernel);
-		free(pm->ks[i].api);
-	}
-	free(pm->ks);
+	kset_free(&pm->launch_ks);
+	kset_free(&pm->graph_ks);
 	free(pm->cgroup);
 	free(pm->container);
 	free(pm);
@@ -168,18 +181,18 @@ size_t metrics__count(const struct metrics *m)
 	return m->n;
 }
 
-static struct kseries *find_ks(struct pmetrics *pm, const char *kernel, const char *api)
+static struct kseries *find_ks(struct kset *s, const char *kernel, const char *api)
 {
-	for (size_t i = 0; i < pm->nks; i++)
-		if (!strcmp(pm->ks[i].kernel, kernel) && !strcmp(pm->ks[i].api, api))
-			return &pm->ks[i];
+	for (size_t i = 0; i < s->nks; i++)
+		if (!strcmp(s->ks[i].kernel, kernel) && !strcmp(s->ks[i].api, api))
+			return &s->ks[i];
 	return NULL;
 }
 
-static bool has_kernel(const struct pmetrics *pm, const char *kernel)
+static bool has_kernel(const struct kset *s, const char *kernel)
 {
-	for (size_t i = 0; i < pm->nks; i++)
-		if (!strcmp(pm->ks[i].kernel, kernel))
+	for (size_t i = 0; i < s->nks; i++)
+		if (!strcmp(s->ks[i].kernel, kernel))
 			return true;
 	return false;
 }
@@ -190,28 +203,28 @@ static bool has_kernel(const struct pmetrics *pm, const char *kernel)
  * (the daemon hands each window's kernels over busiest first), the rest
  * count as kernel="other".
  */
-int pmetrics__launches(struct pmetrics *pm, const char *kernel, const char *api, uint64_t n)
+static int kset_add(struct kset *s, uint32_t top, const char *kernel, const char *api,
+		    uint64_t n)
 {
 	struct kseries *k, *nks;
 	const char *name = kernel ? kernel : "";
 
-	if (kernel && !has_kernel(pm, kernel)) {
-		if (pm->named >= pm->top)
+	if (kernel && !has_kernel(s, kernel)) {
+		if (s->named >= top)
 			name = "other";
 		else
-			pm->named++;
+			s->named++;
 	}
-	pm->launches += n;
-	k = find_ks(pm, name, api);
+	k = find_ks(s, name, api);
 	if (k) {
 		k->n += n;
 		return 0;
 	}
-	nks = realloc(pm->ks, (pm->nks + 1) * sizeof(*nks));
+	nks = realloc(s->ks, (s->nks + 1) * sizeof(*nks));
 	if (!nks)
 		return -ENOMEM;
-	pm->ks = nks;
-	k = &pm->ks[pm->nks];
+	s->ks = nks;
+	k = &s->ks[s->nks];
 	k->kernel = strdup(name);
 	k->api = strdup(api);
 	if (!k->kernel || !k->api) {
@@ -220,8 +233,25 @@ int pmetrics__launches(struct pmetrics *pm, const char *kernel, const char *api,
 		return -ENOMEM;
 	}
 	k->n = n;
-	pm->nks++;
+	s->nks++;
 	return 0;
+}
+
+int pmetrics__launches(struct pmetrics *pm, const char *kernel, const char *api, uint64_t n)
+{
+	pm->launches += n;
+	return kset_add(&pm->launch_ks, pm->top, kernel, api, n);
+}
+
+int pmetrics__graph_kernels(struct pmetrics *pm, const char *kernel, const char *api, uint64_t n)
+{
+	return kset_add(&pm->graph_ks, pm->top, kernel, api, n);
+}
+
+void pmetrics__graph_replays(struct pmetrics *pm, uint64_t known, uint64_t unknown)
+{
+	pm->replays_known += known;
+	pm->replays_unknown += unknown;
 }
 
 static void histo_add(struct histo *h, const double *bounds, size_t nb, double v)
@@ -340,23 +370,62 @@ static void put_histo(FILE *f, const char *name, const struct pmetrics *pm, cons
 	fprintf(f, "} %llu\n", (unsigned long long)h->count);
 }
 
+static const struct kset *launch_set(const struct pmetrics *pm)
+{
+	return &pm->launch_ks;
+}
+
+static const struct kset *graph_set(const struct pmetrics *pm)
+{
+	return &pm->graph_ks;
+}
+
+/* The (kernel, api) series of every process's set of one metric. */
+static void render_kset(FILE *f, const struct metrics *m, const char *name,
+			const struct kset *(*set)(const struct pmetrics *pm))
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct pmetrics *pm = m->v[i];
+		const struct kset *s = set(pm);
+
+		for (size_t k = 0; k < s->nks; k++) {
+			fprintf(f, "%s{", name);
+			put_labels(f, pm);
+			fputs(",kernel=", f);
+			put_value(f, s->ks[k].kernel);
+			fputs(",api=", f);
+			put_value(f, s->ks[k].api);
+			fprintf(f, "} %llu\n", (unsigned long long)s->ks[k].n);
+		}
+	}
+}
+
 static void render_launches(FILE *f, const struct metrics *m)
 {
 	head(f, "cuprobe_launches_total", "counter",
 	     "Launches recorded in sampled windows, by kernel (top-K per process, the rest "
 	     "\"other\") and API.");
-	for (size_t i = 0; i < m->n; i++) {
-		const struct pmetrics *pm = m->v[i];
+	render_kset(f, m, "cuprobe_launches_total", launch_set);
+}
 
-		for (size_t k = 0; k < pm->nks; k++) {
-			fputs("cuprobe_launches_total{", f);
-			put_labels(f, pm);
-			fputs(",kernel=", f);
-			put_value(f, pm->ks[k].kernel);
-			fputs(",api=", f);
-			put_value(f, pm->ks[k].api);
-			fprintf(f, "} %llu\n", (unsigned long long)pm->ks[k].n);
-		}
+/* What graph replays ran, apart from the launches: a replay is one launch there. */
+static void render_graphs(FILE *f, const struct metrics *m)
+{
+	head(f, "cuprobe_graph_kernels_total", "counter",
+	     "Kernels run by graph replays of known content in sampled windows, by kernel "
+	     "(top-K per process, the rest \"other\") and the graph launch's API.");
+	render_kset(f, m, "cuprobe_graph_kernels_total", graph_set);
+	head(f, "cuprobe_graph_replays_total", "counter",
+	     "Graph replays in sampled windows, by whether cuprobe knew what the graph holds "
+	     "(content=\"unknown\": made before cuprobe attached).");
+	for (size_t i = 0; i < m->n; i++) {
+		fputs("cuprobe_graph_replays_total{", f);
+		put_labels(f, m->v[i]);
+		fprintf(f, ",content=\"known\"} %llu\n", (unsigned long long)m->v[i]->replays_known);
+		fputs("cuprobe_graph_replays_total{", f);
+		put_labels(f, m->v[i]);
+		fprintf(f, ",content=\"unknown\"} %llu\n",
+			(unsigned long long)m->v[i]->replays_unknown);
 	}
 }
 
@@ -477,6 +546,7 @@ int metrics__render(const struct metrics *m, const struct metrics_host *h, char 
 		return -ENOMEM;
 	render_launches(f, m);
 	render_captured(f, m);
+	render_graphs(f, m);
 	render_histos(f, m);
 	render_windows(f, m);
 	render_proc_gauges(f, m, h);

@@ -67,6 +67,13 @@ void pmetrics__drops(struct pmetrics *pm, uint64_t n);
 void pmetrics__overhead(struct pmetrics *pm, double ratio, bool backoff);
 /* n launch records made into captured streams: graph nodes, apart from the launch totals. */
 void pmetrics__captured(struct pmetrics *pm, uint64_t n);
+/*
+ * n kernels of kernel that graph replays through api ran: apart from the
+ * launch totals, where each replay is one launch. 0 or -ENOMEM.
+ */
+int pmetrics__graph_kernels(struct pmetrics *pm, const char *kernel, const char *api, uint64_t n);
+/* Graph replays of known and of unknown content (made before cuprobe attached). */
+void pmetrics__graph_replays(struct pmetrics *pm, uint64_t known, uint64_t unknown);
 /* Windows sampled and launches counted, for the tests' and the log's sake. */
 uint64_t pmetrics__launch_total(const struct pmetrics *pm);
 

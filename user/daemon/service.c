@@ -496,6 +496,9 @@ static void count_window(struct daemon *d, struct dproc *p, const struct cycle_i
 	for (size_t i = 0; i < tc.ngpu; i++)
 		pmetrics__gpu_kernel(p->pm, tc.gpu_kernel_s[i]);
 	pmetrics__captured(p->pm, tc.captured);
+	for (size_t i = 0; i < tc.ngk; i++)
+		pmetrics__graph_kernels(p->pm, tc.gk[i].kernel, tc.gk[i].api, tc.gk[i].n);
+	pmetrics__graph_replays(p->pm, tc.replays_known, tc.replays_unknown);
 	if (tc.launches != ci->launches)
 		p_warn("pid %d: the window's trace %s holds %llu launches, the window %llu",
 		       (int)p->pid, ci->path, (unsigned long long)tc.launches,

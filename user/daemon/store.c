@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "daemon/store.h"
+#include "report/graphs.h"
 #include "trace/format.h"
 #include "util/log.h"
 
@@ -322,27 +323,128 @@ uint64_t store__removed(const struct store *st)
 	return st->removed;
 }
 
-static int add_kernel(struct trace_counts *tc, const char *kernel, const char *api)
+/* n more of (kernel, api) in a list of them; kernel NULL: not a kernel (copies, sets). */
+static int tally(struct trace_kernel **v, size_t *nv, const char *kernel, const char *api,
+		 uint64_t n)
 {
 	struct trace_kernel *nk;
 
-	for (size_t i = 0; i < tc->nk; i++) {
-		struct trace_kernel *k = &tc->k[i];
+	for (size_t i = 0; i < *nv; i++) {
+		struct trace_kernel *k = &(*v)[i];
 
 		if (!strcmp(k->api, api) && (k->kernel ? kernel && !strcmp(k->kernel, kernel) : !kernel)) {
-			k->n++;
+			k->n = graphs__add(k->n, n);
 			return 0;
 		}
 	}
-	nk = realloc(tc->k, (tc->nk + 1) * sizeof(*nk));
+	nk = realloc(*v, (*nv + 1) * sizeof(*nk));
 	if (!nk)
 		return -ENOMEM;
-	tc->k = nk;
-	nk = &tc->k[tc->nk++];
+	*v = nk;
+	nk = &(*v)[*nv];
 	nk->kernel = kernel ? strdup(kernel) : NULL;
 	nk->api = strdup(api);
-	nk->n = 1;
+	nk->n = n;
+	if ((kernel && !nk->kernel) || !nk->api) {
+		free(nk->kernel);
+		free(nk->api);
+		return -ENOMEM;
+	}
+	(*nv)++;
 	return 0;
+}
+
+static void tally_free(struct trace_kernel *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].kernel);
+		free(v[i].api);
+	}
+	free(v);
+}
+
+/* Graph replays by content and API, until the cuprobe object after the events says more. */
+struct replay {
+	int64_t content;
+	char *api;
+	uint64_t n;
+};
+
+/* Reading one trace: its counts, and its replays until their contents are known. */
+struct trace_read {
+	struct trace_counts *tc;
+	struct replay *rp;
+	size_t nrp;
+};
+
+static int add_replay(struct trace_read *tr, int64_t content, const char *api)
+{
+	struct replay *nr;
+
+	for (size_t i = 0; i < tr->nrp; i++) {
+		if (tr->rp[i].content == content && !strcmp(tr->rp[i].api, api)) {
+			tr->rp[i].n++;
+			return 0;
+		}
+	}
+	nr = realloc(tr->rp, (tr->nrp + 1) * sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	tr->rp = nr;
+	nr[tr->nrp] = (struct replay){ .content = content, .api = strdup(api), .n = 1 };
+	if (!nr[tr->nrp].api)
+		return -ENOMEM;
+	tr->nrp++;
+	return 0;
+}
+
+static void replays_free(struct trace_read *tr)
+{
+	for (size_t i = 0; i < tr->nrp; i++)
+		free(tr->rp[i].api);
+	free(tr->rp);
+	tr->rp = NULL;
+	tr->nrp = 0;
+}
+
+/*
+ * Each replay's kernels, by its content in meta's graphs list, counted by
+ * (kernel, graph launch API); a content the list lacks is unknown, like 0.
+ * The replays are then let go, so that a second call counts nothing twice.
+ */
+static int expand_replays(struct trace_read *tr, const json_t *meta)
+{
+	struct trace_counts *tc = tr->tc;
+	const json_t *g, *node;
+	struct hmap *index;
+	const char *kernel;
+	uint64_t bad = 0, count;
+	size_t j;
+	int err = 0;
+
+	if (!tr->nrp)
+		return 0;
+	index = graphs__index(json_object_get(meta, TRACE_KEY_GRAPHS), &bad);
+	if (!index)
+		return -ENOMEM;
+	for (size_t i = 0; !err && i < tr->nrp; i++) {
+		const struct replay *r = &tr->rp[i];
+
+		g = graphs__find(index, r->content);
+		if (!g) {
+			tc->replays_unknown += r->n;
+			continue;
+		}
+		tc->replays_known += r->n;
+		json_array_foreach(json_object_get(g, TRACE_GRAPH_KERNEL_NODES), j, node) {
+			if (err || !graphs__kernel_node(node, &kernel, &count) || !count)
+				continue;
+			err = tally(&tc->gk, &tc->ngk, kernel, r->api, graphs__mul(r->n, count));
+		}
+	}
+	hmap__free(index);
+	replays_free(tr);
+	return err;
 }
 
 static int add_gpu(struct trace_counts *tc, double s)
@@ -356,19 +458,23 @@ static int add_gpu(struct trace_counts *tc, double s)
 	return 0;
 }
 
-static int count_event(struct trace_counts *tc, json_t *ev)
+static int count_event(struct trace_read *tr, json_t *ev)
 {
+	struct trace_counts *tc = tr->tc;
 	const char *cat = json_string_value(json_object_get(ev, TRACE_KEY_CAT));
 	const char *ph = json_string_value(json_object_get(ev, TRACE_KEY_PH));
 	const char *name = json_string_value(json_object_get(ev, TRACE_KEY_NAME));
 	json_t *args = json_object_get(ev, TRACE_KEY_ARGS);
+	int64_t content;
 
 	if (!cat || !ph || strcmp(ph, TRACE_PH_COMPLETE))
 		return 0;
 	if ((!strcmp(cat, TRACE_CAT_RUNTIME) || !strcmp(cat, TRACE_CAT_DRIVER)) && name) {
 		tc->launches++;
-		return add_kernel(tc, json_string_value(json_object_get(args, TRACE_ARG_KERNEL)),
-				  name);
+		if (graphs__replay(args, &content) == REPLAY_OF && add_replay(tr, content, name))
+			return -ENOMEM;
+		return tally(&tc->k, &tc->nk,
+			     json_string_value(json_object_get(args, TRACE_ARG_KERNEL)), name, 1);
 	}
 	if (!strcmp(cat, TRACE_CAT_KERNEL))
 		return add_gpu(tc, json_number_value(json_object_get(ev, TRACE_KEY_DUR)) / 1e6);
@@ -441,19 +547,38 @@ static const char *string_at(const char *line, const char *key, char *buf, size_
 	return buf;
 }
 
+/* The integer after key in line ("key": 12); false when the key is not there. */
+static bool int_at(const char *line, const char *key, int64_t *v)
+{
+	const char *p = strstr(line, key);
+	char *end;
+
+	if (!p)
+		return false;
+	p += strlen(key);
+	if (*p < '0' || *p > '9')
+		return false;
+	errno = 0;
+	*v = strtoll(p, &end, 10);
+	return !errno && (*end == ',' || *end == '}');
+}
+
 /*
  * One event line of cuprobe's own layout (trace/format.h: an event a line),
  * read without building it: a window of 10,000 launches is read back in a
  * few milliseconds, not the tens that a JSON tree takes.
  */
-static int count_line(struct trace_counts *tc, const char *line)
+static int count_line(struct trace_read *tr, const char *line)
 {
 	static const char cat_key[] = "\"" TRACE_KEY_CAT "\": \"";
 	static const char name_key[] = "\"" TRACE_KEY_NAME "\": \"";
 	static const char kernel_key[] = "\"" TRACE_ARG_KERNEL "\": \"";
+	static const char content_key[] = "\"" TRACE_ARG_GRAPH_CONTENT "\": ";
 	static const char dur_key[] = "\"" TRACE_KEY_DUR "\": ";
 	static char cat[64], name[256], kernel[8192];
+	struct trace_counts *tc = tr->tc;
 	const char *args, *dur;
+	int64_t content;
 
 	if (strncmp(line, TRACE_LINE_EVENT_PREFIX "\"" TRACE_KEY_PH "\": \"" TRACE_PH_COMPLETE "\"",
 		    strlen(TRACE_LINE_EVENT_PREFIX "\"" TRACE_KEY_PH "\": \"" TRACE_PH_COMPLETE "\"")) ||
@@ -464,8 +589,11 @@ static int count_line(struct trace_counts *tc, const char *line)
 			return -EINVAL;
 		args = strstr(line, "\"" TRACE_KEY_ARGS "\": {");
 		tc->launches++;
-		return add_kernel(tc, args ? string_at(args, kernel_key, kernel, sizeof(kernel)) : NULL,
-				  name);
+		if (args && int_at(args, content_key, &content) && add_replay(tr, content, name))
+			return -ENOMEM;
+		return tally(&tc->k, &tc->nk,
+			     args ? string_at(args, kernel_key, kernel, sizeof(kernel)) : NULL,
+			     name, 1);
 	}
 	if (!strcmp(cat, TRACE_CAT_KERNEL)) {
 		dur = strstr(line, dur_key);
@@ -475,8 +603,30 @@ static int count_line(struct trace_counts *tc, const char *line)
 	return 0;
 }
 
+/*
+ * After the events, the cuprobe object's line, which lists the contents the
+ * replays ran: read only when there were replays. 0, or -EINVAL when the line
+ * is not JSON (then the file is read whole).
+ */
+static int trailer_line(struct trace_read *tr, const char *line)
+{
+	static const char prefix[] = " \"" TRACE_KEY_CUPROBE "\": ";
+	json_error_t jerr;
+	json_t *meta;
+	int err;
+
+	if (!tr->nrp || strncmp(line, prefix, strlen(prefix)))
+		return 0;
+	meta = json_loads(line + strlen(prefix), JSON_DISABLE_EOF_CHECK, &jerr);
+	if (!meta)
+		return -EINVAL;
+	err = expand_replays(tr, meta);
+	json_decref(meta);
+	return err;
+}
+
 /* 0, or -EINVAL when the file is not in cuprobe's line layout (then it is read whole). */
-static int read_lines(const char *path, struct trace_counts *tc)
+static int read_lines(const char *path, struct trace_read *tr)
 {
 	FILE *f = fopen(path, "re");
 	char *line = NULL;
@@ -486,9 +636,11 @@ static int read_lines(const char *path, struct trace_counts *tc)
 
 	if (!f)
 		return -errno;
-	while (!err && !closed && getline(&line, &cap, f) > 0) {
+	while (!err && (!closed || tr->nrp) && getline(&line, &cap, f) > 0) {
 		line[strcspn(line, "\n")] = '\0';
-		if (!in_events)
+		if (closed)
+			err = trailer_line(tr, line);
+		else if (!in_events)
 			in_events = !strcmp(line, TRACE_LINE_EVENTS_OPEN);
 		else if (!strcmp(line, TRACE_LINE_EVENTS_CLOSE) ||
 			 !strcmp(line, TRACE_LINE_EVENTS_CLOSE_MORE))
@@ -496,27 +648,24 @@ static int read_lines(const char *path, struct trace_counts *tc)
 		else if (strncmp(line, TRACE_LINE_EVENT_PREFIX, strlen(TRACE_LINE_EVENT_PREFIX)))
 			err = -EINVAL;
 		else
-			err = count_line(tc, line);
+			err = count_line(tr, line);
 	}
 	free(line);
 	fclose(f);
+	/* Replays whose trace lists no contents (no cuprobe line) are of unknown content. */
+	if (!err && closed)
+		err = expand_replays(tr, NULL);
 	return err ? err : closed ? 0 : -EINVAL;
 }
 
-int trace_counts__read(const char *path, struct trace_counts *tc)
+/* Not in cuprobe's layout: read as any JSON. */
+static int read_whole(const char *path, struct trace_read *tr)
 {
 	json_error_t jerr;
 	json_t *root, *evs, *ev;
 	size_t i;
 	int err = 0;
 
-	memset(tc, 0, sizeof(*tc));
-	if (!read_lines(path, tc)) {
-		qsort(tc->k, tc->nk, sizeof(*tc->k), busiest_first);
-		return 0;
-	}
-	/* Not in cuprobe's layout: read as any JSON. */
-	trace_counts__free(tc);
 	root = json_load_file(path, 0, &jerr);
 	if (!root) {
 		p_warn("cannot read the window's trace %s: %s (line %d)", path, jerr.text, jerr.line);
@@ -524,22 +673,40 @@ int trace_counts__read(const char *path, struct trace_counts *tc)
 	}
 	evs = json_object_get(root, TRACE_KEY_EVENTS);
 	json_array_foreach(evs, i, ev) {
-		err = count_event(tc, ev);
+		err = count_event(tr, ev);
 		if (err)
 			break;
 	}
+	if (!err)
+		err = expand_replays(tr, json_object_get(root, TRACE_KEY_CUPROBE));
 	json_decref(root);
-	qsort(tc->k, tc->nk, sizeof(*tc->k), busiest_first);
+	return err;
+}
+
+int trace_counts__read(const char *path, struct trace_counts *tc)
+{
+	struct trace_read tr = { .tc = tc };
+	int err;
+
+	memset(tc, 0, sizeof(*tc));
+	err = read_lines(path, &tr);
+	if (err) {
+		replays_free(&tr);
+		trace_counts__free(tc);
+		err = read_whole(path, &tr);
+	}
+	replays_free(&tr);
+	if (tc->nk > 1)
+		qsort(tc->k, tc->nk, sizeof(*tc->k), busiest_first);
+	if (tc->ngk > 1)
+		qsort(tc->gk, tc->ngk, sizeof(*tc->gk), busiest_first);
 	return err;
 }
 
 void trace_counts__free(struct trace_counts *tc)
 {
-	for (size_t i = 0; i < tc->nk; i++) {
-		free(tc->k[i].kernel);
-		free(tc->k[i].api);
-	}
-	free(tc->k);
+	tally_free(tc->k, tc->nk);
+	tally_free(tc->gk, tc->ngk);
 	free(tc->gpu_kernel_s);
 	memset(tc, 0, sizeof(*tc));
 }

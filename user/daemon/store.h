@@ -62,6 +62,10 @@ struct trace_counts {
 	uint64_t captured;	/* launch records made into captured streams: not launches */
 	double *gpu_kernel_s;	/* each GPU kernel's duration */
 	size_t ngpu;
+	/* What graph replays ran (kernel, graph launch API): apart from the launches. */
+	struct trace_kernel *gk; /* busiest first */
+	size_t ngk;
+	uint64_t replays_known, replays_unknown;
 };
 
 /* 0, or -errno when the trace cannot be read (the message says which). */
