@@ -9,6 +9,7 @@
 # as test_capture_streams.sh checks them; a graph made before cuprobe
 # attached is of unknown content, counted, never guessed.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/daemon_lib.sh"
 GCHECK="python3 $(dirname "$0")/check_graphs.py"
 CAPCHECK="python3 $(dirname "$0")/check_capture.py"
 
@@ -47,4 +48,35 @@ CUPROBE_GT=$TMP/s.gt.json "$CUPROBE" record -o "$TMP/s" --step cuprobe_step \
 	--schedule wait=1,warmup=0,active=1 -- "$W/graphs" --iters 3 --steps >"$TMP/s.log" 2>&1
 f=$(trace_in "$TMP/s/run_0")
 expect "schedule: the active step's replays carry their contents" $GCHECK "$f" "$TMP/s.gt.json.graphs"
+
+# The daemon: its graph metrics equal what the traces it wrote say, replay by replay.
+DPID=
+cleanup_daemon() { [ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null; cgroup_kill; rm -rf "$TMP"; }
+trap cleanup_daemon EXIT
+if cgroup_setup cuprobe-graphs-test; then
+	PORT=$(free_port)
+	printf 'interval = 1\nwindow-steps = 2\nwarmup = 0\nbudget = 100\nlinger = 120\ncgroup = /%s\nstep = graphs=cuprobe_step\n' \
+		"$CGNAME" >"$TMP/d.conf"
+	"$CUPROBE" daemon -c "$TMP/d.conf" -l "127.0.0.1:$PORT" -o "$TMP/dout" -v >"$TMP/d.log" 2>&1 &
+	DPID=$!
+	until_true 60 grep -q "listening on" "$TMP/d.log"
+	# It waits until sampled, so that the daemon's step numbers are its ground truth's.
+	"${in_cg[@]}" env CUPROBE_GT="$TMP/d.gt.json" "$W/graphs" --iters 40 --steps --sleep-ms 100 \
+		--wait-file "$TMP/dgo" >/dev/null 2>&1 &
+	G=$!
+	expect "daemon: the graphs workload is sampled" \
+		until_true 60 grep -q "sampling pid $G (graphs) with step probe" "$TMP/d.log"
+	touch "$TMP/dgo"
+	wait $G
+	curl -s "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics.txt"
+	each_window() { local f; for f in "$TMP"/dout/run_*/*.pt.trace.json; do $GCHECK "$f" "$TMP/d.gt.json.graphs" --unknown-ok || return 1; done; }
+	expect "daemon: every window's replays carry the content their instance ran" each_window
+	expect "daemon: graph replays and graph kernels in /metrics equal its traces'" \
+		python3 "$(dirname "$0")/check_graph_metrics.py" "$TMP/dout" "$TMP/metrics.txt" $G
+	expect "daemon: promtool checks /metrics" promtool check metrics <"$TMP/metrics.txt"
+	kill -TERM $DPID && wait $DPID
+	DPID=
+else
+	not_ok "daemon: a cgroup of the test's own" "no writable cgroup2 mount in /proc/mounts"
+fi
 done_testing

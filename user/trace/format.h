@@ -139,27 +139,6 @@
 #define TRACE_KEY_CUPTI_OVERHEAD_NS "cupti_overhead_ns"
 #define TRACE_KEY_CUT "cut"
 #define TRACE_KEY_HOLDS "holds"
-/* Graph replays of the trace (trace/graphs.c): counts, and the contents they ran. */
-#define TRACE_KEY_GRAPH_REPLAYS "graph_replays"
-#define TRACE_KEY_GRAPH_UNKNOWN "graph_unknown_replays"
-#define TRACE_KEY_GRAPH_KERNELS "graph_kernels"
-#define TRACE_KEY_GRAPH_GPU_KERNELS "graph_gpu_kernels"	/* --cupti */
-#define TRACE_KEY_GRAPH_MISMATCHES "graph_mismatches"	/* --cupti */
-#define TRACE_KEY_GRAPHS "graphs"
-
-/* A content in the graphs list. */
-#define TRACE_GRAPH_ID "id"
-#define TRACE_GRAPH_ORIGIN "origin"	/* "capture", "built", "updated", "cloned" */
-#define TRACE_GRAPH_NODES "nodes"
-#define TRACE_GRAPH_KERNELS "kernels"
-#define TRACE_GRAPH_COPIES "copies"
-#define TRACE_GRAPH_SETS "sets"
-#define TRACE_GRAPH_OTHER "other"
-#define TRACE_GRAPH_KERNEL_NODES "kernel_nodes"	/* identical nodes once, with a count */
-#define TRACE_GRAPH_COPY_NODES "copy_nodes"
-#define TRACE_GRAPH_SET_NODES "set_nodes"
-#define TRACE_GRAPH_COUNT "count"
-
 /* Graph replays: the launches of graphs, what those of known content ran, and the contents. */
 #define TRACE_KEY_GRAPH_REPLAYS "graph_replays"
 #define TRACE_KEY_GRAPH_UNKNOWN_REPLAYS "graph_unknown_replays"

@@ -103,7 +103,7 @@ static void write_nodes(const struct graph_content *gc, enum graph_node_what wha
 			if (what == GNODE_COPY)
 				FIELD_STR(w, c, TRACE_ARG_KIND, launch_memcpy_kind(a->kind));
 		}
-		FIELD_U64(w, c, TRACE_GRAPH_COUNT, count);
+		FIELD_U64(w, c, TRACE_GRAPH_NODE_COUNT, count);
 		json_cursor__end_object(w, c);
 	}
 	json_cursor__end_array(w, c);
@@ -136,7 +136,7 @@ void trace_graphs__write(const struct trace_graphs *g, struct json_writer *w,
 	if (!g->replays)
 		return;
 	FIELD_U64(w, c, TRACE_KEY_GRAPH_REPLAYS, g->replays);
-	FIELD_U64(w, c, TRACE_KEY_GRAPH_UNKNOWN, g->unknown);
+	FIELD_U64(w, c, TRACE_KEY_GRAPH_UNKNOWN_REPLAYS, g->unknown);
 	FIELD_U64(w, c, TRACE_KEY_GRAPH_KERNELS, g->kernels);
 	if (g->gpu) {
 		FIELD_U64(w, c, TRACE_KEY_GRAPH_GPU_KERNELS, g->gpu_kernels);
