@@ -145,6 +145,10 @@ static __always_inline __u32 rt_api_of(__u32 drv)
 		return API_cudaLaunchKernelExC;
 	case API_cuLaunchKernelEx_ptsz:
 		return API_cudaLaunchKernelExC_ptsz;
+	case API_cuGraphLaunch:
+		return API_cudaGraphLaunch;
+	case API_cuGraphLaunch_ptsz:
+		return API_cudaGraphLaunch_ptsz;
 	default:
 		return API__COUNT;
 	}
@@ -168,7 +172,12 @@ static __always_inline __u64 launch_func(struct pt_regs *ctx, __u32 api)
 	return second ? b : a;
 }
 
-static __always_inline void rt_enter(struct pt_regs *ctx, __u32 api)
+static __always_inline bool rt_is_graph(__u32 api)
+{
+	return api == API_cudaGraphLaunch || api == API_cudaGraphLaunch_ptsz;
+}
+
+static __always_inline void rt_enter(struct pt_regs *ctx, __u32 tgid, __u32 api)
 {
 	struct rt_call *rc;
 
@@ -176,9 +185,38 @@ static __always_inline void rt_enter(struct pt_regs *ctx, __u32 api)
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!rc)
 		return;
+	/*
+	 * The thread's last runtime replay is still open: it never entered the
+	 * driver (a runtime that refuses it first). Its probe must then stay.
+	 */
+	if (rc->sp && rt_is_graph(rc->api)) {
+		struct proc_state *ps = bpf_map_lookup_elem(&proc_state, &tgid);
+
+		if (ps)
+			__sync_fetch_and_add(&ps->graph_unnested, 1);
+	}
 	rc->sp = PT_REGS_SP(ctx);
 	rc->stub = launch_func(ctx, api);
 	rc->api = api;
+}
+
+/*
+ * A cuGraphLaunch inside the thread's open runtime replay: closed and counted
+ * here, whatever the phase, so that an open replay left at the next runtime
+ * launch is one that never entered the driver (rt_enter).
+ */
+static __always_inline bool rt_graph_close(struct pt_regs *ctx, __u32 tgid)
+{
+	struct rt_call *rc = bpf_task_storage_get(&rt_open, bpf_get_current_task_btf(), 0, 0);
+	struct proc_state *ps;
+
+	if (!rc || rc->sp <= PT_REGS_SP(ctx) || !rt_is_graph(rc->api))
+		return false;
+	rc->sp = 0;
+	ps = bpf_map_lookup_elem(&proc_state, &tgid);
+	if (ps)
+		__sync_fetch_and_add(&ps->graph_nested, 1);
+	return true;
 }
 
 /*
@@ -209,7 +247,17 @@ static __always_inline bool rt_nested(struct pt_regs *ctx, __u32 tgid, __u32 api
 		rc->sp = 0;
 		return true;
 	}
-	if (!(flags & RR_ONE_TRAP) || rt_api_of(api) == API__COUNT)
+	if (rt_api_of(api) == API__COUNT)
+		return true;
+	/* A replay: the executable graph is the runtime's and the driver's handle alike. */
+	if (api == API_cuGraphLaunch || api == API_cuGraphLaunch_ptsz) {
+		if (!(flags & RR_ONE_TRAP_GRAPHS))
+			return true;
+		as->api = rt_api_of(api);
+		as->func = k.handle;
+		return false;
+	}
+	if (!(flags & RR_ONE_TRAP))
 		return true;
 	v = bpf_map_lookup_elem(&handle_stubs, &k);
 	if (v) {
@@ -562,11 +610,14 @@ int launch_entry(struct pt_regs *ctx)
 	struct launch_event *e;
 	__u64 st = PHASE_RECORD;
 	__u32 rr_flags = 0;
+	bool graph_nested = false;
 	void *rb;
 	__u32 cpu;
 
 	if (api < API_FIRST_DRIVER && rt_enters_driver(api))
-		rt_enter(ctx, api);
+		rt_enter(ctx, tgid, api);
+	else if (api == API_cuGraphLaunch || api == API_cuGraphLaunch_ptsz)
+		graph_nested = rt_graph_close(ctx, tgid);
 
 	/*
 	 * One atomic per hit, and no lookup where the cookie names the process's
@@ -603,8 +654,8 @@ int launch_entry(struct pt_regs *ctx)
 			__sync_fetch_and_add(&ps->stale, 1);
 		return 0;
 	}
-	if (api >= API_FIRST_DRIVER && called_from_runtime(ctx, tgid, &rr_flags) &&
-	    rt_nested(ctx, tgid, api, rr_flags, &as)) {
+	if (graph_nested || (api >= API_FIRST_DRIVER && called_from_runtime(ctx, tgid, &rr_flags) &&
+			     rt_nested(ctx, tgid, api, rr_flags, &as))) {
 		COUNT_RARE(ps, sl, tgid, nested);
 		return 0;
 	}

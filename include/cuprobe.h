@@ -261,6 +261,9 @@ struct proc_state {
 	__u32 captures_begun;	 /* since the loader created the entry */
 	__u32 capture_joins;	 /* streams joined to a capture by waiting on its event */
 	__u32 capture_mode_calls; /* cudaThreadExchangeStreamCaptureMode calls (counted only) */
+	/* One trap per graph replay (session_one_trap): */
+	__u64 graph_nested;	 /* runtime graph replays that entered a probed cuGraphLaunch */
+	__u64 graph_unnested;	 /* runtime graph replays that did not (refused before it) */
 };
 
 /*
@@ -309,7 +312,7 @@ _Static_assert(sizeof(struct libmap_event) == 32, "libmap_event layout");
 _Static_assert(sizeof(struct step_event) == 64, "step_event layout");
 _Static_assert(sizeof(struct schedule) == 24, "schedule layout");
 _Static_assert(sizeof(struct proc_conf) == 48, "proc_conf layout");
-_Static_assert(sizeof(struct proc_state) == 128, "proc_state layout");
+_Static_assert(sizeof(struct proc_state) == 144, "proc_state layout");
 _Static_assert(sizeof(struct thread_event) == 32, "thread_event layout");
 _Static_assert(sizeof(struct launch_slot) == 64, "launch_slot layout");
 _Static_assert((CUPROBE_MAX_PROCS & (CUPROBE_MAX_PROCS - 1)) == 0, "slots are masked");
@@ -329,6 +332,8 @@ struct code_range {
  * runtime whose probe did not fire is that runtime's launch.
  */
 #define RR_ONE_TRAP (1u << 0)
+/* The same for graph replays: cudaGraphLaunch(_ptsz)'s probes left out, cuGraphLaunch's record. */
+#define RR_ONE_TRAP_GRAPHS (1u << 1)
 
 /* A process's entry in the BPF map runtime_ranges. */
 struct runtime_ranges {

@@ -7,7 +7,9 @@
 # exactly the content that instance ran (check_graphs.py against
 # $CUPROBE_GT.graphs); the replays' own launches and the captured calls stay
 # as test_capture_streams.sh checks them; a graph made before cuprobe
-# attached is of unknown content, counted, never guessed.
+# attached is of unknown content, counted, never guessed; one trap per replay
+# once the runtime's replays are seen entering the driver; the daemon's graph
+# metrics.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 GCHECK="python3 $(dirname "$0")/check_graphs.py"
@@ -48,6 +50,24 @@ CUPROBE_GT=$TMP/s.gt.json "$CUPROBE" record -o "$TMP/s" --step cuprobe_step \
 	--schedule wait=1,warmup=0,active=1 -- "$W/graphs" --iters 3 --steps >"$TMP/s.log" 2>&1
 f=$(trace_in "$TMP/s/run_0")
 expect "schedule: the active step's replays carry their contents" $GCHECK "$f" "$TMP/s.gt.json.graphs"
+
+# One trap per replay: after 100 runtime replays seen entering cuGraphLaunch the
+# runtime's probe goes, and every replay stays exact; a runtime that refused one
+# before the driver (GRAPHS_REFUSED=1: a replay of no graph) keeps it, and the
+# refused replays are recorded too.
+for refused in 0 1; do
+	GRAPHS_REFUSED=$refused CUPROBE_GT=$TMP/t$refused.gt.json "$CUPROBE" record -v -o "$TMP/t$refused" \
+		-- "$W/graphs" --iters 40 --sleep-ms 20 >"$TMP/t$refused.log" 2>&1
+	check_run "one trap, refused=$refused" "$TMP/t$refused" "$TMP/t$refused.gt.json"
+done
+expect "one trap: the runtime's replay probe goes once replays are seen entering the driver" \
+	grep -q "runtime graph replays entered the driver, none was refused before it: one trap per replay" "$TMP/t0.log"
+expect_fail_grep() { ! grep -q "$@"; }
+expect "one trap: a runtime that refused a replay before the driver keeps its probe" \
+	expect_fail_grep "one trap per replay" "$TMP/t1.log"
+f=$(trace_in "$TMP/t1/run_0")
+expect "one trap: the 40 refused replays are there, of unknown content" \
+	python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['cuprobe']; sys.exit(not c['graph_unknown_replays'] == 40)" "$f"
 
 # The daemon: its graph metrics equal what the traces it wrote say, replay by replay.
 DPID=

@@ -303,13 +303,15 @@ static void test_counters_and_code_range_layout(void **state)
 	assert_field(cuprobe_counters, agent_drops, 40, 8);
 
 	/* The guardian reads proc_state.stops against proc_conf.holds_answered. */
-	assert_int_equal(sizeof(struct proc_state), 128);
+	assert_int_equal(sizeof(struct proc_state), 144);
 	assert_field(proc_state, captures_open, 112, 4);
 	assert_field(launch_slot, captures_open, 4, 4);
 	assert_field(proc_state, stale, 88, 8);
 	/* One trap per launch: the loader reads what BPF learned. */
 	assert_field(proc_state, learned, 96, 8);
 	assert_field(proc_state, nested_at_learned, 104, 8);
+	assert_field(proc_state, graph_nested, 128, 8);
+	assert_field(proc_state, graph_unnested, 136, 8);
 	assert_field(proc_state, stops, 40, 8);
 	assert_field(proc_state, lost_ctrl, 48, 8);
 	assert_field(proc_state, last_stop_ns, 56, 8);

@@ -634,6 +634,9 @@ cudaError_t CUDARTAPI cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream
 
 EXPORT cudaError_t CUDARTAPI cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
+	/* Refused here, as a runtime refuses a replay it cannot make: no driver call. */
+	if (!graphExec)
+		return cudaErrorInvalidResourceHandle;
 	return rt_error(cuGraphLaunch((CUgraphExec)graphExec, (CUstream)stream));
 }
 

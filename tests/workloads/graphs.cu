@@ -8,7 +8,11 @@
  * node's parameters in the exec; an update from a rebuilt graph), cloned,
  * and destroyed so that the next executable graphs get the freed handles.
  * One graph is made before the wait file and replayed after it: a profiler
- * attached at the wait cannot know what it holds.
+ * attached at the wait cannot know what it holds. With
+ * GRAPHS_REFUSED=1 in the environment, each iteration also replays no graph
+ * at all, which the stand-in runtime refuses before the driver (as a
+ * runtime refuses a replay it cannot make): a profiler that leaves the
+ * runtime's replay probe out would lose it.
  *
  * Built with -cudart none on the stand-in runtime and driver (fakecudart.c,
  * fakecuda.c): the real libcudart fails every graph call without a device.
@@ -241,6 +245,16 @@ static void replay(const exec &e, cudaStream_t s, unsigned times, enum via via =
 		std::lock_guard<std::mutex> lock(gt_mu);
 		replays[std::make_pair(steps.load(), e.instance)]++;
 	}
+}
+
+/* A replay of no executable graph: the runtime refuses it, the driver never sees it. */
+static void refused_replay(const exec &none, cudaStream_t s)
+{
+	gt::record(gt::graph("cudaGraphLaunch", nullptr, s));
+	check(cudaGraphLaunch(nullptr, s) == cudaErrorInvalidResourceHandle,
+	      "a replay of no graph refused");
+	std::lock_guard<std::mutex> lock(gt_mu);
+	replays[std::make_pair(steps.load(), none.instance)]++;
 }
 
 static exec instantiate(const graph &g, bool with_flags = false)
@@ -643,8 +657,14 @@ int main(int argc, char **argv)
 	build_early(&early, &early_graph, opt.wait_file == nullptr);
 	wait_then_ready(&opt);
 	make_handles();
+	exec none;
+	const char *refuse = getenv("GRAPHS_REFUSED");
+	if (refuse && !strcmp(refuse, "1"))
+		instantiated(none, content(), false);
 	for (int i = 0; i < opt.iters; i++) {
 		iteration(st, &early, &early_graph);
+		if (none.instance)
+			refused_replay(none, st.s1);
 		if (opt.steps) {
 			cuprobe_step();
 			gt::step();

@@ -29,6 +29,19 @@ static inline bool launch_api_one_trap(unsigned int api)
 	return api <= API_cudaLaunchKernelExC_ptsz;
 }
 
+/* The runtime's graph replays, whose probes one trap per replay leaves out. */
+static inline bool launch_api_graph_trap(unsigned int api)
+{
+	return api == API_cudaGraphLaunch || api == API_cudaGraphLaunch_ptsz;
+}
+
+/*
+ * A runtime object's launch probes are three links, so that one trap can take
+ * the first two out each alone: the kernel launches (launch_api_one_trap),
+ * the graph replays (launch_api_graph_trap), and the rest.
+ */
+enum launch_group { LG_KERNEL, LG_GRAPH, LG_REST, LG__COUNT };
+
 /* What the call launches: a kernel, a graph, a copy or a set. */
 enum launch_what { LAUNCH_KERNEL, LAUNCH_GRAPH, LAUNCH_MEMCPY, LAUNCH_MEMSET };
 enum launch_what launch_api_what(unsigned int api);

@@ -48,12 +48,23 @@ struct examined {
 	char open_path[32];	/* /proc/self/fd/N of fd: what ELF reads and probes go through */
 	bool runtime;		/* holds runtime launch APIs: its code is a runtime range */
 	uint64_t api_off[API__COUNT];	/* file offsets of launch APIs, 0 when absent */
-	struct uprobe_link *entry, *ret;
+	struct uprobe_link *entry[LG__COUNT], *ret[LG__COUNT]; /* launch probes, by group */
 	struct uprobe_link *name_entry, *name_ret;	/* handle probes, for the whole session */
 	struct uprobe_link *capture_entry, *capture_ret; /* capture probes, the same */
 };
 
 #define OBJ(ps, i) vec_at(&(ps)->objs, struct examined, i)
+
+/* A launch API's group: one trap leaves a runtime's first two out, each alone. */
+static enum launch_group group_of(unsigned int api)
+{
+	return launch_api_one_trap(api) ? LG_KERNEL : launch_api_graph_trap(api) ? LG_GRAPH : LG_REST;
+}
+
+static bool group_out(const struct probe_want *w, enum launch_group g)
+{
+	return (g == LG_KERNEL && w->one_trap) || (g == LG_GRAPH && w->one_trap_graphs);
+}
 
 struct probeset {
 	const struct probe_env *env;
@@ -203,36 +214,43 @@ static int attach_libmap(struct probeset *ps, const char *path, const char *name
  */
 static int attach_launch(struct probeset *ps, struct examined *e)
 {
-	uint64_t o[API__COUNT], cookies[API__COUNT];
-	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
-				 .cookies = cookies };
 	uint64_t slot = bpfobj__slot_cookie(ps->env->bpf, ps->pid);
-	int err = 0;
+	size_t n = 0;
 
-	if (e->entry)
-		return 0;
-	for (int api = 0; api < API__COUNT; api++) {
-		if (!e->api_off[api] || (ps->want.one_trap && launch_api_one_trap(api)))
+	for (int g = 0; g < LG__COUNT; g++) {
+		uint64_t o[API__COUNT], cookies[API__COUNT];
+		struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
+					 .cookies = cookies };
+		int err = 0;
+
+		if (e->entry[g] || group_out(&ps->want, g))
 			continue;
-		o[s.n] = e->api_off[api];
-		cookies[s.n++] = api | (ps->want.latency ? COOKIE_LATENCY : 0) |
-				 (uint64_t)ps->want.gen << COOKIE_GEN_SHIFT | slot;
+		for (int api = 0; api < API__COUNT; api++) {
+			if (!e->api_off[api] || group_of(api) != (enum launch_group)g)
+				continue;
+			o[s.n] = e->api_off[api];
+			cookies[s.n++] = api | (ps->want.latency ? COOKIE_LATENCY : 0) |
+					 (uint64_t)ps->want.gen << COOKIE_GEN_SHIFT | slot;
+		}
+		if (!s.n)
+			continue;
+		if (ps->want.latency) {
+			s.retprobe = true;
+			err = bpfobj__attach(ps->env->bpf, PROG_LAUNCH_RETURN, &s, &e->ret[g]);
+			s.retprobe = false;
+		}
+		if (!err)
+			err = bpfobj__attach(ps->env->bpf, PROG_LAUNCH, &s, &e->entry[g]);
+		if (err) {
+			uprobe_link__destroy(e->ret[g]);
+			e->ret[g] = NULL;
+			return err;
+		}
+		n += s.n;
 	}
-	if (!s.n)
+	if (!n)
 		return 0;
-	if (ps->want.latency) {
-		s.retprobe = true;
-		err = bpfobj__attach(ps->env->bpf, PROG_LAUNCH_RETURN, &s, &e->ret);
-		s.retprobe = false;
-	}
-	if (!err)
-		err = bpfobj__attach(ps->env->bpf, PROG_LAUNCH, &s, &e->entry);
-	if (err) {
-		uprobe_link__destroy(e->ret);
-		e->ret = NULL;
-		return err;
-	}
-	p_dbg("pid %d: %zu launch probes on %s%s", ps->pid, s.n, e->name,
+	p_dbg("pid %d: %zu launch probes on %s%s", ps->pid, n, e->name,
 	      ps->want.latency ? ", with return probes" : "");
 	ps->probes_since = clock_mono_ns();
 	return 0;
@@ -326,8 +344,10 @@ static int attach_captures(struct probeset *ps, struct examined *e, const uint64
 
 static void detach_launch(const struct probeset *ps, struct examined *e)
 {
-	dispose(ps->env, ps->want.sync, &e->entry);
-	dispose(ps->env, ps->want.sync, &e->ret);
+	for (int g = 0; g < LG__COUNT; g++) {
+		dispose(ps->env, ps->want.sync, &e->entry[g]);
+		dispose(ps->env, ps->want.sync, &e->ret[g]);
+	}
 }
 
 /* The agent's switch follows the window: CUPTI runs from warmup to the window's end. */
@@ -394,35 +414,43 @@ static int attach_agent(struct probeset *ps, const struct examined *e)
 	return switch_agent(ps, ps->want.agent);
 }
 
+static uint32_t rr_flags_of(const struct probe_want *w)
+{
+	return (w->one_trap ? RR_ONE_TRAP : 0) | (w->one_trap_graphs ? RR_ONE_TRAP_GRAPHS : 0);
+}
+
 /*
- * One trap per launch from now on: BPF is told first, so that a runtime
- * launch whose probe still fired is not recorded again at the driver, and
- * one whose probe is already gone is; then the runtime's kernel launch
- * links are made again without those APIs.
+ * One trap per launch (or replay) from now on: BPF is told first, so that a
+ * runtime launch whose probe still fired is not recorded again at the
+ * driver, and one whose probe is already gone is; then the runtime's links of
+ * those APIs go, each group its own link, so that no other launch goes
+ * unprobed meanwhile.
  */
+
 static int go_one_trap(struct probeset *ps)
 {
 	int err;
 
-	ps->rr.flags |= RR_ONE_TRAP;
+	ps->rr.flags |= rr_flags_of(&ps->want);
 	err = bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &ps->rr);
 	if (err)
 		return err;
 	for (size_t i = 0; i < ps->objs.len; i++) {
 		struct examined *e = OBJ(ps, i);
 
-		if (!e->runtime || !e->entry)
-			continue;
-		uprobe_link__destroy(e->entry);
-		e->entry = NULL;
-		uprobe_link__destroy(e->ret);
-		e->ret = NULL;
-		err = attach_launch(ps, e);
-		if (err)
-			return err;
+		/* Only the groups left out go: the others' launches are never unprobed. */
+		for (int g = 0; g < LG__COUNT; g++) {
+			if (!group_out(&ps->want, g))
+				continue;
+			uprobe_link__destroy(e->entry[g]);
+			e->entry[g] = NULL;
+			uprobe_link__destroy(e->ret[g]);
+			e->ret[g] = NULL;
+		}
 	}
-	p_dbg("pid %d: runtime kernel launches are recorded at the driver's probe: one trap each",
-	      ps->pid);
+	p_dbg("pid %d: runtime %s are recorded at the driver's probe: one trap each", ps->pid,
+	      ps->want.one_trap && ps->want.one_trap_graphs ? "kernel launches and graph replays" :
+	      ps->want.one_trap ? "kernel launches" : "graph replays");
 	return 0;
 }
 
@@ -430,8 +458,10 @@ int probeset__set(struct probeset *ps, const struct probe_want *w)
 {
 	int err = 0;
 
-	/* Only one_trap changes: the driver's links stay, the runtime's are made again. */
-	if (w->one_trap && !ps->want.one_trap && ps->want.launch && w->launch &&
+	/* Only one trap comes on: the driver's links stay, the runtime's are made again. */
+	if (w->one_trap >= ps->want.one_trap && w->one_trap_graphs >= ps->want.one_trap_graphs &&
+	    (w->one_trap != ps->want.one_trap || w->one_trap_graphs != ps->want.one_trap_graphs) &&
+	    ps->want.launch && w->launch &&
 	    w->latency == ps->want.latency && w->gen == ps->want.gen &&
 	    w->agent == ps->want.agent && w->sync == ps->want.sync) {
 		ps->want = *w;
@@ -447,8 +477,8 @@ int probeset__set(struct probeset *ps, const struct probe_want *w)
 	ps->want = *w;
 	if (!w->launch)
 		ps->want.latency = ps->want.agent = false;
-	if (w->one_trap && ps->rr.n && !(ps->rr.flags & RR_ONE_TRAP)) {
-		ps->rr.flags |= RR_ONE_TRAP;
+	if (ps->rr.n && (rr_flags_of(w) & ~ps->rr.flags)) {
+		ps->rr.flags |= rr_flags_of(w);
 		err = bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &ps->rr);
 	}
 	if (!err)
@@ -725,7 +755,7 @@ static int update_runtime_ranges(struct probeset *ps, const struct procmaps *m)
 	}
 	if (!rr.n)
 		return 0;
-	rr.flags = ps->want.one_trap ? RR_ONE_TRAP : 0;
+	rr.flags = rr_flags_of(&ps->want);
 	ps->rr = rr;
 	return bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &rr);
 }
@@ -852,8 +882,10 @@ static void free_all(struct probeset *ps, bool sync)
 {
 	/* Entries before returns, as on any detach. */
 	for (size_t i = 0; i < ps->objs.len; i++) {
-		dispose(ps->env, sync, &OBJ(ps, i)->entry);
-		dispose(ps->env, sync, &OBJ(ps, i)->ret);
+		for (int g = 0; g < LG__COUNT; g++) {
+			dispose(ps->env, sync, &OBJ(ps, i)->entry[g]);
+			dispose(ps->env, sync, &OBJ(ps, i)->ret[g]);
+		}
 		dispose(ps->env, sync, &OBJ(ps, i)->name_entry);
 		dispose(ps->env, sync, &OBJ(ps, i)->name_ret);
 		dispose(ps->env, sync, &OBJ(ps, i)->capture_entry);

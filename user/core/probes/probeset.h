@@ -53,6 +53,7 @@ struct probe_want {
 			 * tells an old window's links from a new one's */
 	bool one_trap;	/* the runtime's kernel launch probes left out (launch_api_one_trap):
 			 * the driver's record those launches; set once, never cleared */
+	bool one_trap_graphs; /* the same for cudaGraphLaunch(_ptsz): cuGraphLaunch records */
 };
 
 /* What the owner learns after each job: copies, never pointers into the probeset. */

@@ -275,6 +275,7 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 		.gen = t->conf.link_gen,
 		.sync = !t->plan.step,
 		.one_trap = t->one_trap,
+		.one_trap_graphs = t->one_trap_graphs,
 	};
 
 	t->window_on = on;
@@ -339,14 +340,34 @@ void session_capture_linger(struct session *s, struct target *t, const struct pr
  */
 #define ONE_TRAP_QUIET 1000
 
+/* Runtime replays seen entering cuGraphLaunch, none refused before it, ere their probes go. */
+#define ONE_TRAP_GRAPHS 100
+
 void session_one_trap(struct session *s, struct target *t, const struct proc_state *ps)
 {
-	if (t->one_trap || !ps->learned || ps->nested - ps->nested_at_learned < ONE_TRAP_QUIET)
+	bool kernels = !t->one_trap && ps->learned &&
+		       ps->nested - ps->nested_at_learned >= ONE_TRAP_QUIET;
+	/*
+	 * A replay needs nothing learned: its executable graph is the driver's
+	 * handle too. But a runtime that refuses a replay before the driver
+	 * (no device) would lose it with its probe gone: one such is enough to
+	 * keep the probe for good.
+	 */
+	bool graphs = !t->one_trap_graphs && ps->graph_nested >= ONE_TRAP_GRAPHS &&
+		      !ps->graph_unnested;
+
+	if (!kernels && !graphs)
 		return;
-	t->one_trap = true;
-	p_dbg("pid %d: %llu host stubs learned from %llu runtime launches entering the driver: "
-	      "one trap per launch from now on", t->pid, (unsigned long long)ps->learned,
-	      (unsigned long long)ps->nested);
+	if (kernels)
+		p_dbg("pid %d: %llu host stubs learned from %llu runtime launches entering the "
+		      "driver: one trap per launch from now on", t->pid,
+		      (unsigned long long)ps->learned, (unsigned long long)ps->nested);
+	if (graphs)
+		p_dbg("pid %d: %llu runtime graph replays entered the driver, none was refused "
+		      "before it: one trap per replay from now on", t->pid,
+		      (unsigned long long)ps->graph_nested);
+	t->one_trap |= kernels;
+	t->one_trap_graphs |= graphs;
 	if (t->want.launch)
 		session_want_probes(s, t, true);
 }

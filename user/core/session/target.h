@@ -43,6 +43,7 @@ struct target {
 	struct probe_want want;	/* what the schedule asks the prober for */
 	bool had_links;		/* launch links were attached before (their generation) */
 	bool one_trap;		/* its runtime's kernel launches are recorded at the driver's probe */
+	bool one_trap_graphs;	/* and its runtime's graph replays */
 	bool told_waiting;	/* said that no CUDA library is mapped yet */
 	unsigned int jobs;	/* jobs about it still with the prober */
 	unsigned int attaching;	/* of them, attaches of launch probes */
