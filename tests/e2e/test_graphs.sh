@@ -63,6 +63,21 @@ done
 expect "one trap: the runtime's replay probe goes once replays are seen entering the driver" \
 	grep -q "runtime graph replays entered the driver, none was refused before it: one trap per replay" "$TMP/t0.log"
 expect_fail_grep() { ! grep -q "$@"; }
+# events_after_capture LOG: the event calls' probes went in only once a capture began.
+events_after_capture() {
+	awk '/a stream capture began/ { c = NR } /event probes on/ { if (!e) e = NR }
+	     END { exit !(c && e && e > c) }' "$1"
+}
+expect "the event calls' probes go in at the first capture, not before" events_after_capture "$TMP/t0.log"
+# 3 s between iterations: the capture probes go 2 s after each one's captures, and the
+# next iteration's first capture holds the process until they are in again.
+CUPROBE_GT=$TMP/l.gt.json "$CUPROBE" record -v -o "$TMP/l" -- "$W/graphs" --iters 2 --sleep-ms 3000 \
+	>"$TMP/l.log" 2>&1
+check_run "linger" "$TMP/l" "$TMP/l.gt.json"
+twice() { test "$(grep -c "$1" "$2")" -ge "$3"; }
+expect "linger: the capture probes went after 2 s without a capture" \
+	grep -q "no stream capture for 2000 ms: the probes kept for captures go" "$TMP/l.log"
+expect "linger: and came back with the next capture" twice "event probes on" "$TMP/l.log" 2
 expect "one trap: a runtime that refused a replay before the driver keeps its probe" \
 	expect_fail_grep "one trap per replay" "$TMP/t1.log"
 f=$(trace_in "$TMP/t1/run_0")

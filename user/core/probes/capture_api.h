@@ -26,4 +26,18 @@ static inline bool capture_api_has_return(unsigned int api)
 	return k == CAPTURE_BEGIN || k == CAPTURE_END || k == CAPTURE_GRAPH;
 }
 
+/*
+ * The event calls (record, wait) matter only while a capture is open, and a
+ * program may make many: their probes go in with the captures' launch
+ * probes, not for the whole session (probe_want.events).
+ */
+#define CAP_EVENT_N (CAP_FIRST_MODE - CAP_FIRST_RECORD)
+
+static inline bool capture_api_is_event(unsigned int api)
+{
+	enum capture_kind k = capture_api_kind(api);
+
+	return k == CAPTURE_RECORD || k == CAPTURE_WAIT;
+}
+
 #endif /* CORE_PROBES_CAPTURE_API_H */

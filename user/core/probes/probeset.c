@@ -51,6 +51,8 @@ struct examined {
 	struct uprobe_link *entry[LG__COUNT], *ret[LG__COUNT]; /* launch probes, by group */
 	struct uprobe_link *name_entry, *name_ret;	/* handle probes, for the whole session */
 	struct uprobe_link *capture_entry, *capture_ret; /* capture probes, the same */
+	uint64_t event_off[CAP_EVENT_N];	/* the event calls', 0 when absent or not probed */
+	struct uprobe_link *event_entry;	/* while captures are (probe_want.events) */
 };
 
 #define OBJ(ps, i) vec_at(&(ps)->objs, struct examined, i)
@@ -316,6 +318,11 @@ static int attach_captures(struct probeset *ps, struct examined *e, const uint64
 			if (!offs[SYM_CAPTURE_API(api)] || capture_api_has_return(api) == pass ||
 			    (capture_api_is_driver(api) ? !driver : !runtime))
 				continue;
+			/* Kept for later: attach_events. */
+			if (capture_api_is_event(api)) {
+				e->event_off[api - CAP_FIRST_RECORD] = offs[SYM_CAPTURE_API(api)];
+				continue;
+			}
 			o[s.n] = offs[SYM_CAPTURE_API(api)];
 			cookies[s.n++] = api;
 		}
@@ -340,6 +347,34 @@ static int attach_captures(struct probeset *ps, struct examined *e, const uint64
 	}
 	p_dbg("pid %d: %zu capture probes on %s", ps->pid, s.n, e->name);
 	return 0;
+}
+
+/* The event calls' probes, while captures are (want.events); off, they go. */
+static int attach_events(struct probeset *ps, struct examined *e)
+{
+	uint64_t o[CAP_EVENT_N], cookies[CAP_EVENT_N];
+	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
+				 .cookies = cookies };
+	int err;
+
+	if (!ps->want.events) {
+		dispose(ps->env, ps->want.sync, &e->event_entry);
+		return 0;
+	}
+	if (e->event_entry)
+		return 0;
+	for (int i = 0; i < CAP_EVENT_N; i++) {
+		if (!e->event_off[i])
+			continue;
+		o[s.n] = e->event_off[i];
+		cookies[s.n++] = CAP_FIRST_RECORD + i;
+	}
+	if (!s.n)
+		return 0;
+	err = bpfobj__attach(ps->env->bpf, PROG_CAPTURE_ENTRY, &s, &e->event_entry);
+	if (!err)
+		p_dbg("pid %d: %zu event probes on %s, while captures are", ps->pid, s.n, e->name);
+	return err;
 }
 
 static void detach_launch(const struct probeset *ps, struct examined *e)
@@ -463,7 +498,7 @@ int probeset__set(struct probeset *ps, const struct probe_want *w)
 	    (w->one_trap != ps->want.one_trap || w->one_trap_graphs != ps->want.one_trap_graphs) &&
 	    ps->want.launch && w->launch &&
 	    w->latency == ps->want.latency && w->gen == ps->want.gen &&
-	    w->agent == ps->want.agent && w->sync == ps->want.sync) {
+	    w->agent == ps->want.agent && w->sync == ps->want.sync && w->events == ps->want.events) {
 		ps->want = *w;
 		return go_one_trap(ps);
 	}
@@ -485,6 +520,8 @@ int probeset__set(struct probeset *ps, const struct probe_want *w)
 		err = switch_agent(ps, ps->want.agent);
 	for (size_t i = 0; i < ps->objs.len && !err && w->launch; i++)
 		err = attach_launch(ps, OBJ(ps, i));
+	for (size_t i = 0; i < ps->objs.len && !err; i++)
+		err = attach_events(ps, OBJ(ps, i));
 	return err;
 }
 
@@ -623,6 +660,8 @@ static int examine_one(struct probeset *ps, struct examined *e)
 		p_warn("pid %d: cannot probe the stream capture calls in %s: %s; launches made "
 		       "while a stream is captured there are counted as launches", ps->pid, path,
 		       strerror(-n));
+	if (!err)
+		err = attach_events(ps, e);
 	if (!err && offs[SYM_DL_DEBUG_STATE])
 		err = attach_libmap(ps, e->open_path, e->name, offs[SYM_DL_DEBUG_STATE]);
 	if (!err && ps->libmap && !ps->libmap_ino) {
@@ -890,6 +929,7 @@ static void free_all(struct probeset *ps, bool sync)
 		dispose(ps->env, sync, &OBJ(ps, i)->name_ret);
 		dispose(ps->env, sync, &OBJ(ps, i)->capture_entry);
 		dispose(ps->env, sync, &OBJ(ps, i)->capture_ret);
+		dispose(ps->env, sync, &OBJ(ps, i)->event_entry);
 		if (OBJ(ps, i)->fd >= 0)
 			close(OBJ(ps, i)->fd);
 		free(OBJ(ps, i)->name);

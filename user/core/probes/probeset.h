@@ -54,6 +54,7 @@ struct probe_want {
 	bool one_trap;	/* the runtime's kernel launch probes left out (launch_api_one_trap):
 			 * the driver's record those launches; set once, never cleared */
 	bool one_trap_graphs; /* the same for cudaGraphLaunch(_ptsz): cuGraphLaunch records */
+	bool events;	/* the event calls' probes (capture_api_is_event): while captures are */
 };
 
 /* What the owner learns after each job: copies, never pointers into the probeset. */

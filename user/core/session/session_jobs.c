@@ -195,8 +195,11 @@ static void job_done(void *arg)
 		session_check_warmup(t, t->warm_step, t->warm_ts);
 		t->warm_ts = 0;
 	}
-	/* Launch probes in: a capture that begins from now on needs no hold, and one held goes on. */
-	if (j->kind == JOB_SET && j->want.launch && !t->attaching && t->want.launch) {
+	/*
+	 * A capture's probes in (launches and events): a capture that begins from
+	 * now on needs no hold, and one held goes on.
+	 */
+	if (j->kind == JOB_SET && j->want.events && !t->attaching && t->want.events) {
 		capture_hold_flag(s, t, false);
 		if (t->capture_hold)
 			capture_hold_done(s, t, &j->facts);
@@ -236,7 +239,7 @@ int session_submit(struct session *s, struct target *t, enum probe_job_kind kind
 	return 0;
 }
 
-/* CONF_CAPTURE_HOLD as BPF reads it: set while no launch probe of t is in. */
+/* CONF_CAPTURE_HOLD as BPF reads it: set while a capture's probes of t are not all in. */
 static void capture_hold_flag(struct session *s, struct target *t, bool on)
 {
 	uint32_t flags = on ? t->conf.flags | CONF_CAPTURE_HOLD : t->conf.flags & ~CONF_CAPTURE_HOLD;
@@ -269,6 +272,8 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 	struct probe_want w = {
 		/* A capture's launches are its graph's nodes, whatever the window (graph_store.h). */
 		.launch = window || t->capture_probes,
+		/* Event calls matter only to captures: their probes come with a capture's hold. */
+		.events = t->capture_probes,
 		.latency = on && mode == MODE_LATENCY,
 		/* The agent's CUPTI goes on at warmup, not ahead of it: its records are the cycle's. */
 		.agent = on && mode == MODE_CUPTI && !t->leading,
@@ -297,8 +302,8 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 			p_warn("pid %d: cannot name its new launch links: %s", t->pid,
 			       strerror(errno));
 	}
-	/* With no launch probe in, a capture that begins holds the process until they are. */
-	if (!w.launch && t->want.launch)
+	/* Without a capture's probes in, a capture that begins holds the process until they are. */
+	if (!w.events && t->want.events)
 		capture_hold_flag(s, t, true);
 	t->want = w;
 	t->had_links |= w.launch;
@@ -312,8 +317,8 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 void session_capture_hold(struct session *s, struct target *t)
 {
 	if (!t->capture_probes)
-		p_dbg("pid %d: a stream capture began: launch probes go in for its graph's nodes",
-		      t->pid);
+		p_dbg("pid %d: a stream capture began: its probes go in (launches, for its "
+		      "graph's nodes, and event calls)", t->pid);
 	t->capture_probes = true;
 	t->capture_hold = true;
 	t->capture_last = clock_mono_ns();
@@ -329,7 +334,7 @@ void session_capture_linger(struct session *s, struct target *t, const struct pr
 	if (!t->capture_probes || ps->captures_open || now - t->capture_last < CAPTURE_LINGER_NS)
 		return;
 	t->capture_probes = false;
-	p_dbg("pid %d: no stream capture for %llu ms: launch probes kept for captures go", t->pid,
+	p_dbg("pid %d: no stream capture for %llu ms: the probes kept for captures go", t->pid,
 	      CAPTURE_LINGER_NS / 1000000);
 	session_want_probes(s, t, t->window_on);
 }
