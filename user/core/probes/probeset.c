@@ -160,13 +160,19 @@ static void examined_settle(struct probeset *ps, struct examined *e)
 	e->fd = -1;
 }
 
-static void dispose(const struct probe_env *env, bool sync, struct uprobe_link **l)
+static void dispose_in(const struct probe_env *env, bool sync, struct uprobe_link **l,
+		       unsigned int lane)
 {
 	if (*l && env->dispose && !sync)
-		env->dispose(*l, env->dispose_arg);
+		env->dispose(*l, env->dispose_arg, lane);
 	else
 		uprobe_link__destroy(*l);
 	*l = NULL;
+}
+
+static void dispose(const struct probe_env *env, bool sync, struct uprobe_link **l)
+{
+	dispose_in(env, sync, l, LG_REST);
 }
 
 /*
@@ -380,8 +386,8 @@ static int attach_events(struct probeset *ps, struct examined *e)
 static void detach_launch(const struct probeset *ps, struct examined *e)
 {
 	for (int g = 0; g < LG__COUNT; g++) {
-		dispose(ps->env, ps->want.sync, &e->entry[g]);
-		dispose(ps->env, ps->want.sync, &e->ret[g]);
+		dispose_in(ps->env, ps->want.sync, &e->entry[g], g);
+		dispose_in(ps->env, ps->want.sync, &e->ret[g], g);
 	}
 }
 
@@ -922,8 +928,8 @@ static void free_all(struct probeset *ps, bool sync)
 	/* Entries before returns, as on any detach. */
 	for (size_t i = 0; i < ps->objs.len; i++) {
 		for (int g = 0; g < LG__COUNT; g++) {
-			dispose(ps->env, sync, &OBJ(ps, i)->entry[g]);
-			dispose(ps->env, sync, &OBJ(ps, i)->ret[g]);
+			dispose_in(ps->env, sync, &OBJ(ps, i)->entry[g], g);
+			dispose_in(ps->env, sync, &OBJ(ps, i)->ret[g], g);
 		}
 		dispose(ps->env, sync, &OBJ(ps, i)->name_entry);
 		dispose(ps->env, sync, &OBJ(ps, i)->name_ret);

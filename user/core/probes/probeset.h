@@ -31,9 +31,11 @@ struct probe_env {
 	/*
 	 * Detaching a uprobe takes tens of ms: a detached link is handed to
 	 * dispose (another thread closes it), so that the next attach need not
-	 * wait. The link stops mattering at once: BPF filters by phase.
+	 * wait. The link stops mattering at once: BPF filters by phase. Links
+	 * of one lane are closed in order (an entry before its return); lanes
+	 * close side by side, each close's wait on the kernel overlapping.
 	 */
-	void (*dispose)(struct uprobe_link *l, void *arg);
+	void (*dispose)(struct uprobe_link *l, void *arg, unsigned int lane);
 	void *dispose_arg;
 	/*
 	 * What each object file holds, read once for every process (objcache.h):

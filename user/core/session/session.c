@@ -61,11 +61,11 @@ static void close_link(void *arg)
 	uprobe_link__destroy(arg);
 }
 
-static void dispose_link(struct uprobe_link *l, void *arg)
+static void dispose_link(struct uprobe_link *l, void *arg, unsigned int lane)
 {
 	struct session *s = arg;
 
-	if (prober__submit(s->reaper, close_link, NULL, l))
+	if (prober__submit(s->reaper[lane % REAPERS], close_link, NULL, l))
 		uprobe_link__destroy(l);
 }
 
@@ -259,8 +259,8 @@ static int setup_loop(struct session *s)
 		err = session_epoll_add(s->epfd, ring_buffer__epoll_fd(s->events), TAG(TAG_RING, 1));
 	if (!err)
 		err = session_epoll_add(s->epfd, prober__fd(s->prober), TAG(TAG_PROBER, 0));
-	if (!err)
-		err = session_epoll_add(s->epfd, prober__fd(s->reaper), TAG(TAG_REAPER, 0));
+	for (int i = 0; i < REAPERS && !err; i++)
+		err = session_epoll_add(s->epfd, prober__fd(s->reaper[i]), TAG(TAG_REAPER, i));
 	if (!err)
 		err = session_epoll_add(s->epfd, guard__fd(s->guard), TAG(TAG_GUARD, 0));
 	return err;
@@ -289,8 +289,10 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	s->names = handle_names__new();
 	s->penv.objects = objcache__new();
 	s->prober = prober__new();
-	s->reaper = prober__new();
-	if (!s->syms || !s->names || !s->penv.objects || !s->prober || !s->reaper) {
+	for (int i = 0; i < REAPERS; i++)
+		s->reaper[i] = prober__new();
+	if (!s->syms || !s->names || !s->penv.objects || !s->prober || !s->reaper[0] ||
+	    !s->reaper[1] || !s->reaper[2]) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -438,7 +440,8 @@ int session__dispatch(struct session *s)
 		return -errno;
 	/* Answers first, so that a warmup check sees the attach that came before it. */
 	prober__collect(s->prober);
-	prober__collect(s->reaper);
+	for (int i = 0; i < REAPERS; i++)
+		prober__collect(s->reaper[i]);
 	/*
 	 * Events are submitted without wakeups: read them on every turn. A turn
 	 * places a slice of what it read, so that the rings are read again soon.
@@ -609,8 +612,10 @@ static void let_go(struct session *s)
 		if (TARGET(s, i)->probes)
 			session_submit(s, TARGET(s, i), JOB_FREE, 0, NULL);
 	prober__drain(s->prober);
-	prober__free(s->reaper);
-	s->reaper = NULL;
+	for (int i = 0; i < REAPERS; i++) {
+		prober__free(s->reaper[i]);
+		s->reaper[i] = NULL;
+	}
 	s->leaving = true;
 	if (s->ctrl)
 		session_consume_all(s);
@@ -640,7 +645,8 @@ void session__free(struct session *s)
 	if (s->prober)
 		let_go(s);
 	prober__free(s->prober);
-	prober__free(s->reaper);
+	for (int i = 0; i < REAPERS; i++)
+		prober__free(s->reaper[i]);
 	guard__release(s->guard);
 	for (size_t i = 0; i < s->targets.len; i++)
 		free_target(TARGET(s, i));

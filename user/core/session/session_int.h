@@ -12,7 +12,11 @@
 #include "core/session/launch_queue.h"
 #include "core/session/session.h"
 #include "core/session/target.h"
+#include "core/probes/launch_api.h"
 #include "cuprobe.h"
+
+/* Reaper threads: one lane per launch link group (enum launch_group), the rest in LG_REST's. */
+#define REAPERS LG__COUNT
 #include "util/vec.h"
 
 struct bpfobj;
@@ -98,7 +102,7 @@ struct session {
 	struct guard *guard;
 	struct ring_buffer *ctrl, *events;
 	struct prober *prober;
-	struct prober *reaper;	/* closes detached links, off the prober's path */
+	struct prober *reaper[REAPERS]; /* close detached links, off the prober's path: a lane each */
 	struct symbols *syms;
 	struct handle_names *names;	/* kernel handles' names, from the handle probes */
 	struct probe_env penv;	/* what every probeset shares; fixed once set */

@@ -293,9 +293,13 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 	/*
 	 * The first links of a process need no new generation: none came before
 	 * them. Nor do links for a capture: the running step's state names the
-	 * generation they must have to record.
+	 * generation they must have to record. Links made again with or without
+	 * return probes are a new set too: the old ones still record until they
+	 * are closed (tens of ms a link), which must not be in the window's
+	 * steps; while captures keep launch probes in, their generation stays.
 	 */
-	if (w.launch && !t->want.launch && window && t->plan.step && t->had_links) {
+	if (w.launch && window && t->plan.step && t->had_links &&
+	    (!t->want.launch || (w.latency != t->want.latency && !t->capture_probes))) {
 		t->conf.link_gen = (t->conf.link_gen + 1) & 0xff;
 		w.gen = t->conf.link_gen;
 		if (bpfobj__set_conf(s->bpf, t->pid, &t->conf))
