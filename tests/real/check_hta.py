@@ -172,8 +172,8 @@ def check_breakdowns(ta, by_rank):
         print(f"# rank {int(row['rank'])}: temporal breakdown: kernel time {kt} us, the file's GPU "
               f"span {span:.3f} us, compute {row['compute_time(us)']} us")
         if not span - SLACK <= kt <= span + 1e-6:
-            errors.append(f"rank {int(row['rank'])}: kernel time {kt} us, the file's GPU work spans "
-                          f"{span:.3f} us")
+            errors.append(f"rank {int(row['rank'])}: kernel time {kt} us, the file's GPU "
+                          f"work spans {span:.3f} us")
         if not 0 < row["compute_time(us)"] <= kt:
             errors.append(f"rank {int(row['rank'])}: compute time {row['compute_time(us)']} us "
                           f"outside (0, {kt}]")

@@ -28,7 +28,8 @@ recorded() {
 	local name=$1 rc=$2 n=$3 files
 	files=$(trace_in "$TMP/$name/run_0")
 	if [ "$rc" -ne 0 ] || [ "$(wc -w <<<"$files")" -ne "$n" ]; then
-		not_ok "$name: recorded, $n traces" "rc $rc, $(wc -w <<<"$files") traces: $(tail -3 "$TMP/$name.log" | tr '\n' ' ')"
+		not_ok "$name: recorded, $n traces" \
+			"rc $rc, $(wc -w <<<"$files") traces: $(tail -3 "$TMP/$name.log" | tr '\n' ' ')"
 		return 1
 	fi
 	expect "$name: recorded, $n valid traces" $CHECK valid $files
