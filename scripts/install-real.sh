@@ -2,21 +2,24 @@
 # Installs NVIDIA's real user-space binaries for the `real` and `torch` test
 # tiers into a cache folder, without installing a driver. Safe to run again: a
 # step whose result is already there is skipped, and the downloaded wheels are kept.
-#   scripts/install-real.sh            the driver library and the CUDA wheels
+#   scripts/install-real.sh            the driver library, the CUDA wheels, HTA and the plugin
 #   scripts/install-real.sh --torch    also torch with its CUDA wheels (~3.4 GB)
 # Root. The folder is /var/cache/cuprobe/real, or CUPROBE_REAL=DIR. It holds:
 #   libcuda1/   Debian bookworm non-free libcuda1, unpacked (dpkg-deb -x)
 #   lib/        libcuda.so.1 and libcuda.so, links to the unpacked driver
 #   venv/       a Python venv with nvidia-cuda-runtime (13), -cu12, nvidia-cuda-cupti,
 #               nvidia-nccl-cu13 and, with --torch, torch
-#   wheels/     the wheels pip downloaded, installed from here when the venv is made again
+#   hta-venv/   a second venv, without torch: Holistic Trace Analysis and TensorBoard's
+#               profiler plugin (torch-tb-profiler), to load cuprobe's traces with
+#               (~45 MB of wheels, ~300 MB installed, about a minute)
+#   wheels/     the wheels pip downloaded, installed from here when a venv is made again
 #   env.sh      shell variables naming all of these, for the tests
 set -eu
 torch=0
 for a in "$@"; do
 	case "$a" in
 	--torch) torch=1 ;;
-	-h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,16p' "$0"; exit 0 ;;
 	*) echo "install-real: unknown option $a (only --torch)" >&2; exit 2 ;;
 	esac
 done
@@ -121,6 +124,46 @@ if [ "$torch" -eq 1 ]; then
 	took "venv: torch" "$t" "$venv"
 fi
 
+# (d) The trace analysis tools, in a venv of their own so that their numpy and
+# pandas pins never meet torch's. HTA's own requirements name jupyterlab and
+# pytest, for its notebooks and its tests, and the plugin's name tensorboard,
+# for its web server: none is imported by what loads a trace, so both are
+# installed without their requirements, beside the modules they import
+# (HTA imports psutil and yaml without naming them). HTA 0.5.0 fails on
+# pandas 3 (it stores int64 correlations into an int8 column, which pandas 3
+# refuses), hence pandas<3.
+t=$(now)
+tvenv=$real/hta-venv
+tpy=$tvenv/bin/python
+tools="holistictraceanalysis==0.5.0 torch-tb-profiler==0.4.3"
+tool_deps="numpy pandas<3 plotly pydot networkx psutil pyyaml absl-py"
+tpip() { "$tpy" -m pip --disable-pip-version-check "$@"; }
+# pip's complaint that HTA's and the plugin's unused requirements are missing
+# is expected: its output is shown only when a step fails.
+tpip_quiet() {
+	tpip "$@" >"$tvenv/.pip.log" 2>&1 || { cat "$tvenv/.pip.log" >&2; return 1; }
+}
+tools_install() {
+	{ tpip install -q --no-index --find-links "$real/wheels" --no-deps $tools &&
+		tpip install -q --no-index --find-links "$real/wheels" $tool_deps; } >/dev/null 2>&1 &&
+		echo "install-real: $tools from $real/wheels, nothing downloaded" && return 0
+	echo "install-real: downloading $tools and $tool_deps into $real/wheels (~45 MB)"
+	tpip_quiet download -d "$real/wheels" --no-deps $tools &&
+		tpip_quiet download -d "$real/wheels" $tool_deps &&
+		tpip_quiet install --no-index --find-links "$real/wheels" --no-deps $tools &&
+		tpip_quiet install --no-index --find-links "$real/wheels" $tool_deps
+}
+# The venv is made again when what it should hold changed (.spec says what it holds).
+if [ "$(cat "$tvenv/.spec" 2>/dev/null)" != "$tools $tool_deps" ]; then
+	rm -rf "$tvenv"
+	python3 -m venv "$tvenv" || die "python3 -m venv $tvenv failed"
+	tools_install || die "pip install $tools failed: is PyPI reachable (pip config, proxy)?"
+	"$tpy" -c 'import hta.trace_analysis, torch_tb_profiler.profiler' ||
+		die "$tools installed, but do not import (above)"
+	echo "$tools $tool_deps" >"$tvenv/.spec"
+fi
+took "hta-venv: HTA, torch-tb-profiler" "$t" "$tvenv"
+
 # Where each piece is, for the tests (tests/real/lib.sh reads it).
 site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 find_lib() { # name pattern under the venv's nvidia/ folder
@@ -141,6 +184,7 @@ REAL_PY=$py
 REAL_CUDART13=$cudart13
 REAL_CUDART12=$cudart12
 REAL_CUPTI=$cupti
+REAL_HTA_PY=$tpy
 REAL_TORCH=$(pip show -q torch >/dev/null 2>&1 && echo 1 || echo 0)
 EOF
 mv "$real/env.sh.new" "$real/env.sh"

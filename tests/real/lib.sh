@@ -1,6 +1,7 @@
 # Shared by the real and torch tiers: tests/e2e/lib.sh's TAP helpers, plus
 # where scripts/install-real.sh put NVIDIA's binaries (its env.sh: REAL_LIBDIR,
-# REAL_LIBCUDA, REAL_CUDART13, REAL_CUDART12, REAL_CUPTI, REAL_PY, REAL_TORCH).
+# REAL_LIBCUDA, REAL_CUDART13, REAL_CUDART12, REAL_CUPTI, REAL_PY, REAL_TORCH, and
+# REAL_HTA_PY, the python of the venv with HTA and the TensorBoard plugin).
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/lib.sh"
 REAL_DIR=${CUPROBE_REAL:-/var/cache/cuprobe/real}
 R=$ROOT/.output/real
