@@ -37,7 +37,7 @@ ifeq ($(STATIC),1)
 LDFLAGS += -static
 LDLIBS  := $(STATIC_LIBS)
 else
-LDLIBS  := -lbpf -lcapstone -ldw -lelf -ljansson -lz -lstdc++ -lpthread -lm -lmicrohttpd
+LDLIBS  := -lbpf -lcapstone -ldw -lelf -ljansson -lz -lstdc++ -lpthread -lm -lmicrohttpd -lgnutls -lyaml -lcrypt
 endif
 
 ifeq ($(V),1)
