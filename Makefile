@@ -231,7 +231,8 @@ install: cuprobe $(AGENT_LIB)
 	$(Q)$(DEPLOY_SED) deploy/cuprobe-daemon.service > $(UNITDIR)/cuprobe-daemon.service
 	$(Q)chmod 0644 $(UNITDIR)/cuprobe-daemon.service
 	$(Q)[ -e $(CONFDIR)/daemon.conf ] || install -m 0644 deploy/daemon.conf $(CONFDIR)/daemon.conf
-	$(Q)install -m 0644 deploy/daemon.conf deploy/daemonset.yaml deploy/prometheus.yml $(EXAMPLEDIR)/
+	$(Q)install -m 0644 deploy/daemon.conf deploy/daemonset.yaml deploy/prometheus.yml \
+		deploy/web.yml $(EXAMPLEDIR)/
 
 clean:
 	$(call msg,CLEAN)
