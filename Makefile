@@ -31,13 +31,16 @@ CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -MMD -MP \
 	      -I$(dir $(VMLINUX_H)) -Iinclude -Ibpf $(CLANG_BPF_SYS_INCLUDES)
 
-STATIC_LIBS := -l:libbpf.a -l:libcapstone.a -l:libdw.a -l:libelf.a -l:libjansson.a -l:libz.a -l:libzstd.a \
+# cuprobe capture's TLS (OpenSSL) links statically; the linker's warnings that libcrypto.a
+# can call dlopen and getaddrinfo are of paths capture never takes (it connects to a numeric
+# address, with the built-in provider).
+STATIC_LIBS := -l:libssl.a -l:libcrypto.a -l:libbpf.a -l:libcapstone.a -l:libdw.a -l:libelf.a -l:libjansson.a -l:libz.a -l:libzstd.a \
 	       -l:liblzma.a -l:libbz2.a -l:libstdc++.a -lpthread -lm -ldl
 ifeq ($(STATIC),1)
 LDFLAGS += -static
 LDLIBS  := $(STATIC_LIBS)
 else
-LDLIBS  := -lbpf -lcapstone -ldw -lelf -ljansson -lz -lstdc++ -lpthread -lm -lmicrohttpd
+LDLIBS  := -lbpf -lcapstone -ldw -lelf -ljansson -lz -lstdc++ -lpthread -lm -lmicrohttpd -lgnutls -lyaml -lcrypt -lssl -lcrypto
 endif
 
 ifeq ($(V),1)
@@ -228,7 +231,8 @@ install: cuprobe $(AGENT_LIB)
 	$(Q)$(DEPLOY_SED) deploy/cuprobe-daemon.service > $(UNITDIR)/cuprobe-daemon.service
 	$(Q)chmod 0644 $(UNITDIR)/cuprobe-daemon.service
 	$(Q)[ -e $(CONFDIR)/daemon.conf ] || install -m 0644 deploy/daemon.conf $(CONFDIR)/daemon.conf
-	$(Q)install -m 0644 deploy/daemon.conf deploy/daemonset.yaml deploy/prometheus.yml $(EXAMPLEDIR)/
+	$(Q)install -m 0644 deploy/daemon.conf deploy/daemonset.yaml deploy/prometheus.yml \
+		deploy/web.yml $(EXAMPLEDIR)/
 
 clean:
 	$(call msg,CLEAN)

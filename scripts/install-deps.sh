@@ -10,6 +10,9 @@ chromium libmicrohttpd-dev prometheus curl"
 pkgs="$pkgs strace libc6-dev"
 # Probe placement decodes function entries (Capstone); the benchmark compares with bpftrace.
 pkgs="$pkgs libcapstone-dev bpftrace"
+# The daemon's --web-config (YAML, TLS, bcrypt) and capture's TLS (OpenSSL, static too);
+# the auth test makes certificates (openssl) and a bcrypt hash (whois's mkpasswd).
+pkgs="$pkgs libyaml-dev libgnutls28-dev libcrypt-dev libssl-dev openssl whois"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

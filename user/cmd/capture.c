@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * cuprobe capture: asks a running daemon for the next N steps of a process
- * (POST /capture) and prints its answer, the trace's folder. Plain HTTP/1.1
- * on a socket, so that it needs no library and works from the static build.
+ * (POST /capture) and prints its answer, the trace's folder. HTTP/1.1 of
+ * its own over a socket or TLS (capture_conn.h), so that it needs no HTTP
+ * library and works from the static build; the options are curl's.
  */
 #include <errno.h>
 #include <limits.h>
@@ -12,14 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/socket.h>
+#include "cmd/capture_conn.h"
 #include "cmd/commands.h"
 #include "util/opt.h"
 #include "util/parse.h"
 
 struct capture_opts {
-	const char *addr;	/* --daemon, as given (the request's Host) */
+	const char *addr;	/* --daemon without its scheme (the request's Host) */
 	struct addr_port ap;
+	bool tls;		/* https:// */
+	const char *cacert, *cert, *key, *user, *password_file;
 	uint64_t pid, steps;	/* 0: not given */
 	const char *mode;	/* NULL: the daemon's choice */
 };
@@ -29,11 +32,55 @@ static int set_daemon(void *obj, const char *name, const char *arg, char *err, s
 	struct capture_opts *o = obj;
 	char why[256];
 
-	if (parse_addr_port(arg, &o->ap, why, sizeof(why))) {
-		snprintf(err, len, "%s: '%s' is %s", name, arg, why);
+	o->tls = !strncmp(arg, "https://", 8);
+	o->addr = o->tls ? arg + 8 : !strncmp(arg, "http://", 7) ? arg + 7 : arg;
+	if (parse_addr_port(o->addr, &o->ap, why, sizeof(why))) {
+		snprintf(err, len, "%s: '%s' is %s, with https:// before it for TLS", name, arg, why);
 		return -EINVAL;
 	}
-	o->addr = arg;
+	return 0;
+}
+
+/* A file option: kept as given, read when the request is made. */
+static int set_file(const char **dst, const char *name, const char *arg, char *err, size_t len)
+{
+	if (!*arg) {
+		snprintf(err, len, "%s: give a file", name);
+		return -EINVAL;
+	}
+	*dst = arg;
+	return 0;
+}
+
+static int set_cacert(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	return set_file(&((struct capture_opts *)obj)->cacert, name, arg, err, len);
+}
+
+static int set_cert(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	return set_file(&((struct capture_opts *)obj)->cert, name, arg, err, len);
+}
+
+static int set_key(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	return set_file(&((struct capture_opts *)obj)->key, name, arg, err, len);
+}
+
+static int set_password_file(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	return set_file(&((struct capture_opts *)obj)->password_file, name, arg, err, len);
+}
+
+static int set_user(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	/* curl's USER:PASSWORD would put the password where ps(1) shows it. */
+	if (!*arg || strchr(arg, ':')) {
+		snprintf(err, len, "%s: give a user name only (no ':'): the password comes from "
+			 "--password-file FILE, never the command line", name);
+		return -EINVAL;
+	}
+	((struct capture_opts *)obj)->user = arg;
 	return 0;
 }
 
@@ -64,10 +111,18 @@ static int set_mode(void *obj, const char *name, const char *arg, char *err, siz
 }
 
 static const struct opt capture_opt_list[] = {
-	{ "daemon", 'd', "ADDR:PORT", set_daemon, "the daemon's --listen (default 127.0.0.1:9464)" },
+	{ "daemon", 'd', "[https://]ADDR:PORT", set_daemon,
+	  "the daemon's --listen (default 127.0.0.1:9464);\nhttps:// when its web-config has TLS" },
 	{ "pid", 'p', "PID", set_pid, "a CUDA process the daemon samples" },
 	{ "steps", 'n', "N", set_steps, "active steps to record (1 to 10000)" },
 	{ "mode", 'm', "MODE", set_mode, "bpf or cupti (default: the daemon's choice)" },
+	{ "cacert", 0, "FILE", set_cacert,
+	  "PEM CA certificates the daemon's must chain to\n(default: the system's)" },
+	{ "cert", 0, "FILE", set_cert, "a client certificate (PEM) for the daemon" },
+	{ "key", 0, "FILE", set_key, "its key (PEM; default: in --cert's file)" },
+	{ "user", 'u', "USER", set_user, "basic auth as USER (with --password-file)" },
+	{ "password-file", 0, "FILE", set_password_file,
+	  "USER's password: the file's first line" },
 };
 
 static const struct opt_table capture_table = OPT_TABLE(capture_opt_list);
@@ -83,22 +138,31 @@ static void usage(FILE *f)
 	      "\n", f);
 	opt__help(f, groups, 1);
 	fputs("\n"
-	      "Example:\n"
-	      "  cuprobe capture --daemon 127.0.0.1:9464 --pid 4242 --steps 5\n", f);
+	      "Examples:\n"
+	      "  cuprobe capture --daemon 127.0.0.1:9464 --pid 4242 --steps 5\n"
+	      "  cuprobe capture --daemon https://10.0.0.7:9464 --cacert ca.crt --cert me.crt \\\n"
+	      "      --key me.key --pid 4242 --steps 5\n"
+	      "  cuprobe capture --daemon https://10.0.0.7:9464 --cacert ca.crt --user ops \\\n"
+	      "      --password-file ~/.cuprobe-pass --pid 4242 --steps 5\n", f);
 }
 
-static int connect_to(const struct capture_opts *o)
+/* What holds across options: TLS files with https only, a user with its password file. */
+static int check_opts(const struct opt_cmd *cmd, const struct capture_opts *o)
 {
-	int fd = socket(o->ap.sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
-
-	if (fd >= 0 && !connect(fd, (const struct sockaddr *)&o->ap.sa, o->ap.salen))
-		return fd;
-	rc = -errno;
-	if (fd >= 0)
-		close(fd);
-	fprintf(stderr, "cuprobe capture: cannot reach the daemon at %s: %s (is cuprobe daemon "
-		"running, with this --listen?)\n", o->addr, strerror(-rc));
-	return rc;
+	if (!o->tls && (o->cacert || o->cert || o->key)) {
+		opt__error(cmd, "--cacert, --cert and --key are for TLS: give --daemon "
+			   "https://ADDR:PORT");
+		return -EINVAL;
+	}
+	if (o->key && !o->cert) {
+		opt__error(cmd, "--key is the key of --cert FILE: give both");
+		return -EINVAL;
+	}
+	if (!o->user != !o->password_file) {
+		opt__error(cmd, "give --user USER with --password-file FILE (both or neither)");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 /* 0: go; 1: --help was printed; -EINVAL: a usage error, said. */
@@ -124,21 +188,21 @@ static int parse_args(struct capture_opts *o, int argc, char **argv)
 		opt__error(&cmd, "give --pid PID and --steps N as numbers");
 		return -EINVAL;
 	}
-	return 0;
+	return check_opts(&cmd, o);
 }
 
 /* Sends the request and reads the whole answer (the daemon closes the connection). */
-static char *exchange(int fd, const char *req)
+static char *exchange(struct capture_conn *c, const char *req)
 {
 	size_t len = 0, cap = 4096;
 	char *buf = malloc(cap);
 	ssize_t n;
 
-	if (!buf || write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
+	if (!buf || capture_conn__write(c, req, strlen(req))) {
 		free(buf);
 		return NULL;
 	}
-	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+	while ((n = capture_conn__read(c, buf + len, cap - len - 1)) > 0) {
 		len += (size_t)n;
 		if (cap - len < 2) {
 			char *nb = realloc(buf, cap * 2);
@@ -185,25 +249,80 @@ static int check_answer(const char *addr, const char *body)
 	return rc;
 }
 
+/* "Authorization: Basic ...\r\n" from --user and --password-file's first line, or "". */
+static int auth_header(const struct capture_opts *o, char *out, size_t len)
+{
+	char pass[1024] = "", *b64;
+	FILE *f;
+
+	out[0] = '\0';
+	if (!o->user)
+		return 0;
+	f = fopen(o->password_file, "re");
+	if (!f || !fgets(pass, sizeof(pass), f) || !(pass[strcspn(pass, "\r\n")] = '\0', *pass)) {
+		fprintf(stderr, "cuprobe capture: --password-file %s: %s\n", o->password_file,
+			f ? "no password on its first line" : strerror(errno));
+		if (f)
+			fclose(f);
+		return -EINVAL;
+	}
+	fclose(f);
+	b64 = capture_conn__basic(o->user, pass);
+	explicit_bzero(pass, sizeof(pass));
+	if (!b64 || (size_t)snprintf(out, len, "Authorization: Basic %s\r\n", b64) >= len) {
+		free(b64);
+		fprintf(stderr, "cuprobe capture: the user and password are too long\n");
+		return -EINVAL;
+	}
+	free(b64);
+	return 0;
+}
+
+/* The request, sent, and the whole answer; NULL (said) when there is none. */
+static char *ask(const struct capture_opts *o)
+{
+	const struct capture_conn_opts co = { .ap = &o->ap, .addr = o->addr, .tls = o->tls,
+					      .cacert = o->cacert, .cert = o->cert,
+					      .key = o->key };
+	char req[4096], auth[3072], err[768], *ans;
+	struct capture_conn *c;
+
+	if (auth_header(o, auth, sizeof(auth)))
+		return NULL;
+	c = capture_conn__open(&co, err, sizeof(err));
+	if (!c) {
+		fprintf(stderr, "cuprobe capture: %s\n", err);
+		return NULL;
+	}
+	snprintf(req, sizeof(req), "POST /capture?pid=%llu&steps=%llu%s%s HTTP/1.1\r\nHost: %s\r\n"
+		 "%sContent-Length: 0\r\nConnection: close\r\n\r\n", (unsigned long long)o->pid,
+		 (unsigned long long)o->steps, o->mode ? "&mode=" : "", o->mode ? o->mode : "",
+		 o->addr, auth);
+	explicit_bzero(auth, sizeof(auth));
+	ans = exchange(c, req);
+	explicit_bzero(req, sizeof(req));
+	capture_conn__close(c);
+	if (!ans)
+		fprintf(stderr, "cuprobe capture: no answer from the daemon at %s%s\n", o->addr,
+			o->tls ? "" : " (if its web-config has TLS: --daemon https://ADDR:PORT)");
+	return ans;
+}
+
 int capture_main(int argc, char **argv)
 {
 	struct capture_opts o;
-	char req[512], *ans;
+	char *ans;
 	const char *body;
-	int fd, status = 0, rc = parse_args(&o, argc, argv);
+	int status = 0, rc = parse_args(&o, argc, argv);
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
-	fd = connect_to(&o);
-	if (fd < 0)
+	ans = ask(&o);
+	if (!ans)
 		return 1;
-	snprintf(req, sizeof(req), "POST /capture?pid=%llu&steps=%llu%s%s HTTP/1.1\r\nHost: %s\r\n"
-		 "Content-Length: 0\r\nConnection: close\r\n\r\n", (unsigned long long)o.pid,
-		 (unsigned long long)o.steps, o.mode ? "&mode=" : "", o.mode ? o.mode : "", o.addr);
-	ans = exchange(fd, req);
-	close(fd);
-	if (!ans || sscanf(ans, "HTTP/1.%*d %d", &status) != 1) {
-		fprintf(stderr, "cuprobe capture: no answer from the daemon at %s\n", o.addr);
+	if (sscanf(ans, "HTTP/1.%*d %d", &status) != 1) {
+		fprintf(stderr, "cuprobe capture: no answer from the daemon at %s%s\n", o.addr,
+			o.tls ? "" : " (if its web-config has TLS: --daemon https://ADDR:PORT)");
 		free(ans);
 		return 1;
 	}

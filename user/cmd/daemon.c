@@ -8,6 +8,7 @@
 #include "cmd/commands.h"
 #include "daemon/dconf.h"
 #include "daemon/service.h"
+#include "daemon/webconf.h"
 #include "util/log.h"
 #include "util/parse.h"
 
@@ -99,11 +100,34 @@ static int apply_args(struct dconf *c, void *arg)
 	return 0;
 }
 
+/* The web-config, when there is one, and whether it may serve the listen address. */
+static int load_web(const struct dconf *c, struct webconf *web, char *err, size_t len)
+{
+	struct addr_port ap;
+	char why[256];
+	int rc;
+
+	memset(web, 0, sizeof(*web));
+	if (!c->web_config[0])
+		return 0;
+	rc = webconf__load(web, c->web_config, err, len);
+	if (rc)
+		return rc;
+	rc = parse_addr_port(c->listen, &ap, why, sizeof(why));
+	if (!rc)
+		rc = webconf__check_listen(web, c->listen, addr_is_loopback(&ap), err, len);
+	if (rc)
+		webconf__free(web);
+	return rc;
+}
+
 int daemon_main(int argc, char **argv)
 {
 	struct args a = { .argc = argc, .argv = argv };
+	static struct webconf web;
 	struct dconf c;
-	char err[512];
+	char err[1024];
+	int rc;
 
 	/* First only which file, -v and --help; then the file; then the options over it. */
 	switch (apply_args(NULL, &a)) {
@@ -123,7 +147,7 @@ int daemon_main(int argc, char **argv)
 		dconf__free(&c);
 		return 2;
 	}
-	if (dconf__check(&c, err, sizeof(err))) {
+	if (dconf__check(&c, err, sizeof(err)) || load_web(&c, &web, err, sizeof(err))) {
 		fprintf(stderr, "cuprobe daemon: %s\n", err);
 		dconf__free(&c);
 		return 2;
@@ -132,7 +156,11 @@ int daemon_main(int argc, char **argv)
 		fprintf(stderr, "cuprobe daemon: must run as root (it loads BPF programs and reads "
 			"every process's maps): run it with sudo, or as the systemd unit\n");
 		dconf__free(&c);
-		return 1;
+		rc = 1;
+	} else {
+		/* The service owns c from here (it frees it). */
+		rc = service__run(&c, c.web_config[0] ? &web : NULL, a.config, apply_args, &a);
 	}
-	return service__run(&c, a.config, apply_args, &a);
+	webconf__free(&web);
+	return rc;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "daemon/dconf.h"
+#include "daemon/webconf.h"
 #include "util/parse.h"
 
 void dconf__defaults(struct dconf *c)
@@ -25,6 +26,7 @@ void dconf__defaults(struct dconf *c)
 		.top_kernels = 20,
 		.max_targets = 1024,
 		.capture_timeout = 120,
+		.max_captures = 4,
 	};
 }
 
@@ -107,6 +109,16 @@ static int set_listen(void *obj, const char *name, const char *v, char *err, siz
 		return -EINVAL;
 	}
 	snprintf(CONF(obj)->listen, sizeof(CONF(obj)->listen), "%s", v);
+	return 0;
+}
+
+static int set_web_config(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	if (!*v || strlen(v) >= sizeof(CONF(obj)->web_config)) {
+		snprintf(err, len, "%s: give a file (the exporter toolkit's web-config YAML)", name);
+		return -EINVAL;
+	}
+	snprintf(CONF(obj)->web_config, sizeof(CONF(obj)->web_config), "%s", v);
 	return 0;
 }
 
@@ -250,6 +262,11 @@ static int set_max_targets(void *obj, const char *name, const char *v, char *err
 	return count32(name, v, 1, 65536, &CONF(obj)->max_targets, err, len);
 }
 
+static int set_max_captures(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return count32(name, v, 1, 64, &CONF(obj)->max_captures, err, len);
+}
+
 static int set_capture_timeout(void *obj, const char *name, const char *v, char *err, size_t len)
 {
 	return seconds(name, v, 1, 86400, &CONF(obj)->capture_timeout, err, len);
@@ -258,7 +275,10 @@ static int set_capture_timeout(void *obj, const char *name, const char *v, char 
 /* Every setting, in --help's order: the config file's keys are these names. */
 static const struct opt settings[] = {
 	{ "listen", 'l', "ADDR:PORT", set_listen,
-	  "HTTP for /metrics and /capture\n(default 127.0.0.1:9464)" },
+	  "HTTP for /metrics and /capture\n(default 127.0.0.1:9464; another address needs\n"
+	  "--web-config)" },
+	{ "web-config", 0, "FILE", set_web_config,
+	  "TLS and authentication: the exporter toolkit's\nweb-config YAML (read at start only)" },
 	{ "output", 'o', "DIR", set_output,
 	  "window traces, DIR/run_<n>\n(default /var/lib/cuprobe/daemon)" },
 	{ "interval", 'i', "SEC", set_interval,
@@ -296,6 +316,8 @@ static const struct opt settings[] = {
 	{ "max-targets", 0, "N", set_max_targets, "processes sampled at once (default 1024)" },
 	{ "capture-timeout", 0, "SEC", set_capture_timeout,
 	  "longest wait of an on-demand capture (default 120)" },
+	{ "max-captures", 0, "N", set_max_captures,
+	  "on-demand captures at once, 1 to 64; more are 429\n(default 4; read at start only)" },
 };
 
 const struct opt_table dconf_opts = OPT_TABLE(settings);
@@ -313,6 +335,13 @@ int dconf__set(struct dconf *c, const char *key, const char *v, char *err, size_
 
 int dconf__check(const struct dconf *c, char *err, size_t len)
 {
+	struct addr_port ap;
+	char why[256];
+
+	/* The web-config's content is checked once it is read (webconf__check_listen). */
+	if (!c->web_config[0] && !parse_addr_port(c->listen, &ap, why, sizeof(why)) &&
+	    !addr_is_loopback(&ap))
+		return webconf__check_listen(NULL, c->listen, false, err, len);
 	if (c->window_max_bytes > c->retention) {
 		snprintf(err, len, "window-max-bytes (%llu) is more than retention (%llu): a window "
 			 "must fit in what is kept; lower window-max-bytes or raise retention",

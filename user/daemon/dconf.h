@@ -26,6 +26,8 @@ struct step_rule {
 
 struct dconf {
 	char listen[128];		/* ADDR:PORT */
+	char web_config[PATH_MAX];	/* TLS and authentication (webconf.h); "": none, loopback only */
+	uint32_t max_captures;		/* on-demand captures at once, daemon-wide */
 	char output[PATH_MAX];
 	double interval;		/* seconds between samples of a process */
 	double probability;		/* that a process is sampled at its turn */

@@ -21,7 +21,9 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include "daemon/auth.h"
 #include "daemon/http.h"
+#include "daemon/webconf.h"
 #include "util/parse.h"
 
 /* Connections at once, and from one client address (IP, any port). */
@@ -35,6 +37,11 @@
 #define HTTP_EVICT_MS 1000
 /* No endpoint takes a body: a few bytes of form at most. */
 #define HTTP_MAX_BODY 4096
+/* A request's headers, and what libmicrohttpd may hold of one connection (its request line too). */
+#define HTTP_MAX_HEADERS 32
+#define HTTP_MEMORY (16 << 10)
+/* Past the captures' limit: when to try again, in seconds (Retry-After's text). */
+#define HTTP_CAPTURE_RETRY_S "5"
 /* Slots: closed connections stay in theirs until libmicrohttpd reaps them. */
 #define HTTP_SLOTS (2 * HTTP_MAX_CONNS)
 /* 503s sent, kept open (reading and dropping) so that the client reads them. */
@@ -76,6 +83,9 @@ struct http {
 	struct slot slots[HTTP_SLOTS];
 	struct lingering lingers[HTTP_LINGERS];	/* the accept thread's own */
 	atomic_ulong refused;
+	struct auth *auth;		/* libmicrohttpd's thread's; NULL: no web-config */
+	bool tls;
+	uint32_t captures, max_captures;	/* captures asked and not yet over; under mu */
 };
 
 static const char TEXT[] = "text/plain; charset=utf-8";
@@ -171,8 +181,9 @@ uint64_t http__refused(const struct http *h)
 
 /* ---- libmicrohttpd's thread: requests ---- */
 
+/* The answer, with one more header (hname: hval) when hname is not NULL. */
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, const char *ctype,
-			     char *body, size_t len, const char *allow)
+			     char *body, size_t len, const char *hname, const char *hval)
 {
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
@@ -186,19 +197,22 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, cons
 	MHD_add_response_header(resp, "Content-Type", ctype);
 	/* One request a connection: its deadline counts from the accept. */
 	MHD_add_response_header(resp, "Connection", "close");
-	if (allow)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, allow);
-	ret = MHD_queue_response(c, status, resp);
+	if (hname)
+		MHD_add_response_header(resp, hname, hval);
+	/* 401 says how to authenticate: WWW-Authenticate: Basic realm="cuprobe". */
+	ret = status == 401 ? MHD_queue_basic_auth_fail_response(c, "cuprobe", resp) :
+	      MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	return ret;
 }
 
-static enum MHD_Result refuse_allow(struct http *h, struct MHD_Connection *c, unsigned int status,
-				    const char *allow, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
+static enum MHD_Result refuse_hdr(struct http *h, struct MHD_Connection *c, unsigned int status,
+				  const char *hname, const char *hval, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
 
-static enum MHD_Result refuse_allow(struct http *h, struct MHD_Connection *c, unsigned int status,
-				    const char *allow, const char *fmt, ...)
+/* A refusal, counted, with one more header when hname is not NULL. */
+static enum MHD_Result refuse_hdr(struct http *h, struct MHD_Connection *c, unsigned int status,
+				  const char *hname, const char *hval, const char *fmt, ...)
 {
 	char *body = NULL;
 	va_list ap;
@@ -208,10 +222,12 @@ static enum MHD_Result refuse_allow(struct http *h, struct MHD_Connection *c, un
 	va_start(ap, fmt);
 	n = vasprintf(&body, fmt, ap);
 	va_end(ap);
-	return reply(c, status, TEXT, n < 0 ? NULL : body, n < 0 ? 0 : (size_t)n, allow);
+	return reply(c, status, TEXT, n < 0 ? NULL : body, n < 0 ? 0 : (size_t)n, hname, hval);
 }
 
-#define refuse(h, c, status, ...) refuse_allow(h, c, status, NULL, __VA_ARGS__)
+#define refuse(h, c, status, ...) refuse_hdr(h, c, status, NULL, NULL, __VA_ARGS__)
+#define refuse_allow(h, c, status, allow, ...) \
+	refuse_hdr(h, c, status, MHD_HTTP_HEADER_ALLOW, allow, __VA_ARGS__)
 
 /*
  * Queues r for the daemon, its connection suspended until http__answer
@@ -260,9 +276,13 @@ static enum MHD_Result answered(struct http *h, struct MHD_Connection *c, struct
 	pthread_mutex_unlock(&h->mu);
 	if (!ready)
 		return MHD_YES;
+	char ra[16];
+
 	if (r->status >= 400)
 		atomic_fetch_add(&h->refused, 1);
-	return reply(c, r->status, r->ctype, body, r->len, NULL);
+	snprintf(ra, sizeof(ra), "%u", r->retry_after);
+	return reply(c, r->status, r->ctype, body, r->len,
+		     r->retry_after ? MHD_HTTP_HEADER_RETRY_AFTER : NULL, ra);
 }
 
 /*
@@ -283,6 +303,18 @@ static int arg_uint(struct MHD_Connection *c, const char *key, long max, long *v
 		return -EINVAL;
 	*v = (long)x;
 	return 0;
+}
+
+/* Counts a capture in, if there is room for one more (it is counted out in completed()). */
+static bool capture_room(struct http *h)
+{
+	bool room;
+
+	pthread_mutex_lock(&h->mu);
+	room = h->captures < h->max_captures;
+	h->captures += room;
+	pthread_mutex_unlock(&h->mu);
+	return room;
 }
 
 /* pid, steps and mode of /capture, checked here so that the daemon gets sane numbers. */
@@ -307,6 +339,11 @@ static enum MHD_Result capture(struct http *h, struct MHD_Connection *c, struct 
 	if (mode && strcmp(mode, "bpf") && strcmp(mode, "cupti"))
 		return refuse(h, c, 400, "capture: mode '%s' is not bpf or cupti\n", mode);
 	snprintf(r->mode, sizeof(r->mode), "%s", mode ? mode : "");
+	if (!capture_room(h))
+		return refuse_hdr(h, c, 429, MHD_HTTP_HEADER_RETRY_AFTER, HTTP_CAPTURE_RETRY_S,
+				  "capture: %u captures are in progress, the most this daemon "
+				  "takes at once (--max-captures): try again later\n",
+				  h->max_captures);
 	r->kind = DREQ_CAPTURE;
 	return ask(h, c, r);
 }
@@ -347,12 +384,22 @@ static enum MHD_Result headers(struct http *h, struct MHD_Connection *c, const c
 			       const char *method, void **con_cls)
 {
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	unsigned int status;
 	struct dreq *r;
+	char why[512];
+	int n;
 
+	/* Before anything else: a refused client starts nothing and learns nothing. */
+	if (h->auth && (status = auth__check(h->auth, c, url, why, sizeof(why))))
+		return refuse(h, c, status, "%s", why);
+	n = MHD_get_connection_values(c, MHD_HEADER_KIND, NULL, NULL);
+	if (n > HTTP_MAX_HEADERS)
+		return refuse(h, c, 431, "%s: %d headers are more than %d\n", url, n,
+			      HTTP_MAX_HEADERS);
 	if (!strcmp(url, "/") || !strcmp(url, "/healthz")) {
 		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 			return refuse_allow(h, c, 405, "GET, HEAD", "%s: use GET\n", url);
-		return reply(c, 200, TEXT, strdup(USAGE), strlen(USAGE), NULL);
+		return reply(c, 200, TEXT, strdup(USAGE), strlen(USAGE), NULL, NULL);
 	}
 	if (cl && strtoull(cl, NULL, 10) > HTTP_MAX_BODY)
 		return refuse(h, c, 413, "%s: a body of %s bytes is more than %d: this API takes "
@@ -392,10 +439,15 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode toe)
 {
 	struct dreq *r = *con_cls;
+	struct http *h = cls;
 
-	(void)cls;
 	(void)c;
 	(void)toe;
+	if (r && r->kind == DREQ_CAPTURE) {
+		pthread_mutex_lock(&h->mu);
+		h->captures--;
+		pthread_mutex_unlock(&h->mu);
+	}
 	if (r) {
 		free(r->body);
 		free(r);
@@ -457,6 +509,11 @@ static void turn_away(struct http *h, int fd, const char *why, uint64_t now)
 	int n;
 
 	atomic_fetch_add(&h->refused, 1);
+	if (h->tls) {
+		/* A TLS client cannot read a plain answer: the connection closes unread. */
+		close(fd);
+		return;
+	}
 	n = snprintf(msg, sizeof(msg), "HTTP/1.1 503 Service Unavailable\r\n"
 		     "Content-Type: %s\r\nContent-Length: %zu\r\nRetry-After: 1\r\n"
 		     "Connection: close\r\n\r\n%s", TEXT, strlen(why), why);
@@ -674,9 +731,14 @@ static int listen_on(const char *addr, char *err, size_t len)
 
 static struct MHD_Daemon *mhd_start(struct http *h)
 {
+	static const struct MHD_OptionItem none[] = { { MHD_OPTION_END, 0, NULL } };
+
 	/* One polling thread (epoll where there is one); connections are ours to add. */
 	return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
-				MHD_USE_NO_LISTEN_SOCKET, 0, NULL, NULL, handle, h,
+				MHD_USE_NO_LISTEN_SOCKET | (h->auth ? auth__mhd_flags(h->auth) : 0),
+				0, NULL, NULL, handle, h,
+				MHD_OPTION_ARRAY, h->auth ? auth__mhd_options(h->auth) : none,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_SLOTS,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_SEND_S,
 				MHD_OPTION_NOTIFY_COMPLETED, completed, h,
@@ -694,18 +756,26 @@ static void http_free(struct http *h)
 		close(h->efd);
 	if (h->wake >= 0)
 		close(h->wake);
+	auth__free(h->auth);
 	pthread_mutex_destroy(&h->mu);
 	free(h);
 }
 
-struct http *http__start(const char *addr, char *err, size_t len)
+struct http *http__start(const struct http_opts *o, char *err, size_t len)
 {
 	struct http *h = calloc(1, sizeof(*h));
+	const char *addr = o->listen;
 	int rc;
 
 	if (!h)
 		return NULL;
 	pthread_mutex_init(&h->mu, NULL);
+	h->max_captures = o->max_captures;
+	h->tls = o->web && o->web->tls;
+	if (o->web && !(h->auth = auth__new(o->web))) {
+		free(h);
+		return NULL;
+	}
 	for (int i = 0; i < HTTP_LINGERS; i++)
 		h->lingers[i].fd = -1;
 	h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -718,7 +788,8 @@ struct http *http__start(const char *addr, char *err, size_t len)
 	h->mhd = mhd_start(h);
 	if (!h->mhd) {
 		rc = -EIO;
-		snprintf(err, len, "cannot start the HTTP server on %s (libmicrohttpd)", addr);
+		snprintf(err, len, "cannot start the HTTP server on %s (libmicrohttpd%s)", addr,
+			 h->tls ? "'s TLS: check the web-config's certificate and key" : "");
 		goto fail;
 	}
 	rc = -pthread_create(&h->acceptor, NULL, acceptor, h);

@@ -9,7 +9,9 @@
  *
  * Limits (docs/daemon.md): HTTP_MAX_CONNS connections, HTTP_MAX_PER_ADDR from
  * one address; a request's headers and body within HTTP_REQUEST_S of the
- * accept; a body of at most HTTP_MAX_BODY bytes (else 413). Past a limit the
+ * accept; a body of at most HTTP_MAX_BODY bytes (else 413), HTTP_MAX_HEADERS
+ * headers (else 431), the request in HTTP_MEMORY bytes; http_opts.max_captures
+ * captures at once (else 429). Who may ask is auth.h's. Past a limit the
  * connection that has waited longest for its request (at least
  * HTTP_EVICT_MS) is closed to make room, else the newcomer is answered 503.
  */
@@ -31,6 +33,7 @@ struct dreq {
 	uint32_t steps;
 	char mode[16];		/* "" (the daemon's choice), "bpf" or "cupti" */
 	struct dreq *next;	/* the queue's */
+	unsigned int retry_after;	/* seconds, for a Retry-After header; 0: none */
 	/* The answer (http__answer), read by the server's thread once resumed. */
 	unsigned int status;
 	char *body;
@@ -45,12 +48,19 @@ struct dreq {
 };
 
 struct http;
+struct webconf;
+
+struct http_opts {
+	const char *listen;		/* ADDR:PORT */
+	const struct webconf *web;	/* TLS and authentication; NULL: none (loopback) */
+	uint32_t max_captures;		/* captures at once; more are 429 */
+};
 
 /*
- * Listens on addr ("ADDR:PORT"). NULL and errno on failure, with err saying
- * what failed and what to do (e.g. the port is in use).
+ * Listens on o->listen. NULL and errno on failure, with err saying what
+ * failed and what to do (e.g. the port is in use). o->web must outlive it.
  */
-struct http *http__start(const char *addr, char *err, size_t len);
+struct http *http__start(const struct http_opts *o, char *err, size_t len);
 /* Stops taking requests, answers what is queued with 503, and ends the server. */
 void http__stop(struct http *h);
 /* Readable (an eventfd) while requests wait. */
@@ -62,7 +72,7 @@ struct dreq *http__next(struct http *h);
  * connection's again after this: the caller must not touch it.
  */
 void http__answer(struct dreq *r, unsigned int status, const char *ctype, char *body, size_t len);
-/* Answers r with a one-line text message. */
+/* Answers r with a one-line text message (and Retry-After when r->retry_after is set). */
 void http__answer_text(struct dreq *r, unsigned int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Requests refused so far (bad requests, unknown paths, 503s past the limits), from the server's side. */

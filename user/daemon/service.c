@@ -16,6 +16,7 @@
 #include "daemon/procinfo.h"
 #include "daemon/service.h"
 #include "daemon/store.h"
+#include "daemon/webconf.h"
 #include "util/clock.h"
 #include "util/json_writer.h"
 #include "util/log.h"
@@ -66,6 +67,7 @@ struct dproc {
 
 struct daemon {
 	struct dconf conf;
+	const struct webconf *web;	/* the HTTP server's TLS and authentication, or NULL */
 	struct dconf *old;		/* earlier configs: targets' step specs point into them */
 	size_t nold;
 	const char *conf_path;
@@ -424,8 +426,9 @@ static void on_capture(struct daemon *d, struct dreq *r)
 		return;
 	}
 	if (p->capture || p->waiting) {
-		http__answer_text(r, 409, "capture: pid %d has a capture in progress: try again when "
-				  "it is answered\n", (int)r->pid);
+		r->retry_after = 5;
+		http__answer_text(r, 429, "capture: pid %d has a capture in progress (one a process): "
+				  "try again when it is answered\n", (int)r->pid);
 		return;
 	}
 	if (p->in_window) {
@@ -788,7 +791,9 @@ static int start(struct daemon *d)
 		p_err("%s", err);
 		return -errno;
 	}
-	d->http = http__start(d->conf.listen, err, sizeof(err));
+	d->http = http__start(&(struct http_opts){ .listen = d->conf.listen, .web = d->web,
+						   .max_captures = d->conf.max_captures },
+			      err, sizeof(err));
 	if (!d->http) {
 		p_err("%s", err);
 		return -errno;
@@ -829,11 +834,11 @@ static void finish(struct daemon *d)
 	cmd_loop__free(d->loop);
 }
 
-int service__run(const struct dconf *conf, const char *conf_path,
-		int (*reparse)(struct dconf *c, void *arg), void *arg)
+int service__run(const struct dconf *conf, const struct webconf *web, const char *conf_path,
+		 int (*reparse)(struct dconf *c, void *arg), void *arg)
 {
 	struct daemon d = {
-		.conf = *conf, .conf_path = conf_path, .reparse = reparse, .arg = arg,
+		.conf = *conf, .web = web, .conf_path = conf_path, .reparse = reparse, .arg = arg,
 		.self = getpid(),
 	};
 	int err;
@@ -842,8 +847,9 @@ int service__run(const struct dconf *conf, const char *conf_path,
 	err = start(&d);
 	if (!err) {
 		scan_proc(&d);
-		p_info("listening on http://%s/metrics; %zu CUDA processes found; traces in %s",
-		       d.conf.listen, d.nprocs, d.conf.output);
+		p_info("listening on %s://%s/metrics%s; %zu CUDA processes found; traces in %s",
+		       web && web->tls ? "https" : "http", d.conf.listen,
+		       web ? " (web-config)" : "", d.nprocs, d.conf.output);
 		err = cmd_loop__run(d.loop, 0);
 		if (err)
 			p_err("the daemon stops: %s", strerror(-err));

@@ -11,13 +11,15 @@
 #define DAEMON_SERVICE_H
 
 struct dconf;
+struct webconf;
 
 /*
  * Runs until SIGTERM or SIGINT. conf_path (may be NULL) is read again on
  * SIGHUP, then argv (the command line's settings, which win) applied over
- * it by reparse. Returns the exit code.
+ * it by reparse. web (NULL: none) is the HTTP server's TLS and
+ * authentication, read at start only. Returns the exit code.
  */
-int service__run(const struct dconf *conf, const char *conf_path,
-		int (*reparse)(struct dconf *c, void *arg), void *arg);
+int service__run(const struct dconf *conf, const struct webconf *web, const char *conf_path,
+		 int (*reparse)(struct dconf *c, void *arg), void *arg);
 
 #endif /* DAEMON_SERVICE_H */

@@ -269,3 +269,17 @@ int parse_addr_port(const char *s, struct addr_port *out, char *why, size_t len)
 	*out = ap;
 	return 0;
 }
+
+bool addr_is_loopback(const struct addr_port *ap)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)&ap->sa;
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ap->sa;
+
+	if (ap->sa.ss_family == AF_INET)
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	if (ap->sa.ss_family != AF_INET6)
+		return false;
+	if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+		return true;
+	return IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127;
+}

@@ -73,4 +73,7 @@ struct addr_port {
  */
 int parse_addr_port(const char *s, struct addr_port *out, char *why, size_t len);
 
+/* Whether ap is a loopback address: 127.0.0.0/8, ::1 or an IPv4-mapped 127/8. */
+bool addr_is_loopback(const struct addr_port *ap);
+
 #endif /* UTIL_PARSE_H */

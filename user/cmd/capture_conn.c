@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include "cmd/capture_conn.h"
+
+struct capture_conn {
+	int fd;
+	SSL_CTX *ctx;		/* NULL: plain */
+	SSL *ssl;
+};
+
+/* OpenSSL's first queued error, for a message. */
+static const char *ssl_why(char *buf, size_t len)
+{
+	unsigned long e = ERR_get_error();
+
+	if (!e)
+		return "no more detail";
+	ERR_error_string_n(e, buf, len);
+	return buf;
+}
+
+/* The context: TLS 1.2 or later, the daemon verified, our certificate when given. */
+static SSL_CTX *tls_ctx(const struct capture_conn_opts *o, char *err, size_t len)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	const char *key = o->key ? o->key : o->cert;
+	char why[256];
+
+	if (!ctx) {
+		snprintf(err, len, "cannot set up TLS: %s", ssl_why(why, sizeof(why)));
+		return NULL;
+	}
+	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	/* The daemon closes each connection after its answer, with or without close_notify. */
+	SSL_CTX_set_options(ctx, SSL_OP_IGNORE_UNEXPECTED_EOF);
+	if (o->cacert ? SSL_CTX_load_verify_locations(ctx, o->cacert, NULL) != 1 :
+	    SSL_CTX_set_default_verify_paths(ctx) != 1) {
+		snprintf(err, len, "--cacert %s: %s (give the PEM CA that signed the daemon's "
+			 "certificate)", o->cacert ? o->cacert : "(system)", ssl_why(why, sizeof(why)));
+		goto fail;
+	}
+	if (o->cert && (SSL_CTX_use_certificate_chain_file(ctx, o->cert) != 1 ||
+			SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
+			SSL_CTX_check_private_key(ctx) != 1)) {
+		snprintf(err, len, "--cert %s, --key %s: %s (give a PEM certificate and its PEM "
+			 "key, unencrypted)", o->cert, key, ssl_why(why, sizeof(why)));
+		goto fail;
+	}
+	return ctx;
+fail:
+	SSL_CTX_free(ctx);
+	return NULL;
+}
+
+/* The handshake, the daemon's certificate checked against its address (--daemon's). */
+static int tls_connect(struct capture_conn *c, const struct capture_conn_opts *o, char *err,
+		       size_t len)
+{
+	char why[256];
+	long v;
+
+	c->ssl = SSL_new(c->ctx);
+	if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1 ||
+	    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), o->ap->host) != 1) {
+		snprintf(err, len, "cannot set up TLS to %s: %s", o->addr, ssl_why(why, sizeof(why)));
+		return -EIO;
+	}
+	if (SSL_connect(c->ssl) == 1)
+		return 0;
+	v = SSL_get_verify_result(c->ssl);
+	if (v != X509_V_OK)
+		snprintf(err, len, "the daemon at %s: its certificate does not verify: %s (give "
+			 "the CA that signed it with --cacert, for the address %s)", o->addr,
+			 X509_verify_cert_error_string(v), o->ap->host);
+	else
+		snprintf(err, len, "the daemon at %s: the TLS handshake failed: %s (is it serving "
+			 "https, with a web-config?)", o->addr, ssl_why(why, sizeof(why)));
+	return -EIO;
+}
+
+struct capture_conn *capture_conn__open(const struct capture_conn_opts *o, char *err, size_t len)
+{
+	struct capture_conn *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		snprintf(err, len, "out of memory");
+		return NULL;
+	}
+	c->fd = socket(o->ap->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0 || connect(c->fd, (const struct sockaddr *)&o->ap->sa, o->ap->salen)) {
+		snprintf(err, len, "cannot reach the daemon at %s: %s (is cuprobe daemon running, "
+			 "with this --listen?)", o->addr, strerror(errno));
+		goto fail;
+	}
+	if (!o->tls)
+		return c;
+	c->ctx = tls_ctx(o, err, len);
+	if (c->ctx && !tls_connect(c, o, err, len))
+		return c;
+fail:
+	capture_conn__close(c);
+	return NULL;
+}
+
+int capture_conn__write(struct capture_conn *c, const char *buf, size_t n)
+{
+	if (c->ssl)
+		return SSL_write(c->ssl, buf, (int)n) == (int)n ? 0 : -EIO;
+	return write(c->fd, buf, n) == (ssize_t)n ? 0 : -EIO;
+}
+
+ssize_t capture_conn__read(struct capture_conn *c, char *buf, size_t n)
+{
+	int k;
+
+	if (!c->ssl)
+		return read(c->fd, buf, n);
+	k = SSL_read(c->ssl, buf, (int)n);
+	if (k > 0)
+		return k;
+	return SSL_get_error(c->ssl, k) == SSL_ERROR_ZERO_RETURN ? 0 : -EIO;
+}
+
+void capture_conn__close(struct capture_conn *c)
+{
+	if (!c)
+		return;
+	if (c->ssl) {
+		SSL_shutdown(c->ssl);
+		SSL_free(c->ssl);
+	}
+	SSL_CTX_free(c->ctx);
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c);
+}
+
+char *capture_conn__basic(const char *user, const char *password)
+{
+	size_t n = strlen(user) + 1 + strlen(password);
+	char *plain = malloc(n + 1), *out = malloc(4 * ((n + 2) / 3) + 1);
+
+	if (plain && out) {
+		snprintf(plain, n + 1, "%s:%s", user, password);
+		EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)plain, (int)n);
+		OPENSSL_cleanse(plain, n);
+	} else {
+		free(out);
+		out = NULL;
+	}
+	free(plain);
+	return out;
+}
