@@ -26,10 +26,10 @@ int step_hit(struct pt_regs *ctx)
 	if (conf->step_every > 1 && hits % conf->step_every)
 		return 0;
 	step = conf->step_every > 1 ? hits / conf->step_every : hits;
-	/* A new schedule counts from this step: it is step 0 of the new plan. */
+	/* A new schedule counts from this step (it is step 0 of the new plan), or from 0. */
 	if (ps->gen != conf->gen) {
 		ps->gen = conf->gen;
-		ps->base = step;
+		ps->base = conf->flags & CONF_ABS_STEPS ? 0 : step;
 	}
 	phase = schedule_action(&conf->sched, step - ps->base);
 	/*

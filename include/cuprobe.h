@@ -235,6 +235,12 @@ struct proc_conf {
  * (REC_CAPTURE) until they are, so that no node of the graph is missed.
  */
 #define CONF_CAPTURE_HOLD (1u << 1)
+/*
+ * The schedule counts from the process's first step (step 0), not from the
+ * step where BPF first sees it: a window placed at given step numbers
+ * (session__window_at) lands there whatever the loader's lag.
+ */
+#define CONF_ABS_STEPS (1u << 2)
 
 /*
  * A process's entry in the BPF map proc_state: the loader creates it, then

@@ -27,6 +27,8 @@ void dconf__defaults(struct dconf *c)
 		.max_targets = 1024,
 		.capture_timeout = 120,
 		.max_captures = 4,
+		.kubelet_root = "/var/lib/kubelet",
+		.max_jobs = 64,
 	};
 }
 
@@ -272,6 +274,72 @@ static int set_capture_timeout(void *obj, const char *name, const char *v, char 
 	return seconds(name, v, 1, 86400, &CONF(obj)->capture_timeout, err, len);
 }
 
+/* ---- jobs: the environment variables, the kubelet's folder, pod labels ---- */
+
+/* A name as the environment spells it: letters, digits and '_', not first a digit. */
+static int set_env_name(char *dst, size_t cap, const char *name, const char *v, char *err,
+			size_t len)
+{
+	bool good = *v && strlen(v) < cap && !(*v >= '0' && *v <= '9');
+
+	for (const char *p = v; good && *p; p++)
+		good = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		       (*p >= '0' && *p <= '9') || *p == '_';
+	if (!good) {
+		snprintf(err, len, "%s: '%s' is not an environment variable's name (e.g. MY_JOB_ID)",
+			 name, v);
+		return -EINVAL;
+	}
+	snprintf(dst, cap, "%s", v);
+	return 0;
+}
+
+static int set_job_env(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return set_env_name(CONF(obj)->job_env, sizeof(CONF(obj)->job_env), name, v, err, len);
+}
+
+static int set_rank_env(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return set_env_name(CONF(obj)->rank_env, sizeof(CONF(obj)->rank_env), name, v, err, len);
+}
+
+static int set_kubelet_root(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	if (*v != '/' || strlen(v) >= sizeof(CONF(obj)->kubelet_root)) {
+		snprintf(err, len, "%s: '%s' is not an absolute folder (e.g. /var/lib/kubelet)",
+			 name, v);
+		return -EINVAL;
+	}
+	snprintf(CONF(obj)->kubelet_root, sizeof(CONF(obj)->kubelet_root), "%s", v);
+	return 0;
+}
+
+/* Label keys (app, app.kubernetes.io/name), comma-separated, at most 8 of them. */
+static int set_pod_labels(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	size_t n = *v ? 1 : 0;
+	bool good = strlen(v) < sizeof(CONF(obj)->pod_labels);
+
+	for (const char *p = v; good && *p; p++) {
+		n += *p == ',';
+		good = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+		       (*p >= '0' && *p <= '9') || strchr("-_./,", *p);
+	}
+	if (!good || n > 8 || strstr(v, ",,") || *v == ',' || (*v && v[strlen(v) - 1] == ',')) {
+		snprintf(err, len, "%s: '%s' is not a list of at most 8 label keys (e.g. app,team)",
+			 name, v);
+		return -EINVAL;
+	}
+	snprintf(CONF(obj)->pod_labels, sizeof(CONF(obj)->pod_labels), "%s", v);
+	return 0;
+}
+
+static int set_max_jobs(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return count32(name, v, 1, 4096, &CONF(obj)->max_jobs, err, len);
+}
+
 /* Every setting, in --help's order: the config file's keys are these names. */
 static const struct opt settings[] = {
 	{ "listen", 'l', "ADDR:PORT", set_listen,
@@ -318,6 +386,14 @@ static const struct opt settings[] = {
 	  "longest wait of an on-demand capture (default 120)" },
 	{ "max-captures", 0, "N", set_max_captures,
 	  "on-demand captures at once, 1 to 64; more are 429\n(default 4; read at start only)" },
+	{ "job-env", 0, "NAME", set_job_env,
+	  "the environment variable naming a process's job,\nover the launchers' own" },
+	{ "rank-env", 0, "NAME", set_rank_env, "... and the one giving its rank" },
+	{ "kubelet-root", 0, "DIR", set_kubelet_root,
+	  "the kubelet's folder, for pods' names\n(default /var/lib/kubelet)" },
+	{ "pod-labels", 0, "KEYS", set_pod_labels,
+	  "pod labels exported, e.g. app,team (default none)" },
+	{ "max-jobs", 0, "N", set_max_jobs, "job label values; the rest are \"other\"\n(default 64)" },
 };
 
 const struct opt_table dconf_opts = OPT_TABLE(settings);

@@ -47,6 +47,12 @@ struct dconf {
 	bool cupti;			/* windows use the agent where a process has it */
 	bool stack;			/* launches carry their stacks (read at start only) */
 	char cgroup[512];		/* only processes whose cgroup path begins so; "": all */
+	/* Jobs (daemon/jobinfo.h): where a process's job and rank are read, pods' labels. */
+	char job_env[64];		/* an environment variable that names the job; "": none */
+	char rank_env[64];		/* ... and its rank */
+	char kubelet_root[PATH_MAX];	/* the kubelet's folder (pods/<uid>/...) */
+	char pod_labels[256];		/* pod labels exported, "app,team"; "": none */
+	uint32_t max_jobs;		/* job label values; the rest are job="other" */
 	struct step_rule *rules;	/* owned; targets' plans point at their specs */
 	size_t nrules;
 };

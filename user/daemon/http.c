@@ -90,8 +90,9 @@ struct http {
 
 static const char TEXT[] = "text/plain; charset=utf-8";
 static const char PROM[] = "text/plain; version=0.0.4; charset=utf-8";
-static const char USAGE[] = "cuprobe daemon: GET /metrics, POST "
-			    "/capture?pid=PID&steps=N[&mode=bpf|cupti]\n";
+static const char USAGE[] = "cuprobe daemon: GET /metrics, GET /targets[?job=JOB], POST "
+			    "/capture?pid=PID&steps=N[&mode=bpf|cupti], POST "
+			    "/capture?job=JOB&steps=N[&start_step=S][&timeout=SEC]\n";
 
 static uint64_t now_ns(void)
 {
@@ -317,21 +318,67 @@ static bool capture_room(struct http *h)
 	return room;
 }
 
-/* pid, steps and mode of /capture, checked here so that the daemon gets sane numbers. */
+/* A job's name: any bytes but NUL (the JSON writer and the label escaping take them), bounded. */
+static int arg_job(struct MHD_Connection *c, struct dreq *r)
+{
+	const char *s = NULL;
+	size_t n = 0;
+
+	if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND, "job", 3, &s, &n) != MHD_YES ||
+	    !s)
+		return -ENOENT;
+	if (!n || strlen(s) != n || n >= sizeof(r->job))
+		return -EINVAL;
+	memcpy(r->job, s, n + 1);
+	return 0;
+}
+
+/* start_step and timeout of a job's capture (docs/daemon.md, "Jobs"): NULL, or what is wrong. */
+static const char *job_args(struct MHD_Connection *c, struct dreq *r)
+{
+	long v;
+	int err;
+
+	r->start_step = -1;
+	err = arg_uint(c, "start_step", INT32_MAX, &v);
+	if (err == -EINVAL)
+		return "start_step is not a step number (plain decimal digits)";
+	if (!err)
+		r->start_step = v;
+	err = arg_uint(c, "timeout", 86400, &v);
+	if (err == -EINVAL || (!err && v < 1))
+		return "timeout is not a number of seconds from 1 to 86400";
+	r->timeout_s = err ? 0 : (uint32_t)v;
+	return NULL;
+}
+
+/* pid or job, steps and mode of /capture, checked here so that the daemon gets sane numbers. */
 static enum MHD_Result capture(struct http *h, struct MHD_Connection *c, struct dreq *r)
 {
 	const char *pid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "pid");
 	const char *steps = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "steps");
 	const char *mode = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode");
+	int job = arg_job(c, r);
+	const char *bad = NULL;
 	long v;
 
-	if (!pid || !steps)
+	if (job == -EINVAL)
+		return refuse(h, c, 400, "capture: job is empty or longer than %zu bytes\n",
+			      sizeof(r->job) - 1);
+	if (!job && pid)
+		return refuse(h, c, 400, "capture: give pid or job, not both\n");
+	if ((!pid && job) || !steps)
 		return refuse(h, c, 400, "capture: give pid and steps: POST /capture?pid=PID&steps=N"
-			      "[&mode=bpf|cupti]\n");
-	if (arg_uint(c, "pid", INT32_MAX, &v) || v < 1)
+			      "[&mode=bpf|cupti], or job=JOB&steps=N[&start_step=S][&timeout=SEC]\n");
+	if (!job && (bad = job_args(c, r)))
+		return refuse(h, c, 400, "capture: %s\n", bad);
+	if (!job)
+		r->pid = 0;
+	else if (arg_uint(c, "pid", INT32_MAX, &v) || v < 1)
 		return refuse(h, c, 400, "capture: pid '%s' is not a process id (plain decimal "
 			      "digits)\n", pid);
-	r->pid = (pid_t)v;
+	else
+		r->pid = (pid_t)v;
 	if (arg_uint(c, "steps", 10000, &v) || v < 1)
 		return refuse(h, c, 400, "capture: steps '%s' is not a number from 1 to 10000 "
 			      "(plain decimal digits)\n", steps);
@@ -364,7 +411,16 @@ static enum MHD_Result route(struct http *h, struct MHD_Connection *c, const cha
 					    "/capture?pid=PID&steps=N\n");
 		return capture(h, c, r);
 	}
-	return refuse(h, c, 404, "%s: not found (GET /metrics, POST /capture)\n", url);
+	if (!strcmp(url, "/targets")) {
+		if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+			return refuse_allow(h, c, 405, "GET, HEAD", "/targets: use GET\n");
+		if (arg_job(c, r) == -EINVAL)
+			return refuse(h, c, 400, "targets: job is empty or too long\n");
+		r->kind = DREQ_TARGETS;
+		return ask(h, c, r);
+	}
+	return refuse(h, c, 404, "%s: not found (GET /metrics, GET /targets, POST /capture)\n",
+		      url);
 }
 
 static struct slot *slot_of(struct MHD_Connection *c)

@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum dreq_kind { DREQ_METRICS, DREQ_CAPTURE };
+enum dreq_kind { DREQ_METRICS, DREQ_CAPTURE, DREQ_TARGETS };
 
 struct dreq {
 	enum dreq_kind kind;
@@ -32,6 +32,10 @@ struct dreq {
 	pid_t pid;
 	uint32_t steps;
 	char mode[16];		/* "" (the daemon's choice), "bpf" or "cupti" */
+	/* DREQ_CAPTURE of a job (pid 0) and DREQ_TARGETS: the job, "" (targets: all). */
+	char job[128];
+	int64_t start_step;	/* the first active step, -1: the next steps */
+	uint32_t timeout_s;	/* 0: the daemon's capture-timeout */
 	struct dreq *next;	/* the queue's */
 	unsigned int retry_after;	/* seconds, for a Retry-After header; 0: none */
 	/* The answer (http__answer), read by the server's thread once resumed. */

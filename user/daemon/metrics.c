@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,11 +35,23 @@ struct kset {
 	size_t named;			/* distinct kernel names with slots of their own */
 };
 
+/* A job label value and how many processes' series carry it. */
+struct job_slot {
+	char *name;
+	size_t refs;
+};
+
 struct pmetrics {
 	pid_t pid;
 	char comm[64];
 	int rank;
 	char *cgroup, *container;
+	/* cuprobe_target_info's: the job's value (a job_slot's name, "" none), the pod's. */
+	const char *job;
+	int world_size, local_rank;
+	char *ns, *pod, *labels;
+	bool has_step;
+	uint64_t cur_step;
 	bool gone;
 	uint64_t gone_at;
 	struct kset launch_ks;		/* cuprobe_launches_total */
@@ -58,7 +71,13 @@ struct metrics {
 	struct pmetrics **v;
 	size_t n, cap;
 	uint32_t top;
+	struct job_slot *jobs;
+	size_t njobs;
+	uint32_t max_jobs;
+	uint64_t jobs_other;		/* processes whose job got "other" */
 };
+
+static const char OTHER_JOB[] = "other";
 
 static const char *const mode_names[MODE__COUNT] = { "off", "bpf", "cupti", "latency" };
 static const char *const result_names[WIN_RESULT__COUNT] = { "ok", "partial", "error",
@@ -74,9 +93,53 @@ struct metrics *metrics__new(uint32_t top_kernels)
 {
 	struct metrics *m = calloc(1, sizeof(*m));
 
-	if (m)
+	if (m) {
 		m->top = top_kernels;
+		m->max_jobs = 64;
+	}
 	return m;
+}
+
+void metrics__set_max_jobs(struct metrics *m, uint32_t max_jobs)
+{
+	m->max_jobs = max_jobs;
+}
+
+/* The job's label value for a new process: its own slot, or "other" past the bound. */
+static const char *job_take(struct metrics *m, const char *name)
+{
+	struct job_slot *nj;
+
+	if (!name || !*name)
+		return "";
+	for (size_t i = 0; i < m->njobs; i++)
+		if (!strcmp(m->jobs[i].name, name)) {
+			m->jobs[i].refs++;
+			return m->jobs[i].name;
+		}
+	if (m->njobs >= m->max_jobs || !(nj = realloc(m->jobs, (m->njobs + 1) * sizeof(*nj)))) {
+		m->jobs_other++;
+		return OTHER_JOB;
+	}
+	m->jobs = nj;
+	nj[m->njobs].name = strdup(name);
+	if (!nj[m->njobs].name) {
+		m->jobs_other++;
+		return OTHER_JOB;
+	}
+	nj[m->njobs].refs = 1;
+	return nj[m->njobs++].name;
+}
+
+static void job_drop(struct metrics *m, const char *name)
+{
+	for (size_t i = 0; i < m->njobs; i++) {
+		if (m->jobs[i].name != name || --m->jobs[i].refs)
+			continue;
+		free(m->jobs[i].name);
+		m->jobs[i] = m->jobs[--m->njobs];
+		return;
+	}
 }
 
 static void kset_free(struct kset *s)
@@ -94,6 +157,9 @@ static void pm_free(struct pmetrics *pm)
 	kset_free(&pm->graph_ks);
 	free(pm->cgroup);
 	free(pm->container);
+	free(pm->ns);
+	free(pm->pod);
+	free(pm->labels);
 	free(pm);
 }
 
@@ -104,6 +170,9 @@ void metrics__free(struct metrics *m)
 	for (size_t i = 0; i < m->n; i++)
 		pm_free(m->v[i]);
 	free(m->v);
+	for (size_t i = 0; i < m->njobs; i++)
+		free(m->jobs[i].name);
+	free(m->jobs);
 	free(m);
 }
 
@@ -114,6 +183,7 @@ void metrics__set_top(struct metrics *m, uint32_t top_kernels)
 
 static void remove_at(struct metrics *m, size_t i)
 {
+	job_drop(m, m->v[i]->job);
 	pm_free(m->v[i]);
 	m->v[i] = m->v[--m->n];
 }
@@ -149,10 +219,19 @@ struct pmetrics *metrics__proc(struct metrics *m, const struct plabels *l)
 	pm->rank = l->rank;
 	pm->cgroup = strdup(l->cgroup ? l->cgroup : "");
 	pm->container = strdup(l->container ? l->container : "");
-	if (!pm->cgroup || !pm->container) {
+	pm->world_size = pm->local_rank = -1;
+	pm->ns = strdup(l->job ? l->job->ns : "");
+	pm->pod = strdup(l->job ? l->job->pod : "");
+	pm->labels = strdup(l->job ? l->job->labels : "");
+	if (!pm->cgroup || !pm->container || !pm->ns || !pm->pod || !pm->labels) {
 		pm_free(pm);
 		return NULL;
 	}
+	if (l->job) {
+		pm->world_size = l->job->world_size;
+		pm->local_rank = l->job->local_rank;
+	}
+	pm->job = job_take(m, l->job ? l->job->job : NULL);
 	m->v[m->n++] = pm;
 	return pm;
 }
@@ -294,6 +373,17 @@ void pmetrics__overhead(struct pmetrics *pm, double ratio, bool backoff)
 {
 	pm->overhead = ratio;
 	pm->backoff = backoff;
+}
+
+void pmetrics__target_step(struct pmetrics *pm, uint64_t step)
+{
+	pm->has_step = true;
+	pm->cur_step = step;
+}
+
+const char *pmetrics__job(const struct pmetrics *pm)
+{
+	return pm->job;
 }
 
 uint64_t pmetrics__launch_total(const struct pmetrics *pm)
@@ -513,6 +603,85 @@ static void render_proc_gauges(FILE *f, const struct metrics *m, const struct me
 	}
 }
 
+/* label_<key> as kube-state-metrics names a pod label: what is not [a-zA-Z0-9_] is '_'. */
+static void put_pod_labels(FILE *f, const char *labels)
+{
+	for (const char *p = labels; *p;) {
+		size_t n = strcspn(p, "\n");
+		const char *eq = memchr(p, '=', n);
+		char val[JOBINFO_VALUE_MAX];
+
+		if (eq) {
+			fputs(",label_", f);
+			for (const char *k = p; k < eq; k++)
+				fputc(isalnum((unsigned char)*k) ? *k : '_', f);
+			fputc('=', f);
+			snprintf(val, sizeof(val), "%.*s", (int)(p + n - eq - 1), eq + 1);
+			put_value(f, val);
+		}
+		p += n + (p[n] == '\n');
+	}
+}
+
+/*
+ * The job and pod of each live process, once, in an info metric
+ * (node_exporter's *_info): joined on pid, so that no other series'
+ * cardinality grows with them.
+ */
+static void render_targets(FILE *f, const struct metrics *m)
+{
+	head(f, "cuprobe_target_info", "gauge",
+	     "1 per sampled process, with its job, rank, world size and pod: join on pid.");
+	for (size_t i = 0; i < m->n; i++) {
+		const struct pmetrics *pm = m->v[i];
+
+		if (pm->gone)
+			continue;
+		fputs("cuprobe_target_info{", f);
+		put_labels(f, pm);
+		fputs(",job=", f);
+		put_value(f, pm->job);
+		if (pm->world_size >= 0)
+			fprintf(f, ",world_size=\"%d\"", pm->world_size);
+		if (pm->local_rank >= 0)
+			fprintf(f, ",local_rank=\"%d\"", pm->local_rank);
+		fputs(",namespace=", f);
+		put_value(f, pm->ns);
+		fputs(",pod=", f);
+		put_value(f, pm->pod);
+		put_pod_labels(f, pm->labels);
+		fputs("} 1\n", f);
+	}
+	head(f, "cuprobe_job_ranks", "gauge", "Processes of each job the daemon samples.");
+	for (size_t j = 0; j < m->njobs + 1; j++) {
+		const char *name = j < m->njobs ? m->jobs[j].name : OTHER_JOB;
+		size_t n = 0;
+
+		for (size_t i = 0; i < m->n; i++)
+			n += !m->v[i]->gone && m->v[i]->job == name;
+		if (j == m->njobs && !n)
+			continue;
+		fputs("cuprobe_job_ranks{job=", f);
+		put_value(f, name);
+		fprintf(f, "} %zu\n", n);
+	}
+	head(f, "cuprobe_jobs_other_total", "counter",
+	     "Processes labelled job=\"other\": their job came past --max-jobs.");
+	fprintf(f, "cuprobe_jobs_other_total %llu\n", (unsigned long long)m->jobs_other);
+	head(f, "cuprobe_target_step", "gauge",
+	     "The step a process with a step probe is in: hits of its step probe since the daemon "
+	     "found it.");
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->v[i]->gone || !m->v[i]->has_step)
+			continue;
+		fputs("cuprobe_target_step{", f);
+		put_labels(f, m->v[i]);
+		fputs(",job=", f);
+		put_value(f, m->v[i]->job);
+		fprintf(f, "} %llu\n", (unsigned long long)m->v[i]->cur_step);
+	}
+}
+
 static void render_host(FILE *f, const struct metrics_host *h)
 {
 	head(f, "cuprobe_targets", "gauge", "CUDA processes the daemon samples.");
@@ -550,6 +719,7 @@ int metrics__render(const struct metrics *m, const struct metrics_host *h, char 
 	render_histos(f, m);
 	render_windows(f, m);
 	render_proc_gauges(f, m, h);
+	render_targets(f, m);
 	render_host(f, h);
 	return fclose(f) ? -ENOMEM : 0;
 }

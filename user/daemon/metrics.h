@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "core/session/session_types.h"
+#include "daemon/jobinfo.h"
 
 struct metrics;
 struct pmetrics;
@@ -25,6 +26,7 @@ struct plabels {
 	int rank;		/* -1: unknown */
 	const char *cgroup;	/* "" when unknown */
 	const char *container;	/* "" when none */
+	const struct jobinfo *job;	/* NULL: none known */
 };
 
 /* Window results, the result label; cut: it reached window-max-bytes or -launches. */
@@ -50,6 +52,12 @@ struct metrics_host {
 struct metrics *metrics__new(uint32_t top_kernels);
 void metrics__free(struct metrics *m);
 void metrics__set_top(struct metrics *m, uint32_t top_kernels);
+/*
+ * Job label values kept at once: a process of a job beyond them is
+ * job="other", counted (cuprobe_jobs_other_total). A job's value goes when
+ * its last process's series do.
+ */
+void metrics__set_max_jobs(struct metrics *m, uint32_t max_jobs);
 
 /* The series of a live process (made when new; a lingering one of the same pid goes). */
 struct pmetrics *metrics__proc(struct metrics *m, const struct plabels *l);
@@ -74,6 +82,10 @@ void pmetrics__captured(struct pmetrics *pm, uint64_t n);
 int pmetrics__graph_kernels(struct pmetrics *pm, const char *kernel, const char *api, uint64_t n);
 /* Graph replays of known and of unknown content (made before cuprobe attached). */
 void pmetrics__graph_replays(struct pmetrics *pm, uint64_t known, uint64_t unknown);
+/* The step the process is in (cuprobe_target_step), for processes with a step probe. */
+void pmetrics__target_step(struct pmetrics *pm, uint64_t step);
+/* The job label value the process got ("other" past the bound), "" when none. */
+const char *pmetrics__job(const struct pmetrics *pm);
 /* Windows sampled and launches counted, for the tests' and the log's sake. */
 uint64_t pmetrics__launch_total(const struct pmetrics *pm);
 

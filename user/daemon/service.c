@@ -8,22 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cmd/loop.h"
-#include "core/session/session.h"
-#include "daemon/dconf.h"
-#include "daemon/http.h"
-#include "daemon/metrics.h"
-#include "daemon/procinfo.h"
 #include "daemon/service.h"
+#include "daemon/service_int.h"
 #include "daemon/store.h"
 #include "daemon/webconf.h"
 #include "util/clock.h"
 #include "util/json_writer.h"
 #include "util/log.h"
 
-#define NS 1000000000ull
-/* How often the daemon looks at candidates, budgets and samples due. */
-#define TICK_NS (50 * 1000000ull)
 /*
  * A process that ran a new program is looked at again this long after its
  * exec: the dynamic linker maps libcudart within milliseconds, a framework
@@ -31,63 +23,6 @@
  */
 static const double recheck_s[] = { 0.02, 0.2, 1, 5, 30, 120 };
 #define NRECHECK (sizeof(recheck_s) / sizeof(recheck_s[0]))
-#define MAX_CANDIDATES 8192
-/* The budget's sliding window, in this many buckets. */
-#define NBUCKETS 30
-
-struct cand {
-	pid_t pid;
-	uint64_t start_ticks;
-	uint64_t since, due;
-	unsigned int stage;
-};
-
-struct bucket {
-	uint64_t t, cpu, cost;
-};
-
-struct dproc {
-	pid_t pid;
-	struct procinfo pi;
-	const struct step_rule *rule;
-	struct pmetrics *pm;
-	uint64_t next_sample;
-	bool in_window;			/* a window was asked for and is not written yet */
-	enum window_mode wmode;
-	struct dreq *capture;		/* the window in progress answers it */
-	struct dreq *waiting;		/* a capture that waits for the running window */
-	uint64_t capture_deadline;
-	long run;			/* the running window's folder: run_<run> */
-	uint64_t reserved;		/* bytes of the retention it holds while written */
-	struct bucket b[NBUCKETS];	/* b[(head + i) % NBUCKETS], oldest first */
-	unsigned int nb, head;
-	uint64_t last_window_cost;	/* ns, the latest window's probe cost */
-	bool backoff;
-};
-
-struct daemon {
-	struct dconf conf;
-	const struct webconf *web;	/* the HTTP server's TLS and authentication, or NULL */
-	struct dconf *old;		/* earlier configs: targets' step specs point into them */
-	size_t nold;
-	const char *conf_path;
-	int (*reparse)(struct dconf *c, void *arg);
-	void *arg;
-	struct session *s;
-	struct http *http;
-	struct metrics *m;
-	struct store *store;
-	struct dproc **procs;
-	size_t nprocs, cap;
-	struct cand *cands;
-	size_t ncands;
-	struct cmd_loop *loop;
-	pid_t self;
-	uint64_t reloads, reload_errors;
-	bool told_full;
-	bool told_disk;			/* said that windows wait for room */
-	unsigned int rng;
-};
 
 static double rnd(struct daemon *d)
 {
@@ -100,6 +35,11 @@ static struct dproc *find(struct daemon *d, pid_t pid)
 		if (d->procs[i]->pid == pid)
 			return d->procs[i];
 	return NULL;
+}
+
+struct dproc *service_find(struct daemon *d, pid_t pid)
+{
+	return find(d, pid);
 }
 
 static double probe_ns(struct daemon *d)
@@ -162,6 +102,7 @@ static void drop_proc(struct daemon *d, size_t i)
 	struct dproc *p = d->procs[i];
 
 	store__release(d->store, p->reserved);
+	jobs__window_done(d, p, NULL, "exited");
 	answer_capture(&p->capture, 410, "the process exited", p->pid);
 	answer_capture(&p->waiting, 410, "the process exited", p->pid);
 	if (p->pm)
@@ -170,7 +111,18 @@ static void drop_proc(struct daemon *d, size_t i)
 	d->procs[i] = d->procs[--d->nprocs];
 }
 
-static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi)
+static void read_job(const struct daemon *d, pid_t pid, const struct procinfo *pi,
+		     struct jobinfo *j)
+{
+	const struct jobinfo_conf jc = {
+		.job_env = d->conf.job_env, .rank_env = d->conf.rank_env,
+		.kubelet_root = d->conf.kubelet_root, .pod_labels = d->conf.pod_labels,
+	};
+
+	jobinfo__read(pid, pi->cgroup, &jc, j);
+}
+
+static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi, bool from_exec)
 {
 	const struct step_rule *rule = dconf__match(&d->conf, pi->comm, pi->exe);
 	struct target_plan plan = {
@@ -204,6 +156,11 @@ static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi)
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	/* The environment read once, at its finding: the rank its traces say is the same. */
+	read_job(d, pid, pi, &p->job);
+	plan.identity = true;
+	plan.rank = p->job.rank;
+	plan.world_size = p->job.world_size;
 	err = session__attach_plan(d->s, pid, &plan);
 	if (!err)
 		err = session__target(d->s, pid, &t);
@@ -214,12 +171,14 @@ static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi)
 	}
 	p->pid = pid;
 	p->pi = *pi;
+	p->from_exec = from_exec;
+	p->found_real = clock_real_ns();
 	/* The budget's first bucket holds the CPU time the process used before it was found. */
 	p->b[0] = (struct bucket){ .t = clock_mono_ns(), .cpu = 0 };
 	p->nb = 1;
 	p->rule = rule;
 	l = (struct plabels){ .pid = pid, .comm = pi->comm, .rank = t.rank,
-			      .cgroup = pi->cgroup, .container = pi->container };
+			      .cgroup = pi->cgroup, .container = pi->container, .job = &p->job };
 	p->pm = metrics__proc(d->m, &l);
 	/* Spread over the interval, so that a fleet started together does not sample together. */
 	p->next_sample = clock_mono_ns() + (uint64_t)(d->conf.interval * rnd(d) * NS);
@@ -240,14 +199,14 @@ static void consider(struct daemon *d, pid_t pid, bool from_exec)
 	if (d->conf.cgroup[0] && strncmp(pi.cgroup, d->conf.cgroup, strlen(d->conf.cgroup)))
 		return;
 	if (pi.cuda) {
-		add_proc(d, pid, &pi);
+		add_proc(d, pid, &pi, from_exec);
 		return;
 	}
 	if (!pi.exe[0] || d->ncands >= MAX_CANDIDATES)
 		return;
 	c = &d->cands[d->ncands++];
 	*c = (struct cand){ .pid = pid, .start_ticks = pi.start_ticks, .since = clock_mono_ns(),
-			    .stage = from_exec ? 1 : 2 };
+			    .stage = from_exec ? 1 : 2, .from_exec = from_exec };
 	c->due = c->since + (uint64_t)(recheck_s[c->stage - 1] * NS);
 }
 
@@ -268,7 +227,7 @@ static void check_candidates(struct daemon *d, uint64_t now)
 			continue;
 		}
 		if (cuda > 0)
-			consider(d, c->pid, false);
+			consider(d, c->pid, c->from_exec);
 		/* consider() may have added one at the end: take the last now. */
 		d->cands[i] = d->cands[--d->ncands];
 	}
@@ -299,12 +258,19 @@ static enum window_mode default_mode(const struct daemon *d, const struct dproc 
 	return d->conf.cupti && p->pi.agent ? MODE_CUPTI : MODE_BPF;
 }
 
+/* The mode a capture asked for ("" the daemon's choice, "bpf", "cupti"). */
+enum window_mode service_mode(const struct daemon *d, const struct dproc *p, const char *asked)
+{
+	return !asked[0] ? default_mode(d, p) : !strcmp(asked, "cupti") ? MODE_CUPTI : MODE_BPF;
+}
+
 /*
  * A window of steps in mode, with room for its trace reserved under the
  * retention limit first. 0, -ENOSPC (windows being written hold the
  * retention), or session__window's error.
  */
-static int open_window(struct daemon *d, struct dproc *p, uint32_t steps, enum window_mode mode)
+int service_open_window(struct daemon *d, struct dproc *p, uint32_t steps, enum window_mode mode,
+			int64_t first, uint64_t *now)
 {
 	uint64_t room = d->conf.window_max_bytes;
 	int err;
@@ -319,7 +285,11 @@ static int open_window(struct daemon *d, struct dproc *p, uint32_t steps, enum w
 		d->told_disk = true;
 		return -ENOSPC;
 	}
-	err = session__window(d->s, p->pid, d->conf.warmup, steps, mode);
+	if (first >= 0)
+		err = session__window_at(d->s, p->pid, d->conf.warmup, steps, mode,
+					 (uint64_t)first, now);
+	else
+		err = session__window(d->s, p->pid, d->conf.warmup, steps, mode);
 	if (err) {
 		store__release(d->store, room);
 		return err;
@@ -329,6 +299,11 @@ static int open_window(struct daemon *d, struct dproc *p, uint32_t steps, enum w
 	p->in_window = true;
 	p->wmode = mode;
 	return 0;
+}
+
+static int open_window(struct daemon *d, struct dproc *p, uint32_t steps, enum window_mode mode)
+{
+	return service_open_window(d, p, steps, mode, -1, NULL);
 }
 
 static void sample(struct daemon *d, struct dproc *p, uint64_t now, uint64_t cpu)
@@ -363,9 +338,7 @@ static void sample(struct daemon *d, struct dproc *p, uint64_t now, uint64_t cpu
 
 static void start_capture(struct daemon *d, struct dproc *p, struct dreq *r)
 {
-	enum window_mode mode = !r->mode[0] ? default_mode(d, p) :
-				!strcmp(r->mode, "cupti") ? MODE_CUPTI : MODE_BPF;
-	int err = open_window(d, p, r->steps, mode);
+	int err = open_window(d, p, r->steps, service_mode(d, p, r->mode));
 
 	if (err == -ENOSPC) {
 		http__answer_text(r, 507, "capture of pid %d: no room under the retention limit "
@@ -425,7 +398,7 @@ static void on_capture(struct daemon *d, struct dreq *r)
 				  "or use mode=bpf\n", (int)r->pid);
 		return;
 	}
-	if (p->capture || p->waiting) {
+	if (p->capture || p->waiting || p->jc) {
 		r->retry_after = 5;
 		http__answer_text(r, 429, "capture: pid %d has a capture in progress (one a process): "
 				  "try again when it is answered\n", (int)r->pid);
@@ -550,11 +523,15 @@ static void hook_cycle(void *ctx, const struct session_target *t, const struct c
 	p->reserved = 0;
 	if (p->capture)
 		answer_done(d, p, ci, metrics__result_name(res));
+	else if (p->jc && !p->jc_waiting)
+		jobs__window_done(d, p, ci, metrics__result_name(res));
 	else
 		count_window(d, p, ci, res);
 	p_dbg("pid %d: window %s, %llu launches, %s", (int)p->pid, metrics__result_name(res),
 	      (unsigned long long)ci->launches, ci->path ? ci->path : "no trace");
 	p->in_window = false;
+	if (p->jc && p->jc_waiting)
+		jobs__resume(d, p);
 	if (p->waiting) {
 		struct dreq *r = p->waiting;
 
@@ -573,6 +550,14 @@ static void hook_step(void *ctx, const struct session_target *t,
 		return;
 	/* The step probe is always in: each hit is a trap the process pays for. */
 	if (p->rule) {
+		unsigned int k = p->nrate++ % STEP_RATE_N;
+
+		/* The step that ended is followed by the next one, beginning as it ends. */
+		p->step = si->step + 1;
+		p->step_mono = si->end_mono;
+		p->rate_step[k] = p->step;
+		p->rate_mono[k] = si->end_mono;
+		pmetrics__target_step(p->pm, p->step);
 		budget_add(p, (uint64_t)probe_ns(d));
 		if (!si->partial && si->end_mono > si->start_mono)
 			pmetrics__step(p->pm, (double)(si->end_mono - si->start_mono) / NS);
@@ -604,6 +589,7 @@ static void tick(void *ctx, uint64_t now)
 	struct daemon *d = ctx;
 
 	check_candidates(d, now);
+	jobs__tick(d, now);
 	for (size_t i = 0; i < d->nprocs; i++) {
 		struct dproc *p = d->procs[i];
 		uint64_t cpu = 0, cost, used;
@@ -618,7 +604,7 @@ static void tick(void *ctx, uint64_t now)
 				       "the steps did not come within --capture-timeout: does the "
 				       "process still step?", p->pid);
 		}
-		if (!p->in_window && !p->waiting && now >= p->next_sample)
+		if (!p->in_window && !p->waiting && !p->jc && now >= p->next_sample)
 			sample(d, p, now, cpu);
 	}
 	metrics__expire(d->m, now, (uint64_t)(d->conf.linger * NS));
@@ -659,6 +645,10 @@ static void serve_http(void *ctx)
 	while ((r = http__next(d->http))) {
 		if (r->kind == DREQ_METRICS)
 			on_metrics(d, r);
+		else if (r->kind == DREQ_TARGETS)
+			jobs__targets(d, r);
+		else if (r->job[0])
+			jobs__capture(d, r);
 		else
 			on_capture(d, r);
 	}
@@ -708,6 +698,7 @@ static void reload(void *ctx, int signo)
 	d->old[d->nold++] = d->conf;
 	d->conf = c;
 	metrics__set_top(d->m, c.top_kernels);
+	metrics__set_max_jobs(d->m, c.max_jobs);
 	store__set_limit(d->store, c.retention);
 	d->reloads++;
 	p_info("config reloaded: %zu step rules; rules apply to processes found from now on",
@@ -802,6 +793,7 @@ static int start(struct daemon *d)
 	d->cands = calloc(MAX_CANDIDATES, sizeof(*d->cands));
 	if (!d->m || !d->cands)
 		return -ENOMEM;
+	metrics__set_max_jobs(d->m, d->conf.max_jobs);
 	d->s = session__new(&so, &h);
 	if (!d->s)
 		return -errno;
@@ -819,6 +811,7 @@ static void finish(struct daemon *d)
 			answer_capture(&d->procs[i]->waiting, 503, "the daemon is stopping",
 				       d->procs[i]->pid);
 		}
+		jobs__stop(d);
 	}
 	http__stop(d->http);
 	session__free(d->s);

@@ -115,6 +115,15 @@ int session__detach(struct session *s, pid_t pid);
  */
 int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
 		    enum window_mode mode);
+/*
+ * The same, with the active steps exactly first .. first + active - 1 of the
+ * process's step count (its step probe's hits since it became a target):
+ * the schedule counts from step 0 in BPF, so no lag moves it. 0, -ESRCH,
+ * -EBUSY, -EINVAL (time slices), or -ERANGE when step first - warmup is not
+ * far enough ahead for the probes to go in first (*now: the current step).
+ */
+int session__window_at(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
+		       enum window_mode mode, uint64_t first, uint64_t *now);
 /* What one launch probe hit costs here, in ns, as measured at start; < 0: unknown. */
 double session__probe_ns(const struct session *s);
 /* Session-wide counters (launches lost outside any target). */

@@ -71,6 +71,10 @@ static int setup_target(struct session *s, struct target *t, const struct target
 	int err;
 
 	t->plan = *p;
+	if (p->identity) {
+		t->rank = p->rank;
+		t->world_size = p->world_size;
+	}
 	t->conf.sched = *sched;
 	t->conf.step_every = p->step_every ?: 1;
 	t->conf.flags = p->follow ? CONF_FOLLOW : 0;
@@ -537,6 +541,36 @@ int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t acti
 	return bpfobj__set_conf(s->bpf, t->pid, &t->conf);
 }
 
+int session__window_at(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
+		       enum window_mode mode, uint64_t first, uint64_t *now)
+{
+	struct schedule w = { .warmup = warmup, .active = active ? active : 1, .repeat = 1 };
+	struct target *t = session_find(s, pid);
+	struct cycle_status st;
+	uint64_t lead;
+
+	if (!t || t->gone)
+		return -ESRCH;
+	if (plan_clock(&t->plan) == CLOCK_SLICES)
+		return -EINVAL;
+	proc_cycles__status(t->cycles, &st);
+	*now = st.step;
+	if (st.phase != PHASE_NONE || t->asked)
+		return -EBUSY;
+	lead = mode == MODE_OFF ? 0 : session_lead(t);
+	/* Its warmup begins after the step now and the steps the attach takes. */
+	if (first < warmup || first - warmup < st.step + 1 + lead || first - warmup > UINT32_MAX)
+		return -ERANGE;
+	w.skip_first = (uint32_t)(first - warmup);
+	t->asked = true;
+	t->asked_mode = mode;
+	t->conf.sched = w;
+	t->conf.flags |= CONF_ABS_STEPS;
+	t->conf.gen++;
+	proc_cycles__set_schedule(t->cycles, &w, 0);
+	return bpfobj__set_conf(s->bpf, t->pid, &t->conf);
+}
+
 void session_end_window(struct session *s, struct target *t)
 {
 	static const struct schedule none = { .skip_first = UINT32_MAX, .active = 1 };
@@ -547,6 +581,7 @@ void session_end_window(struct session *s, struct target *t)
 	proc_cycles__status(t->cycles, &st);
 	t->asked = false;
 	t->conf.sched = none;
+	t->conf.flags &= ~CONF_ABS_STEPS;
 	if (plan_clock(&t->plan) == CLOCK_SLICES) {
 		t->slice_base = t->slice + 1;
 		proc_cycles__set_schedule(t->cycles, &none, t->slice_base);

@@ -48,6 +48,13 @@ struct target_plan {
 	uint32_t step_every;
 	enum window_mode mode;		/* what windows attach, unless the cycle_mode hook says */
 	bool follow;			/* its children are targets too, with this plan */
+	/*
+	 * The rank and world size its traces' distributedInfo says, where the
+	 * front-end knows them better than the engine's own reading of RANK,
+	 * WORLD_SIZE, MPI's, PMI's and Slurm's variables (-1: unknown).
+	 */
+	bool identity;
+	int rank, world_size;
 };
 
 /* A step that ended (the step_done hook). */

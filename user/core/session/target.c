@@ -67,6 +67,10 @@ void target__refresh_identity(struct target *t)
 {
 	target_comm(t->pid, t->comm, sizeof(t->comm));
 	read_identity_env(t);
+	if (t->plan.identity) {
+		t->rank = t->plan.rank;
+		t->world_size = t->plan.world_size;
+	}
 }
 
 /* The thread group and kernel flags of a task, from /proc/PID/status and stat. */
