@@ -92,7 +92,8 @@ static const char TEXT[] = "text/plain; charset=utf-8";
 static const char PROM[] = "text/plain; version=0.0.4; charset=utf-8";
 static const char USAGE[] = "cuprobe daemon: GET /metrics, GET /targets[?job=JOB], POST "
 			    "/capture?pid=PID&steps=N[&mode=bpf|cupti], POST "
-			    "/capture?job=JOB&steps=N[&start_step=S][&timeout=SEC]\n";
+			    "/capture?job=JOB&steps=N[&start_step=S][&timeout=SEC], GET "
+			    "/trace?path=PATH\n";
 
 static uint64_t now_ns(void)
 {
@@ -136,6 +137,12 @@ void http__answer(struct dreq *r, unsigned int status, const char *ctype, char *
 	}
 	pthread_mutex_unlock(&h->mu);
 	MHD_resume_connection(r->conn);
+}
+
+void http__answer_file(struct dreq *r, const char *ctype, int fd, uint64_t size)
+{
+	r->file = fd + 1;
+	http__answer(r, 200, ctype, NULL, (size_t)size);
 }
 
 void http__answer_text(struct dreq *r, unsigned int status, const char *fmt, ...)
@@ -207,6 +214,24 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned int status, cons
 	return ret;
 }
 
+/* A trace, streamed from its file (GET /trace): libmicrohttpd reads it, and closes fd. */
+static enum MHD_Result reply_file(struct MHD_Connection *c, const char *ctype, int fd,
+				  uint64_t size)
+{
+	struct MHD_Response *resp = MHD_create_response_from_fd64(size, fd);
+	enum MHD_Result ret;
+
+	if (!resp) {
+		close(fd);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", ctype);
+	MHD_add_response_header(resp, "Connection", "close");
+	ret = MHD_queue_response(c, 200, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 static enum MHD_Result refuse_hdr(struct http *h, struct MHD_Connection *c, unsigned int status,
 				  const char *hname, const char *hval, const char *fmt, ...)
 	__attribute__((format(printf, 6, 7)));
@@ -270,13 +295,20 @@ static enum MHD_Result answered(struct http *h, struct MHD_Connection *c, struct
 	char *body;
 	bool ready;
 
+	int fd;
+
 	pthread_mutex_lock(&h->mu);
 	ready = r->answered;
 	body = r->body;
 	r->body = NULL;
+	fd = ready ? r->file - 1 : -1;
+	if (ready)
+		r->file = 0;
 	pthread_mutex_unlock(&h->mu);
 	if (!ready)
 		return MHD_YES;
+	if (fd >= 0)
+		return reply_file(c, r->ctype, fd, r->len);
 	char ra[16];
 
 	if (r->status >= 400)
@@ -395,6 +427,24 @@ static enum MHD_Result capture(struct http *h, struct MHD_Connection *c, struct 
 	return ask(h, c, r);
 }
 
+/* GET /trace?path=P: the daemon opens P (trace_get.h) and streams it. */
+static enum MHD_Result trace(struct http *h, struct MHD_Connection *c, const char *method,
+			     struct dreq *r)
+{
+	const char *s = NULL;
+	size_t n = 0;
+
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return refuse_allow(h, c, 405, "GET, HEAD", "/trace: use GET /trace?path=PATH\n");
+	if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND, "path", 4, &s, &n) != MHD_YES ||
+	    !s || !n || strlen(s) != n || n >= sizeof(r->path))
+		return refuse(h, c, 400, "trace: give path=PATH, a capture's \"trace\" (at most "
+			      "%zu bytes, no NUL)\n", sizeof(r->path) - 1);
+	memcpy(r->path, s, n + 1);
+	r->kind = DREQ_TRACE;
+	return ask(h, c, r);
+}
+
 /* The whole request is in: to the daemon, or refused. */
 static enum MHD_Result route(struct http *h, struct MHD_Connection *c, const char *url,
 			     const char *method, struct dreq *r)
@@ -419,8 +469,10 @@ static enum MHD_Result route(struct http *h, struct MHD_Connection *c, const cha
 		r->kind = DREQ_TARGETS;
 		return ask(h, c, r);
 	}
-	return refuse(h, c, 404, "%s: not found (GET /metrics, GET /targets, POST /capture)\n",
-		      url);
+	if (!strcmp(url, "/trace"))
+		return trace(h, c, method, r);
+	return refuse(h, c, 404, "%s: not found (GET /metrics, GET /targets, GET /trace, POST "
+		      "/capture)\n", url);
 }
 
 static struct slot *slot_of(struct MHD_Connection *c)
@@ -505,6 +557,8 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		pthread_mutex_unlock(&h->mu);
 	}
 	if (r) {
+		if (r->file)
+			close(r->file - 1);
 		free(r->body);
 		free(r);
 	}

@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum dreq_kind { DREQ_METRICS, DREQ_CAPTURE, DREQ_TARGETS };
+enum dreq_kind { DREQ_METRICS, DREQ_CAPTURE, DREQ_TARGETS, DREQ_TRACE };
 
 struct dreq {
 	enum dreq_kind kind;
@@ -36,6 +36,8 @@ struct dreq {
 	char job[128];
 	int64_t start_step;	/* the first active step, -1: the next steps */
 	uint32_t timeout_s;	/* 0: the daemon's capture-timeout */
+	/* DREQ_TRACE: the trace asked for, as given (trace_get.h). */
+	char path[1024];
 	struct dreq *next;	/* the queue's */
 	unsigned int retry_after;	/* seconds, for a Retry-After header; 0: none */
 	/* The answer (http__answer), read by the server's thread once resumed. */
@@ -43,6 +45,7 @@ struct dreq {
 	char *body;
 	size_t len;
 	const char *ctype;
+	int file;		/* answered with a file (http__answer_file): its fd + 1; 0: none */
 	/* http.c's: the connection, its slot, the body's bytes, where it stands. */
 	struct http *h;
 	void *conn;
@@ -76,6 +79,11 @@ struct dreq *http__next(struct http *h);
  * connection's again after this: the caller must not touch it.
  */
 void http__answer(struct dreq *r, unsigned int status, const char *ctype, char *body, size_t len);
+/*
+ * Answers r 200 with the file fd (size bytes), streamed from it; fd is taken
+ * over (closed once sent, or when the connection goes). Same rules as above.
+ */
+void http__answer_file(struct dreq *r, const char *ctype, int fd, uint64_t size);
 /* Answers r with a one-line text message (and Retry-After when r->retry_after is set). */
 void http__answer_text(struct dreq *r, unsigned int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -11,6 +11,7 @@
 #include "daemon/service.h"
 #include "daemon/service_int.h"
 #include "daemon/store.h"
+#include "daemon/trace_get.h"
 #include "daemon/webconf.h"
 #include "util/clock.h"
 #include "util/json_writer.h"
@@ -636,6 +637,21 @@ static void on_metrics(struct daemon *d, struct dreq *r)
 	http__answer(r, 200, NULL, body, len);
 }
 
+/* GET /trace: a trace of the output folder, streamed; refusals say why (trace_get.h). */
+static void on_trace(struct daemon *d, struct dreq *r)
+{
+	char why[PATH_MAX + 256];
+	uint64_t size = 0;
+	int fd = trace_get__open(store__dirfd(d->store), store__out(d->store), r->path, &size, why,
+				 sizeof(why));
+
+	if (fd >= 0)
+		http__answer_file(r, "application/json", fd, size);
+	else
+		http__answer_text(r, fd == -EINVAL ? 400 : fd == -ENOENT ? 404 : 403,
+				  "trace: %s\n", why);
+}
+
 /* The HTTP queue's fd is readable: every request waiting is taken. */
 static void serve_http(void *ctx)
 {
@@ -647,6 +663,8 @@ static void serve_http(void *ctx)
 			on_metrics(d, r);
 		else if (r->kind == DREQ_TARGETS)
 			jobs__targets(d, r);
+		else if (r->kind == DREQ_TRACE)
+			on_trace(d, r);
 		else if (r->job[0])
 			jobs__capture(d, r);
 		else

@@ -301,6 +301,16 @@ void store__name(const struct store *st, long n, char *buf, size_t len)
 	snprintf(buf, len, "%s/run_%ld", st->out, n);
 }
 
+const char *store__out(const struct store *st)
+{
+	return st->out;
+}
+
+int store__dirfd(const struct store *st)
+{
+	return st->dirfd;
+}
+
 void store__written(struct store *st, long n, uint64_t reserved)
 {
 	char name[32];

@@ -43,6 +43,9 @@ uint64_t store__reserved(const struct store *st);
 int store__next_dir(struct store *st, char *buf, size_t len, long *n);
 /* Window n's folder as the user named it (OUT/run_<n>), for messages and answers. */
 void store__name(const struct store *st, long n, char *buf, size_t len);
+/* The output folder as the user named it, and its held descriptor (the store's), for GET /trace. */
+const char *store__out(const struct store *st);
+int store__dirfd(const struct store *st);
 /* Window n was written, after reserving reserved: counted, then the oldest go while over. */
 void store__written(struct store *st, long n, uint64_t reserved);
 uint64_t store__bytes(const struct store *st);
