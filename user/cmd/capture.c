@@ -13,32 +13,93 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "cmd/capture.h"
 #include "cmd/capture_conn.h"
 #include "cmd/commands.h"
 #include "util/opt.h"
 #include "util/parse.h"
 
-struct capture_opts {
-	const char *addr;	/* --daemon without its scheme (the request's Host) */
-	struct addr_port ap;
-	bool tls;		/* https:// */
-	const char *cacert, *cert, *key, *user, *password_file;
-	uint64_t pid, steps;	/* 0: not given */
-	const char *mode;	/* NULL: the daemon's choice */
-};
-
+/* Checked when the form is known: one ADDR for --pid, a list for --job (fleet.c). */
 static int set_daemon(void *obj, const char *name, const char *arg, char *err, size_t len)
 {
-	struct capture_opts *o = obj;
+	if (!*arg) {
+		snprintf(err, len, "%s: give [https://]ADDR:PORT", name);
+		return -EINVAL;
+	}
+	((struct capture_opts *)obj)->daemons = arg;
+	return 0;
+}
+
+/* --pid's one daemon: a numeric address, as --listen takes it. */
+static int one_daemon(const struct opt_cmd *cmd, struct capture_opts *o)
+{
+	const char *arg = o->daemons ? o->daemons : "127.0.0.1:9464";
 	char why[256];
 
 	o->tls = !strncmp(arg, "https://", 8);
 	o->addr = o->tls ? arg + 8 : !strncmp(arg, "http://", 7) ? arg + 7 : arg;
+	if (strchr(arg, ',')) {
+		opt__error(cmd, "--daemon: a list of daemons is for --job JOB; --pid takes one");
+		return -EINVAL;
+	}
 	if (parse_addr_port(o->addr, &o->ap, why, sizeof(why))) {
-		snprintf(err, len, "%s: '%s' is %s, with https:// before it for TLS", name, arg, why);
+		fprintf(stderr, "cuprobe capture: --daemon: '%s' is %s, with https:// before it "
+			"for TLS\n", arg, why);
 		return -EINVAL;
 	}
 	return 0;
+}
+
+static int set_job(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	if (!*arg || strlen(arg) >= 128) {
+		snprintf(err, len, "%s: give a job's name (1 to 127 bytes), as GET /targets shows it",
+			 name);
+		return -EINVAL;
+	}
+	((struct capture_opts *)obj)->job = arg;
+	return 0;
+}
+
+static int set_output(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	if (!*arg) {
+		snprintf(err, len, "%s: give a folder", name);
+		return -EINVAL;
+	}
+	((struct capture_opts *)obj)->output = arg;
+	return 0;
+}
+
+static int set_prometheus(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	if (strncmp(arg, "http://", 7) || !arg[7]) {
+		snprintf(err, len, "%s: '%s' is not http://HOST:PORT[/PATH] (a Prometheus server)",
+			 name, arg);
+		return -EINVAL;
+	}
+	((struct capture_opts *)obj)->prometheus = arg;
+	return 0;
+}
+
+static int set_seconds(double *dst, double lo, const char *name, const char *arg, char *err,
+		       size_t len)
+{
+	if (!parse_duration(arg, PARSE_SECONDS, lo, 86400, dst))
+		return 0;
+	snprintf(err, len, "%s: '%s' is not a duration from %g s to a day (e.g. 120, 2m)", name,
+		 arg, lo);
+	return -EINVAL;
+}
+
+static int set_timeout(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	return set_seconds(&((struct capture_opts *)obj)->timeout_s, 1, name, arg, err, len);
+}
+
+static int set_margin(void *obj, const char *name, const char *arg, char *err, size_t len)
+{
+	return set_seconds(&((struct capture_opts *)obj)->margin_s, 0, name, arg, err, len);
 }
 
 /* A file option: kept as given, read when the request is made. */
@@ -112,8 +173,16 @@ static int set_mode(void *obj, const char *name, const char *arg, char *err, siz
 
 static const struct opt capture_opt_list[] = {
 	{ "daemon", 'd', "[https://]ADDR:PORT", set_daemon,
-	  "the daemon's --listen (default 127.0.0.1:9464);\nhttps:// when its web-config has TLS" },
+	  "the daemon's --listen (default 127.0.0.1:9464);\nhttps:// when its web-config has TLS;"
+	  "\nwith --job a comma list, a DNS name standing\nfor every address it has" },
 	{ "pid", 'p', "PID", set_pid, "a CUDA process the daemon samples" },
+	{ "job", 'j', "JOB", set_job, "every rank of JOB, on every daemon (not --pid)" },
+	{ "output", 'o', "DIR", set_output, "--job: traces go to DIR/JOB/run_<k>/" },
+	{ "timeout", 't', "SECONDS", set_timeout, "--job: the longest wait, all told (default 120)" },
+	{ "margin", 0, "SECONDS", set_margin,
+	  "--job: the first step comes this long after\nthe ranks' latest (default 2)" },
+	{ "prometheus", 0, "URL", set_prometheus,
+	  "--job: find the daemons through this Prometheus\nserver (http://HOST:PORT)" },
 	{ "steps", 'n', "N", set_steps, "active steps to record (1 to 10000)" },
 	{ "mode", 'm', "MODE", set_mode, "bpf or cupti (default: the daemon's choice)" },
 	{ "cacert", 0, "FILE", set_cacert,
@@ -132,9 +201,14 @@ static void usage(FILE *f)
 	const struct opt_group groups[] = { { &capture_table, NULL } };
 
 	fputs("usage: cuprobe capture --daemon ADDR:PORT --pid PID --steps N [--mode bpf|cupti]\n"
+	      "       cuprobe capture --job JOB --steps N -o DIR (--daemon ADDR[,ADDR...] |\n"
+	      "                       --prometheus URL) [--timeout SECONDS] [--margin SECONDS]\n"
 	      "\n"
 	      "Records the next N steps of PID (after the daemon's warmup) through a running\n"
 	      "cuprobe daemon and prints where the trace went (JSON). Exits 0 once written.\n"
+	      "With --job, records the same N steps of every rank of JOB on every daemon, fetches\n"
+	      "the traces into DIR/JOB/run_<k>/ with capture.json; exits 0 when every rank's\n"
+	      "trace was written, 1 when some were not (said by host, rank and pid), 2 on bad usage.\n"
 	      "\n", f);
 	opt__help(f, groups, 1);
 	fputs("\n"
@@ -143,13 +217,17 @@ static void usage(FILE *f)
 	      "  cuprobe capture --daemon https://10.0.0.7:9464 --cacert ca.crt --cert me.crt \\\n"
 	      "      --key me.key --pid 4242 --steps 5\n"
 	      "  cuprobe capture --daemon https://10.0.0.7:9464 --cacert ca.crt --user ops \\\n"
-	      "      --password-file ~/.cuprobe-pass --pid 4242 --steps 5\n", f);
+	      "      --password-file ~/.cuprobe-pass --pid 4242 --steps 5\n"
+	      "  cuprobe capture --job train-7 --steps 3 -o traces --daemon https://gpu-ranks:9464 \\\n"
+	      "      --cacert ca.crt --user ops --password-file ~/.cuprobe-pass\n"
+	      "  cuprobe capture --job train-7 --steps 3 -o traces --prometheus http://prom:9090 \\\n"
+	      "      --cacert ca.crt --user ops --password-file ~/.cuprobe-pass\n", f);
 }
 
 /* What holds across options: TLS files with https only, a user with its password file. */
 static int check_opts(const struct opt_cmd *cmd, const struct capture_opts *o)
 {
-	if (!o->tls && (o->cacert || o->cert || o->key)) {
+	if (!o->tls && !o->job && (o->cacert || o->cert || o->key)) {
 		opt__error(cmd, "--cacert, --cert and --key are for TLS: give --daemon "
 			   "https://ADDR:PORT");
 		return -EINVAL;
@@ -165,18 +243,36 @@ static int check_opts(const struct opt_cmd *cmd, const struct capture_opts *o)
 	return 0;
 }
 
+/* --job's own: the job's steps, where they go, where the daemons are (one of two ways). */
+static int check_job(const struct opt_cmd *cmd, const struct capture_opts *o)
+{
+	if (o->pid) {
+		opt__error(cmd, "give --pid PID or --job JOB, not both");
+		return -EINVAL;
+	}
+	if (!o->steps || !o->output) {
+		opt__error(cmd, "--job JOB needs --steps N and -o DIR");
+		return -EINVAL;
+	}
+	if (!o->daemons == !o->prometheus) {
+		opt__error(cmd, "--job JOB finds its daemons through --daemon ADDR[,ADDR...] or "
+			   "--prometheus URL: give one of them");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* 0: go; 1: --help was printed; -EINVAL: a usage error, said. */
 static int parse_args(struct capture_opts *o, int argc, char **argv)
 {
 	const struct opt_group groups[] = { { &capture_table, o } };
 	const struct opt_cmd cmd = { .name = "capture", .groups = groups, .ngroups = 1,
 				     .usage = usage };
-	char why[256];
 	int first, rc;
 
 	memset(o, 0, sizeof(*o));
-	o->addr = "127.0.0.1:9464";
-	parse_addr_port(o->addr, &o->ap, why, sizeof(why));
+	o->timeout_s = 120;
+	o->margin_s = 2;
 	rc = opt__parse(&cmd, argc, argv, &first);
 	if (rc)
 		return rc;
@@ -184,11 +280,17 @@ static int parse_args(struct capture_opts *o, int argc, char **argv)
 		opt__error(&cmd, "unexpected argument: give the process with --pid PID");
 		return -EINVAL;
 	}
+	if (o->job)
+		return check_job(&cmd, o) ?: check_opts(&cmd, o);
+	if (o->output || o->prometheus) {
+		opt__error(&cmd, "-o and --prometheus are for --job JOB");
+		return -EINVAL;
+	}
 	if (!o->pid || !o->steps) {
 		opt__error(&cmd, "give --pid PID and --steps N as numbers");
 		return -EINVAL;
 	}
-	return check_opts(&cmd, o);
+	return one_daemon(&cmd, o) ?: check_opts(&cmd, o);
 }
 
 /* Sends the request and reads the whole answer (the daemon closes the connection). */
@@ -249,8 +351,7 @@ static int check_answer(const char *addr, const char *body)
 	return rc;
 }
 
-/* "Authorization: Basic ...\r\n" from --user and --password-file's first line, or "". */
-static int auth_header(const struct capture_opts *o, char *out, size_t len)
+int capture__auth_header(const struct capture_opts *o, char *out, size_t len)
 {
 	char pass[1024] = "", *b64;
 	FILE *f;
@@ -287,7 +388,7 @@ static char *ask(const struct capture_opts *o)
 	char req[4096], auth[3072], err[768], *ans;
 	struct capture_conn *c;
 
-	if (auth_header(o, auth, sizeof(auth)))
+	if (capture__auth_header(o, auth, sizeof(auth)))
 		return NULL;
 	c = capture_conn__open(&co, err, sizeof(err));
 	if (!c) {
@@ -317,6 +418,8 @@ int capture_main(int argc, char **argv)
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	if (o.job)
+		return fleet__run(&o);
 	ans = ask(&o);
 	if (!ans)
 		return 1;

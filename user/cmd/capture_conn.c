@@ -7,12 +7,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include "cmd/capture_conn.h"
 
 struct capture_conn {
 	int fd;
+	uint64_t deadline_ns;	/* 0: none */
 	SSL_CTX *ctx;		/* NULL: plain */
 	SSL *ssl;
 };
@@ -62,6 +67,73 @@ fail:
 	return NULL;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Milliseconds left before the deadline (-1: none; 0: past it). */
+static int left_ms(uint64_t deadline_ns)
+{
+	uint64_t now = mono_ns();
+
+	if (!deadline_ns)
+		return -1;
+	return now >= deadline_ns ? 0 : (int)((deadline_ns - now + 999999) / 1000000);
+}
+
+/* Waits until fd is ready for events, or the deadline: 0 or -ETIMEDOUT. */
+static int wait_fd(int fd, short events, uint64_t deadline_ns)
+{
+	struct pollfd p = { .fd = fd, .events = events };
+	int ms, n;
+
+	do {
+		ms = left_ms(deadline_ns);
+		if (!ms)
+			return -ETIMEDOUT;
+		n = poll(&p, 1, ms);
+	} while (n < 0 && errno == EINTR);
+	return n > 0 ? 0 : -ETIMEDOUT;
+}
+
+/* connect(2) that gives up at the deadline; the socket stays blocking, its I/O bounded. */
+static int connect_by(int fd, const struct addr_port *ap, uint64_t deadline_ns)
+{
+	int fl = fcntl(fd, F_GETFL), soerr = 0, ms;
+	socklen_t sl = sizeof(soerr);
+	struct timeval tv;
+
+	if (!deadline_ns)
+		return connect(fd, (const struct sockaddr *)&ap->sa, ap->salen) ? -errno : 0;
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	if (connect(fd, (const struct sockaddr *)&ap->sa, ap->salen) && errno != EINPROGRESS)
+		return -errno;
+	if (wait_fd(fd, POLLOUT, deadline_ns))
+		return -ETIMEDOUT;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr)
+		return -(soerr ? soerr : errno);
+	fcntl(fd, F_SETFL, fl);
+	/* The handshake and the writes: bounded by what is left. */
+	ms = left_ms(deadline_ns);
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000 + 1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	return 0;
+}
+
+/* Whether s is a numeric address (the certificate names it as an IP). */
+static bool numeric(const char *s)
+{
+	struct in6_addr a;
+
+	return inet_pton(AF_INET, s, &a) == 1 || inet_pton(AF_INET6, s, &a) == 1;
+}
+
 /* The handshake, the daemon's certificate checked against its address (--daemon's). */
 static int tls_connect(struct capture_conn *c, const struct capture_conn_opts *o, char *err,
 		       size_t len)
@@ -69,9 +141,14 @@ static int tls_connect(struct capture_conn *c, const struct capture_conn_opts *o
 	char why[256];
 	long v;
 
+	const char *name = o->name && !numeric(o->name) ? o->name : NULL;
+	int named;
+
 	c->ssl = SSL_new(c->ctx);
-	if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1 ||
-	    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), o->ap->host) != 1) {
+	named = c->ssl && (name ? X509_VERIFY_PARAM_set1_host(SSL_get0_param(c->ssl), name, 0) == 1 &&
+			   SSL_set_tlsext_host_name(c->ssl, name) == 1 :
+			   X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), o->ap->host) == 1);
+	if (!c->ssl || SSL_set_fd(c->ssl, c->fd) != 1 || !named) {
 		snprintf(err, len, "cannot set up TLS to %s: %s", o->addr, ssl_why(why, sizeof(why)));
 		return -EIO;
 	}
@@ -80,8 +157,9 @@ static int tls_connect(struct capture_conn *c, const struct capture_conn_opts *o
 	v = SSL_get_verify_result(c->ssl);
 	if (v != X509_V_OK)
 		snprintf(err, len, "the daemon at %s: its certificate does not verify: %s (give "
-			 "the CA that signed it with --cacert, for the address %s)", o->addr,
-			 X509_verify_cert_error_string(v), o->ap->host);
+			 "the CA that signed it with --cacert, for the %s %s)", o->addr,
+			 X509_verify_cert_error_string(v), name ? "name" : "address",
+			 name ? name : o->ap->host);
 	else
 		snprintf(err, len, "the daemon at %s: the TLS handshake failed: %s (is it serving "
 			 "https, with a web-config?)", o->addr, ssl_why(why, sizeof(why)));
@@ -91,15 +169,18 @@ static int tls_connect(struct capture_conn *c, const struct capture_conn_opts *o
 struct capture_conn *capture_conn__open(const struct capture_conn_opts *o, char *err, size_t len)
 {
 	struct capture_conn *c = calloc(1, sizeof(*c));
+	int rc;
 
 	if (!c) {
 		snprintf(err, len, "out of memory");
 		return NULL;
 	}
+	c->deadline_ns = o->deadline_ns;
 	c->fd = socket(o->ap->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0 || connect(c->fd, (const struct sockaddr *)&o->ap->sa, o->ap->salen)) {
+	rc = c->fd < 0 ? -errno : connect_by(c->fd, o->ap, o->deadline_ns);
+	if (rc) {
 		snprintf(err, len, "cannot reach the daemon at %s: %s (is cuprobe daemon running, "
-			 "with this --listen?)", o->addr, strerror(errno));
+			 "with this --listen?)", o->addr, strerror(-rc));
 		goto fail;
 	}
 	if (!o->tls)
@@ -123,6 +204,9 @@ ssize_t capture_conn__read(struct capture_conn *c, char *buf, size_t n)
 {
 	int k;
 
+	if ((!c->ssl || !SSL_pending(c->ssl)) && c->deadline_ns &&
+	    wait_fd(c->fd, POLLIN, c->deadline_ns))
+		return -ETIMEDOUT;
 	if (!c->ssl)
 		return read(c->fd, buf, n);
 	k = SSL_read(c->ssl, buf, (int)n);

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "util/parse.h"
 
@@ -19,6 +20,13 @@ struct capture_conn_opts {
 	bool tls;
 	const char *cacert;		/* PEM CAs the daemon's certificate must chain to; NULL: the system's */
 	const char *cert, *key;		/* a client certificate and its key (PEM); NULL: none */
+	/*
+	 * The name the certificate must carry: a DNS name that resolved to ap
+	 * (a headless service's); NULL or numeric: ap's address.
+	 */
+	const char *name;
+	/* CLOCK_MONOTONIC ns past which connecting, reading and writing fail; 0: none. */
+	uint64_t deadline_ns;
 };
 
 struct capture_conn;
@@ -27,7 +35,7 @@ struct capture_conn;
 struct capture_conn *capture_conn__open(const struct capture_conn_opts *o, char *err, size_t len);
 /* 0, or -EIO. */
 int capture_conn__write(struct capture_conn *c, const char *buf, size_t n);
-/* Bytes read, 0 at the end, -EIO on an error. */
+/* Bytes read, 0 at the end, -EIO on an error, -ETIMEDOUT past the deadline. */
 ssize_t capture_conn__read(struct capture_conn *c, char *buf, size_t n);
 void capture_conn__close(struct capture_conn *c);
 /* base64 of "user:password" for an Authorization header, malloc'ed; NULL: out of memory. */

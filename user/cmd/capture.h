@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * cuprobe capture's options, shared by its two forms: one process through
+ * one daemon (capture.c), and every rank of a job through every daemon that
+ * samples one (fleet.c). Main thread; fleet.c's worker threads read them.
+ */
+#ifndef CMD_CAPTURE_H
+#define CMD_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "util/parse.h"
+
+struct capture_opts {
+	const char *daemons;	/* --daemon as given: one ADDR, or (--job) a comma list */
+	const char *addr;	/* --daemon without its scheme (the request's Host) */
+	struct addr_port ap;
+	bool tls;		/* https:// */
+	const char *cacert, *cert, *key, *user, *password_file;
+	uint64_t pid, steps;	/* 0: not given */
+	const char *mode;	/* NULL: the daemon's choice */
+	const char *job;	/* --job: NULL for a --pid capture */
+	const char *output;	/* -o: the job's folder goes under it */
+	const char *prometheus;	/* --prometheus URL: where the daemons are found */
+	double timeout_s, margin_s;
+};
+
+/*
+ * "Authorization: Basic ...\r\n" from --user and --password-file's first
+ * line into out, or "" without --user. 0, or -EINVAL (said on stderr).
+ */
+int capture__auth_header(const struct capture_opts *o, char *out, size_t len);
+
+/* cuprobe capture --job: the exit status (0 every rank's trace written, 1 not). */
+int fleet__run(const struct capture_opts *o);
+
+#endif /* CMD_CAPTURE_H */

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * cuprobe capture --job's HTTP: one request a connection (the daemon closes
+ * each), bounded by the capture's deadline, over capture_conn.h's socket or
+ * TLS; and where the daemons are: --daemon's names resolved, or a Prometheus
+ * server's HTTP API asked which targets report the job.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <jansson.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include "cmd/capture_conn.h"
+#include "cmd/fleet.h"
+
+/* Headers bigger than this are not a daemon's; a JSON answer bigger than this is not either. */
+#define HEAD_MAX (64 << 10)
+#define BODY_MAX (64 << 20)
+
+void fleet__urlenc(const char *s, char *out, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t k = 0;
+
+	for (; *s && k + 4 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+		    c == '-' || c == '_' || c == '.' || c == '~') {
+			out[k++] = (char)c;
+		} else {
+			out[k++] = '%';
+			out[k++] = hex[c >> 4];
+			out[k++] = hex[c & 15];
+		}
+	}
+	out[k] = '\0';
+}
+
+/* Appends n bytes to a's body; -ENOMEM or -E2BIG past BODY_MAX. */
+static int grow(struct fleet_answer *a, size_t *cap, const char *buf, size_t n)
+{
+	if (a->len + n + 1 > BODY_MAX)
+		return -E2BIG;
+	if (a->len + n + 1 > *cap) {
+		size_t nc = (a->len + n + 1) * 2;
+		char *nb = realloc(a->body, nc);
+
+		if (!nb)
+			return -ENOMEM;
+		a->body = nb;
+		*cap = nc;
+	}
+	memcpy(a->body + a->len, buf, n);
+	a->len += n;
+	a->body[a->len] = '\0';
+	return 0;
+}
+
+/* The status line and Content-Length (-1: none) of the headers in head. */
+static int parse_head(const char *head, long long *clen)
+{
+	const char *p = strcasestr(head, "\r\nContent-Length:");
+	int status = 0;
+
+	*clen = p ? strtoll(p + 17, NULL, 10) : -1;
+	return sscanf(head, "HTTP/1.%*d %d", &status) == 1 ? status : 0;
+}
+
+/* Reads the answer: headers, then the body to sink (a 200) or to memory. */
+static int read_answer(struct capture_conn *c, int sink, struct fleet_answer *a)
+{
+	char buf[16384], *head = malloc(HEAD_MAX + 1);
+	size_t hl = 0, cap = 0;
+	long long clen = -1, got = 0;
+	bool in_body = false;
+	ssize_t n;
+	int err = 0;
+
+	if (!head)
+		return -ENOMEM;
+	while (!err && (n = capture_conn__read(c, buf, sizeof(buf))) > 0) {
+		const char *p = buf;
+		size_t k = (size_t)n;
+
+		if (!in_body) {
+			char *end;
+
+			k = hl + k > HEAD_MAX ? HEAD_MAX - hl : k;
+			memcpy(head + hl, buf, k);
+			hl += k;
+			head[hl] = '\0';
+			end = strstr(head, "\r\n\r\n");
+			if (!end) {
+				err = hl == HEAD_MAX ? -E2BIG : 0;
+				continue;
+			}
+			in_body = true;
+			a->status = parse_head(head, &clen);
+			p = end + 4;
+			k = hl - (size_t)(end + 4 - head);
+			sink = a->status == 200 ? sink : -1;
+		}
+		got += (long long)k;
+		if (sink >= 0)
+			err = write(sink, p, k) == (ssize_t)k ? 0 : -errno;
+		else
+			err = grow(a, &cap, p, k);
+	}
+	free(head);
+	if (!err && n < 0)
+		err = (int)n;
+	if (!err && (!in_body || !a->status))
+		err = -EPROTO;
+	if (!err && clen >= 0 && got != clen)
+		err = -EPIPE;
+	if (!err && !a->body && sink < 0)
+		err = grow(a, &cap, "", 0);
+	return err;
+}
+
+int fleet__http(const struct capture_opts *o, const struct fleet_daemon *d, const char *auth,
+		const char *method, const char *target, uint64_t deadline_ns, int sink,
+		struct fleet_answer *a)
+{
+	const struct capture_conn_opts co = { .ap = &d->ap, .addr = d->addr, .tls = d->tls,
+					      .cacert = o->cacert, .cert = o->cert, .key = o->key,
+					      .name = d->name[0] ? d->name : NULL,
+					      .deadline_ns = deadline_ns };
+	struct capture_conn *c;
+	char *req = NULL;
+	int n, err;
+
+	memset(a, 0, sizeof(*a));
+	c = capture_conn__open(&co, a->err, sizeof(a->err));
+	if (!c)
+		return -EHOSTUNREACH;
+	n = asprintf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\n%sContent-Length: 0\r\nConnection: "
+		     "close\r\n\r\n", method, target, d->name[0] ? d->name : d->addr, auth);
+	err = n < 0 ? -ENOMEM : capture_conn__write(c, req, (size_t)n);
+	if (n > 0)
+		explicit_bzero(req, (size_t)n);
+	free(req);
+	if (!err)
+		err = read_answer(c, sink, a);
+	capture_conn__close(c);
+	if (err)
+		snprintf(a->err, sizeof(a->err), "%s %s: %s", method, d->addr,
+			 err == -ETIMEDOUT || err == -EAGAIN || err == -EIO ?
+			 "no answer within --timeout (is it stopped, or killed?)" :
+			 err == -EPIPE ? "the answer was cut short" :
+			 err == -EPROTO ? "no HTTP answer (is a cuprobe daemon listening there?)" :
+			 strerror(-err));
+	return err;
+}
+
+/* HOST:PORT or [HOST]:PORT split; 0 or -EINVAL. */
+static int split_host(const char *s, char *host, size_t hlen, char *port, size_t plen)
+{
+	const char *colon = strrchr(s, ':');
+	const char *h = s, *he = colon;
+
+	if (!colon || !colon[1] || strlen(colon + 1) >= plen)
+		return -EINVAL;
+	if (*s == '[') {
+		he = strchr(s, ']');
+		if (!he || he + 1 != colon)
+			return -EINVAL;
+		h = s + 1;
+	}
+	if (he <= h || (size_t)(he - h) >= hlen)
+		return -EINVAL;
+	memcpy(host, h, (size_t)(he - h));
+	host[he - h] = '\0';
+	snprintf(port, plen, "%s", colon + 1);
+	return 0;
+}
+
+/* Appends d unless an equal address is there already. */
+static int push(struct fleet_daemon **v, size_t *n, const struct fleet_daemon *d)
+{
+	struct fleet_daemon *nv;
+
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i].ap.salen == d->ap.salen && !memcmp(&(*v)[i].ap.sa, &d->ap.sa, d->ap.salen))
+			return 0;
+	nv = realloc(*v, (*n + 1) * sizeof(**v));
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	nv[(*n)++] = *d;
+	return 0;
+}
+
+/* One ADDR ([https://]HOST:PORT): each of the host's addresses a daemon. */
+static int resolve(const char *arg, bool tls_default, struct fleet_daemon **v, size_t *n,
+		   char *err, size_t len)
+{
+	const struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+	bool tls = !strncmp(arg, "https://", 8) || (tls_default && strncmp(arg, "http://", 7));
+	const char *s = !strncmp(arg, "https://", 8) ? arg + 8 : !strncmp(arg, "http://", 7) ?
+			arg + 7 : arg;
+	char host[256], port[16];
+	struct addrinfo *res = NULL;
+	int rc;
+
+	if (split_host(s, host, sizeof(host), port, sizeof(port))) {
+		snprintf(err, len, "--daemon: '%s' is not [https://]HOST:PORT", arg);
+		return -EINVAL;
+	}
+	rc = getaddrinfo(host, port, &hints, &res);
+	if (rc) {
+		snprintf(err, len, "--daemon: %s: %s", host, gai_strerror(rc));
+		return -ENOENT;
+	}
+	for (struct addrinfo *ai = res; ai && !rc; ai = ai->ai_next) {
+		struct fleet_daemon d = { .tls = tls };
+		void *ip = ai->ai_family == AF_INET6 ?
+			   (void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr :
+			   (void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+
+		if (ai->ai_family != AF_INET && ai->ai_family != AF_INET6)
+			continue;
+		memcpy(&d.ap.sa, ai->ai_addr, ai->ai_addrlen);
+		d.ap.salen = ai->ai_addrlen;
+		inet_ntop(ai->ai_family, ip, d.ap.host, sizeof(d.ap.host));
+		d.ap.port = (uint16_t)atoi(port);
+		snprintf(d.addr, sizeof(d.addr), ai->ai_family == AF_INET6 ? "[%s]:%s" : "%s:%s",
+			 d.ap.host, port);
+		if (strcmp(host, d.ap.host))
+			snprintf(d.name, sizeof(d.name), "%s", host);
+		rc = push(v, n, &d);
+	}
+	freeaddrinfo(res);
+	return rc;
+}
+
+/* The PromQL string literal of s: quotes and backslashes escaped. */
+static void promql_str(const char *s, char *out, size_t len)
+{
+	size_t k = 0;
+
+	for (; *s && k + 3 < len; s++) {
+		if (*s == '"' || *s == '\\')
+			out[k++] = '\\';
+		out[k++] = *s;
+	}
+	out[k] = '\0';
+}
+
+/* The instances of data.result[] in a Prometheus answer, each resolved as a daemon. */
+static int instances(const struct capture_opts *o, const char *body, struct fleet_daemon **v,
+		     size_t *n, char *err, size_t len)
+{
+	bool tls = o->cacert || o->cert;
+	json_error_t je;
+	json_t *j = json_loads(body, 0, &je), *res;
+	size_t i;
+	json_t *r;
+	int rc = 0;
+
+	res = json_object_get(json_object_get(j, "data"), "result");
+	if (!json_is_array(res)) {
+		snprintf(err, len, "--prometheus %s: not a Prometheus query answer (%s)", o->prometheus,
+			 j ? "no data.result" : je.text);
+		json_decref(j);
+		return -EPROTO;
+	}
+	json_array_foreach(res, i, r) {
+		const char *inst = json_string_value(json_object_get(json_object_get(r, "metric"),
+								     "instance"));
+		if (inst && !rc)
+			rc = resolve(inst, tls, v, n, err, len);
+	}
+	json_decref(j);
+	return rc;
+}
+
+/* --prometheus: which targets report the job (job, or exported_job without honor_labels). */
+static int from_prometheus(const struct capture_opts *o, uint64_t deadline_ns,
+			   struct fleet_daemon **v, size_t *n, char *err, size_t len)
+{
+	const char *hp = o->prometheus + 7, *slash = strchr(hp, '/');
+	struct fleet_daemon *pv = NULL;
+	size_t pn = 0, plen;
+	char hostport[300], q[1024], job[300], enc[3200], target[4096];
+	struct fleet_answer a;
+	int rc;
+
+	snprintf(hostport, sizeof(hostport), "%.*s", slash ? (int)(slash - hp) : (int)strlen(hp),
+		 hp);
+	rc = resolve(hostport, false, &pv, &pn, err, len);
+	if (rc || !pn) {
+		free(pv);
+		return rc ? rc : -ENOENT;
+	}
+	promql_str(o->job, job, sizeof(job));
+	snprintf(q, sizeof(q), "count by (instance) (cuprobe_target_info{exported_job=\"%s\"}) or "
+		 "count by (instance) (cuprobe_target_info{job=\"%s\"})", job, job);
+	fleet__urlenc(q, enc, sizeof(enc));
+	/* The server's path prefix (a reverse proxy's), without its trailing slash. */
+	plen = slash ? strlen(slash) : 0;
+	while (plen && slash[plen - 1] == '/')
+		plen--;
+	snprintf(target, sizeof(target), "%.*s/api/v1/query?query=%s", (int)plen,
+		 slash ? slash : "", enc);
+	rc = fleet__http(o, &pv[0], "", "GET", target, deadline_ns, -1, &a);
+	free(pv);
+	if (!rc && a.status != 200)
+		snprintf(a.err, sizeof(a.err), "HTTP %d: %.200s", a.status, a.body), rc = -EPROTO;
+	if (rc)
+		snprintf(err, len, "--prometheus %s: %s", o->prometheus, a.err);
+	else
+		rc = instances(o, a.body, v, n, err, len);
+	free(a.body);
+	return rc;
+}
+
+int fleet__find(const struct capture_opts *o, uint64_t deadline_ns, struct fleet_daemon **v,
+		size_t *n, char *err, size_t len)
+{
+	char *list, *save = NULL;
+	int rc = 0;
+
+	*v = NULL;
+	*n = 0;
+	if (o->prometheus)
+		return from_prometheus(o, deadline_ns, v, n, err, len);
+	list = strdup(o->daemons);
+	if (!list)
+		return -ENOMEM;
+	for (char *s = strtok_r(list, ",", &save); s && !rc; s = strtok_r(NULL, ",", &save))
+		rc = resolve(s, false, v, n, err, len);
+	free(list);
+	return rc;
+}
