@@ -58,6 +58,7 @@ struct work {
 	size_t i;
 	int phase;		/* 0 targets, 1 capture, 2 traces */
 	pthread_t th;
+	bool started;		/* the main thread's: th is to be joined */
 };
 
 static void fetch_traces(struct fleet *f, size_t d);
@@ -97,13 +98,12 @@ static void each_daemon(struct fleet *f, int phase)
 		return;
 	for (size_t i = 0; i < f->nd; i++) {
 		w[i] = (struct work){ .f = f, .i = i, .phase = phase };
-		if (pthread_create(&w[i].th, NULL, worker, &w[i]))
+		w[i].started = !pthread_create(&w[i].th, NULL, worker, &w[i]);
+		if (!w[i].started)
 			worker(&w[i]);
-		else
-			w[i].phase |= 0x10;
 	}
 	for (size_t i = 0; i < f->nd; i++)
-		if (w[i].phase & 0x10)
+		if (w[i].started)
 			pthread_join(w[i].th, NULL);
 	free(w);
 }
