@@ -206,9 +206,10 @@ static void usage(FILE *f)
 	      "\n"
 	      "Records the next N steps of PID (after the daemon's warmup) through a running\n"
 	      "cuprobe daemon and prints where the trace went (JSON). Exits 0 once written.\n"
-	      "With --job, records the same N steps of every rank of JOB on every daemon, fetches\n"
-	      "the traces into DIR/JOB/run_<k>/ with capture.json; exits 0 when every rank's\n"
-	      "trace was written, 1 when some were not (said by host, rank and pid), 2 on bad usage.\n"
+	      "With --job, records the same N steps of every rank of JOB on every daemon and\n"
+	      "fetches the traces into DIR/JOB/run_<k>/ with capture.json; exits 0 when every\n"
+	      "rank's trace was written, 1 when some were not (each said by host, rank and\n"
+	      "pid), 2 on bad usage.\n"
 	      "\n", f);
 	opt__help(f, groups, 1);
 	fputs("\n"
@@ -218,9 +219,9 @@ static void usage(FILE *f)
 	      "      --key me.key --pid 4242 --steps 5\n"
 	      "  cuprobe capture --daemon https://10.0.0.7:9464 --cacert ca.crt --user ops \\\n"
 	      "      --password-file ~/.cuprobe-pass --pid 4242 --steps 5\n"
-	      "  cuprobe capture --job train-7 --steps 3 -o traces --daemon https://gpu-ranks:9464 \\\n"
+	      "  cuprobe capture --job train-7 -n 3 -o traces --daemon https://ranks:9464 \\\n"
 	      "      --cacert ca.crt --user ops --password-file ~/.cuprobe-pass\n"
-	      "  cuprobe capture --job train-7 --steps 3 -o traces --prometheus http://prom:9090 \\\n"
+	      "  cuprobe capture --job train-7 -n 3 -o traces --prometheus http://prom:9090 \\\n"
 	      "      --cacert ca.crt --user ops --password-file ~/.cuprobe-pass\n", f);
 }
 

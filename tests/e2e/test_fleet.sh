@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# cuprobe capture --job across two "hosts", with real parts only: two network
+# namespaces joined to the root one by veth pairs (198.18.0.0/15, the
+# benchmarking range), each with its own cuprobe daemon scoped by --cgroup to
+# that host's cgroup, listening on its address with TLS and basic auth
+# (openssl, mkpasswd); a 4-rank torchrun-like job, 2 ranks a host; Debian's
+# Prometheus scraping both daemons over TLS. The client finds the daemons
+# through Prometheus and through --daemon's list; every rank's trace covers
+# the same steps S..S+N-1 with launches exact against its ground truth, ranks
+# 0..3 of world size 4, and HTA loads the job's folder as 4 ranks. A daemon
+# SIGKILLed while the capture waits is said by name, with its ranks, within
+# --timeout, exit status 1, the other host's traces written.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/daemon_lib.sh"
+
+NS=(cpf1-$$ cpf2-$$) IPS=(198.18.0.2 198.18.1.2) GWS=(198.18.0.1 198.18.1.1)
+DPIDS=() PROMPID=
+cleanup() {
+	for p in "${DPIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	[ -n "$PROMPID" ] && kill "$PROMPID" 2>/dev/null && wait "$PROMPID" 2>/dev/null
+	for cg in "${CGS[@]}"; do
+		for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+	done
+	sleep 0.2
+	for cg in "${CGS[@]}"; do rmdir "$cg" 2>/dev/null; done
+	for i in 0 1; do
+		ip link del "vf$i-$$" 2>/dev/null
+		ip netns del "${NS[$i]}" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+CGS=("$CG2/cuprobe-fleet-0-$$" "$CG2/cuprobe-fleet-1-$$")
+if [ -z "$CG2" ]; then
+	not_ok "fleet: cgroups of the test's own" "no writable cgroup2 mount in /proc/mounts"
+	done_testing
+	exit 0
+fi
+
+# ---- the hosts ----
+hosts_up() {
+	local i
+	for i in 0 1; do
+		ip netns add "${NS[$i]}" &&
+		ip link add "vf$i-$$" type veth peer name eth0 netns "${NS[$i]}" &&
+		ip addr add "${GWS[$i]}/24" dev "vf$i-$$" && ip link set "vf$i-$$" up &&
+		ip -n "${NS[$i]}" addr add "${IPS[$i]}/24" dev eth0 &&
+		ip -n "${NS[$i]}" link set eth0 up && ip -n "${NS[$i]}" link set lo up &&
+		ip -n "${NS[$i]}" route add default via "${GWS[$i]}" || return 1
+		mkdir "${CGS[$i]}" || return 1
+	done
+}
+expect "two hosts: network namespaces on veths in 198.18.0.0/15, a cgroup each" hosts_up
+
+# ---- certificates and a password ----
+K=$TMP/pki
+mkdir -p "$K"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=ca \
+	-keyout "$K/ca.key" -out "$K/ca.crt" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=server \
+	-keyout "$K/server.key" -out "$K/server.csr" 2>/dev/null
+printf 'subjectAltName=IP:%s,IP:%s\nextendedKeyUsage=serverAuth\n' "${IPS[@]}" >"$K/server.ext"
+openssl x509 -req -in "$K/server.csr" -CA "$K/ca.crt" -CAkey "$K/ca.key" -CAcreateserial \
+	-days 2 -extfile "$K/server.ext" -out "$K/server.crt" 2>/dev/null
+expect "openssl: a CA and a server certificate for both hosts' addresses" \
+	openssl verify -CAfile "$K/ca.crt" "$K/server.crt"
+HASH=$(mkpasswd -m bcrypt -R 5 'fleet pass')
+echo 'fleet pass' >"$TMP/pw"
+cat >"$TMP/web.yml" <<WEB
+tls_server_config: { cert_file: $K/server.crt, key_file: $K/server.key }
+basic_auth_users:
+  ops: '$HASH'
+WEB
+AUTH=(--cacert "$K/ca.crt" --user ops --password-file "$TMP/pw")
+
+# ---- the job: 2 ranks a host ----
+JOB="fleet job/$$"
+for r in 0 1 2 3; do
+	h=$((r / 2))
+	# Into the cgroup first: ip netns exec mounts a /sys of its own, without the cgroups.
+	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "${CGS[$h]}" ip netns exec "${NS[$h]}" \
+		env TORCHELASTIC_RUN_ID="$JOB" RANK=$r LOCAL_RANK=$((r % 2)) WORLD_SIZE=4 \
+		"$W/basic" --steps --sleep-ms 50 --iters 100000 \
+		2>/dev/null &
+done
+# The workload writes its ground truth at its exit, which the ranks never reach: the same
+# command, run to its end, is their ground truth (its steps are each rank's, call for call).
+env TORCHELASTIC_RUN_ID="$JOB" RANK=0 LOCAL_RANK=0 WORLD_SIZE=4 CUPROBE_GT="$TMP/gt.json" \
+	"$W/basic" --steps --sleep-ms 50 --iters 4 >/dev/null 2>&1
+expect "the ranks' ground truth, from the same command run to its end" test -s "$TMP/gt.json"
+PORT=9464
+for h in 0 1; do
+	printf 'probability = 0\ninterval = 60\nwarmup = 1\ncgroup = /cuprobe-fleet-%s-%s\nstep = basic=cuprobe_step\n' \
+		"$h" "$$" >"$TMP/d$h.conf"
+	ip netns exec "${NS[$h]}" "$CUPROBE" daemon -c "$TMP/d$h.conf" -l "${IPS[$h]}:$PORT" \
+		--web-config "$TMP/web.yml" -o "$TMP/out$h" -v >"$TMP/d$h.log" 2>&1 &
+	DPIDS[$h]=$!
+done
+up() { grep -q "listening on https://${IPS[$1]}:$PORT" "$TMP/d$1.log" &&
+	[ "$(grep -c "sampling pid" "$TMP/d$1.log")" -ge 2 ]; }
+if ! until_true 60 up 0 || ! until_true 60 up 1; then
+	not_ok "each host's daemon listens on its address and samples its 2 ranks" \
+		"$(grep -v libbpf "$TMP/d0.log" "$TMP/d1.log" | tail -6)"
+	done_testing
+	exit 0
+fi
+ok "each host's daemon listens on its address with TLS and basic auth, sampling its 2 ranks"
+
+# ---- Prometheus scrapes both ----
+PPORT=$(free_port)
+cat >"$TMP/prom.yml" <<PROM
+global: { scrape_interval: 1s, evaluation_interval: 1s }
+scrape_configs:
+  - job_name: cuprobe
+    scheme: https
+    tls_config: { ca_file: $K/ca.crt }
+    basic_auth: { username: ops, password_file: $TMP/pw }
+    static_configs: [ { targets: [ '${IPS[0]}:$PORT', '${IPS[1]}:$PORT' ] } ]
+PROM
+prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/prom" \
+	--web.listen-address="127.0.0.1:$PPORT" >"$TMP/prom.log" 2>&1 &
+PROMPID=$!
+P=http://127.0.0.1:$PPORT
+jobq=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1]))' \
+	"count by (instance) (cuprobe_target_info{exported_job=\"$JOB\"})")
+both_scraped() { [ "$(curl -s "$P/api/v1/query?query=$jobq" | python3 -c \
+	'import json, sys; print(len(json.load(sys.stdin)["data"]["result"]))')" = 2 ]; }
+expect "prometheus scrapes both daemons over TLS with basic auth (the job is exported_job)" \
+	until_true 90 both_scraped
+
+# fleet_ok RUN: 4 traces of the same steps S..S+2, ranks 0..3 of world size 4, each rank's
+# launches exactly 3 steps of the ground truth (the ranks were found by the /proc scan, so
+# their step numbers count from then: the workload's steps are alike, compared per step).
+fleet_ok() {
+	python3 - "$1" "$TMP" "$ROOT/tests/e2e" <<'PY'
+import glob, json, os, sys
+sys.path.insert(0, sys.argv[3])
+from check_daemon import call_key, gt_step
+run, tmp = sys.argv[1], sys.argv[2]
+c = json.load(open(os.path.join(run, "capture.json")))
+s, files = c["start_step"], sorted(glob.glob(os.path.join(run, "*.pt.trace.json")))
+if len(files) != 4:
+    sys.exit("%d traces in %s" % (len(files), run))
+ranks = []
+for f in files:
+    t = json.load(open(f))
+    d, cp = t["distributedInfo"], t["cuprobe"]
+    if cp["steps"] != [s, s + 2] or d["world_size"] != 4 or cp["partial"] or cp["drops"]:
+        sys.exit("%s: steps %s (want %d..%d), distributedInfo %s" % (f, cp["steps"], s, s + 2, d))
+    want = {k: v * 3 for k, v in gt_step(os.path.join(tmp, "gt.json")).items()}
+    got = {}
+    for e in t["traceEvents"]:
+        if e.get("ph") != "X" or e.get("cat") not in ("cuda_runtime", "cuda_driver"):
+            continue
+        a = e.get("args", {})
+        k = call_key(e["name"], a.get("kernel"), a.get("grid"), a.get("block"),
+                     a.get("shared memory"), a.get("bytes"))
+        got[k] = got.get(k, 0) + 1
+    if got != want:
+        sys.exit("%s (rank %d): got %s, want %s" % (f, d["rank"], got, want))
+    ranks.append(d["rank"])
+if sorted(ranks) != [0, 1, 2, 3]:
+    sys.exit("ranks %s" % ranks)
+PY
+}
+
+# ---- found through Prometheus ----
+"$CUPROBE" capture --job "$JOB" --steps 3 -o "$TMP/fl" --prometheus "$P" "${AUTH[@]}" \
+	--timeout 60 >"$TMP/c1.log" 2>&1
+rc=$?
+SAFE="fleet_job_$$"
+expect "--prometheus: exit 0, the job's folder made safe ($SAFE/run_0)" \
+	test "$rc" = 0 -a -d "$TMP/fl/$SAFE/run_0"
+expect "--prometheus: 4 traces of steps S..S+2, ranks 0..3 of 4, exact against the ground truth" \
+	fleet_ok "$TMP/fl/$SAFE/run_0"
+expect "--prometheus: the output says the ranks were found by the /proc scan" \
+	grep -q "found by the daemon's /proc scan" "$TMP/c1.log"
+expect "capture.json names the job, S, both daemons and every rank" python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["job"] == sys.argv[2] and c["steps"] == 3 and len(c["daemons"]) == 2, c
+assert sorted(r["rank"] for r in c["ranks"]) == [0, 1, 2, 3], c
+assert all(r["result"] == "ok" and r["found"] == "scan" for r in c["ranks"]), c
+' "$TMP/fl/$SAFE/run_0/capture.json" "$JOB"
+REAL=${CUPROBE_REAL:-/var/cache/cuprobe/real}
+[ -r "$REAL/env.sh" ] && source "$REAL/env.sh"
+if [ -n "${REAL_HTA_PY:-}" ] && [ -x "$REAL_HTA_PY" ]; then
+	expect "HTA loads the job's folder as 4 ranks" \
+		"$REAL_HTA_PY" "$ROOT/tests/real/check_hta.py" "$TMP/fl/$SAFE/run_0" --ranks 4
+else
+	not_ok "HTA loads the job's folder as 4 ranks" \
+		"no REAL_HTA_PY in $REAL/env.sh: run scripts/install-real.sh (make test runs make real-deps)"
+fi
+
+# ---- --daemon listing both ----
+"$CUPROBE" capture --job "$JOB" --steps 3 -o "$TMP/fl" \
+	--daemon "https://${IPS[0]}:$PORT,https://${IPS[1]}:$PORT" "${AUTH[@]}" --timeout 60 \
+	>"$TMP/c2.log" 2>&1
+rc=$?
+expect "--daemon A,B: exit 0, the next run folder" test "$rc" = 0 -a -d "$TMP/fl/$SAFE/run_1"
+expect "--daemon A,B: 4 traces of the same steps, exact against the ground truth" \
+	fleet_ok "$TMP/fl/$SAFE/run_1"
+expect_fail "without the password both daemons refuse (401), each named" \
+	"daemon ${IPS[0]}:$PORT: .*give a user and password" \
+	"$CUPROBE" capture --job "$JOB" --steps 3 -o "$TMP/fl" --cacert "$K/ca.crt" --timeout 20 \
+	--daemon "https://${IPS[0]}:$PORT,https://${IPS[1]}:$PORT"
+
+# ---- a daemon killed while the capture waits ----
+# A first step 6 s off (--margin): the capture waits for it when host 1's daemon dies.
+"$CUPROBE" capture --job "$JOB" --steps 3 -o "$TMP/fl2" \
+	--daemon "https://${IPS[0]}:$PORT,https://${IPS[1]}:$PORT" "${AUTH[@]}" --timeout 30 \
+	--margin 6 >"$TMP/c3.log" 2>&1 &
+CPID=$!
+started=$(date +%s)
+sleep 2
+kill -KILL "${DPIDS[1]}"
+wait "$CPID"
+rc=$?
+took=$(( $(date +%s) - started ))
+expect "killed daemon: the client exits 1 within --timeout" test "$rc" = 1 -a "$took" -le 32
+expect "killed daemon: its ranks 2 and 3 are named with the host's daemon" \
+	grep -qE "rank 2: NOT written: .*daemon ${IPS[1]}:$PORT" "$TMP/c3.log"
+expect "... rank 3 too" grep -qE "rank 3: NOT written: .*daemon ${IPS[1]}:$PORT" "$TMP/c3.log"
+expect "killed daemon: the other host's 2 traces are written, with capture.json" \
+	test "$(trace_in "$TMP/fl2/$SAFE/run_0" | wc -w)" = 2 -a -s "$TMP/fl2/$SAFE/run_0/capture.json"
+expect "capture.json marks ranks 2 and 3 not written, naming the daemon" python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))
+bad = sorted(r["rank"] for r in c["ranks"] if r["result"] != "ok")
+assert bad == [2, 3], bad
+assert all(sys.argv[2] in r["why"] for r in c["ranks"] if r["result"] != "ok"), c["ranks"]
+' "$TMP/fl2/$SAFE/run_0/capture.json" "${IPS[1]}:$PORT"
+done_testing
