@@ -23,9 +23,15 @@ import urllib.parse
 import urllib.request
 
 
+def window_traces(out):
+    """Every trace the daemon wrote: sampled windows under OUT, captures under OUT/captures."""
+    return sorted(glob.glob(os.path.join(out, "run_*", "*.pt.trace.json")) +
+                  glob.glob(os.path.join(out, "captures", "run_*", "*.pt.trace.json")))
+
+
 def traces(out, skip=()):
     per = {}
-    for path in glob.glob(os.path.join(out, "run_*", "*.pt.trace.json")):
+    for path in window_traces(out):
         if os.path.dirname(path) in skip:
             continue
         with open(path) as f:
@@ -125,7 +131,7 @@ def ground(out, steps, pairs):
     for pair in pairs:
         pid, gt_path = pair.split(":", 1)
         want[pid] = {k: v * steps for k, v in gt_step(gt_path).items()}
-    for path in glob.glob(os.path.join(out, "run_*", "*.pt.trace.json")):
+    for path in window_traces(out):
         with open(path) as f:
             t = json.load(f)
         c = t["cuprobe"]
@@ -152,7 +158,7 @@ def ground(out, steps, pairs):
 
 def gpu(out, pid):
     kernels, modes = 0, set()
-    for path in glob.glob(os.path.join(out, "run_*", "*.pt.trace.json")):
+    for path in window_traces(out):
         with open(path) as f:
             t = json.load(f)
         if str(t["cuprobe"]["pid"]) != pid:

@@ -122,12 +122,13 @@ expect "promtool check metrics" promtool check metrics <"$TMP/metrics.txt"
 D=$!
 until_true 60 grep -q "sampling pid $D " "$TMP/d.log"
 if "$CUPROBE" capture --daemon "127.0.0.1:$PORT" --pid $D --steps 3 >"$TMP/cap.json" 2>"$TMP/cap.err"; then
-	expect "capture: the answer's trace holds 3 steps x 9 launches" python3 -c "
+	expect "capture: the answer's trace holds 3 steps x 9 launches, under captures/ (apart from sampled windows)" python3 -c "
 import json, sys
 a = json.load(open('$TMP/cap.json'))
 c = json.load(open(a['trace']))['cuprobe']
 ok = a['pid'] == $D and a['launches'] == c['launches'] and c['steps'][1] - c['steps'][0] == 2 \
-	and c['launches'] + c['drops'] == 27 and not c['partial'] and a['trace'].startswith(a['dir'])
+	and c['launches'] + c['drops'] == 27 and not c['partial'] and a['trace'].startswith(a['dir']) \
+	and a['dir'].startswith('$TMP/out/captures/run_')
 sys.exit(0 if ok else 'answer %s, trace %s' % (a, c))"
 else
 	not_ok "capture" "$(cat "$TMP/cap.err")"

@@ -133,7 +133,7 @@ http_is() {
 	[ "$got" = "$want" ] || { echo "HTTP $got, not $want: $(cat "$TMP/body")"; return 1; }
 	grep -qE -- "$pat" "$TMP/body" "$TMP/hdrs" || { echo "no /$pat/ in: $(cat "$TMP/hdrs" "$TMP/body")"; return 1; }
 }
-runs() { ls -d "$1"/run_* 2>/dev/null | wc -l; }
+runs() { ls -d "$1"/run_* "$1"/captures/run_* 2>/dev/null | wc -l; }
 
 # ---- refused requests start nothing ----
 expect "A: /healthz is open" http_is 200 "GET /metrics" "${CC[@]}" "$A/healthz"

@@ -40,8 +40,11 @@ stop_daemon() {
 
 # ---- a capture that would fill the disk ----
 mkdir -m 0700 "$TMP/out"
+# A sampled window's folder from before: captures, kept apart, must never push it out.
+mkdir -m 0700 "$TMP/out/run_0" && head -c 300000 /dev/urandom >"$TMP/out/run_0/old.pt.trace.json" &&
+	chmod 0600 "$TMP/out/run_0/old.pt.trace.json"
 if start_daemon "$TMP/d1.log" -o "$TMP/out" -i 3600 --step basic=cuprobe_step --warmup 1 \
-	--window-max-launches 200 --window-max-bytes 256K --retention 1M; then
+	--window-max-launches 200 --window-max-bytes 256K --retention 1M --capture-retention 1M; then
 	ok "daemon starts with window bounds"
 else
 	not_ok "daemon starts with window bounds" "$(grep -v libbpf "$TMP/d1.log" | tail -3)"
@@ -73,9 +76,11 @@ expect "a cut capture's window says so in the log" grep -q "reached its bound of
 for i in 1 2 3 4 5 6 7 8; do
 	curl -s -m 30 -X POST "http://127.0.0.1:$PORT/capture?pid=$P&steps=10000" >/dev/null
 done
-kb=$(du -sk "$TMP/out" | cut -f1)
-[ "$kb" -le 1100 ] && ok "retention: 9 cut captures keep $kb KiB of 1 MiB" ||
-	not_ok "retention holds for captures" "$kb KiB under $TMP/out"
+kb=$(du -sk "$TMP/out/captures" | cut -f1)
+[ "$kb" -le 1100 ] && ok "capture-retention: 9 cut captures keep $kb KiB of 1 MiB" ||
+	not_ok "capture-retention holds for captures" "$kb KiB under $TMP/out/captures"
+expect "captures never push a sampled window's trace out (their retention is apart)" \
+	test -f "$TMP/out/run_0/old.pt.trace.json"
 
 stop_daemon
 # A sampled window of 1000 steps is cut too, and counted so.
@@ -124,6 +129,8 @@ expect_fail "--group: an unknown group is refused, said" "no such group" \
 groupdel cuprobe-test-readers 2>/dev/null
 expect_fail "window-max-bytes over retention is refused, said" "more than retention" \
 	"$CUPROBE" daemon -o "$TMP/x" --retention 1M --window-max-bytes 2M
+expect_fail "window-max-bytes over capture-retention is refused, said" "more than capture-retention" \
+	"$CUPROBE" daemon -o "$TMP/x" --capture-retention 1M --window-max-bytes 2M
 
 # ---- an output folder under a folder another user owns ----
 mkdir -p "$TMP/x/up"

@@ -84,6 +84,29 @@ f=$(trace_in "$TMP/t1/run_0")
 expect "one trap: the 40 refused replays are there, of unknown content" \
 	python3 -c "import json,sys; c=json.load(open(sys.argv[1]))['cuprobe']; sys.exit(not c['graph_unknown_replays'] == 40)" "$f"
 
+# --cupti on the CUPTI simulator, which gives each replay 2 kernel records with a
+# graph id and node id: every one is joined to its replay, and a replay whose
+# expansion is not 2 kernels is counted as a mismatch (the simulator does not know
+# the graphs: the count is checked, not the graphs).
+SIM=$ROOT/.output/cupti_sim
+CUPROBE_GT=$TMP/c.gt.json "$CUPROBE" record --cupti -o "$TMP/c" --step cuprobe_step \
+	--schedule wait=0,warmup=1,active=2 -- env LD_PRELOAD="$ROOT/.output/libcuprobe-agent.so:$SIM/libcupti.so.13" \
+	LD_LIBRARY_PATH="$SIM" "$W/graphs" --iters 4 --steps --sleep-ms 20 >"$TMP/c.log" 2>&1
+f=$(trace_in "$TMP/c/run_0")
+expect "--cupti: every replay's CUPTI kernels joined to it, mismatches counted exactly" python3 - "$f" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+c = t["cuprobe"]
+g = {x["id"]: x for x in c["graphs"]}
+reps = [e for e in t["traceEvents"] if e.get("ph") == "X" and "graph content" in e.get("args", {})]
+kern = [e for e in t["traceEvents"] if e.get("cat") == "kernel" and "graph id" in e.get("args", {})]
+mm = sum(1 for e in reps if g[e["args"]["graph content"]]["kernels"] != 2)
+ok = (reps and c["graph_unknown_replays"] == 0 and c["graph_gpu_kernels"] == 2 * len(reps)
+      and len(kern) == 2 * len(reps) and c["graph_mismatches"] == mm and 0 < mm < len(reps))
+sys.exit(0 if ok else "replays %d, graph_gpu_kernels %s, kernel events %d, mismatches %s, want %d"
+         % (len(reps), c.get("graph_gpu_kernels"), len(kern), c.get("graph_mismatches"), mm))
+PY
+
 # The daemon: its graph metrics equal what the traces it wrote say, replay by replay.
 DPID=
 cleanup_daemon() { [ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null; cgroup_kill; rm -rf "$TMP"; }

@@ -40,6 +40,9 @@ static void test_settings(void **state)
 	assert_non_null(strstr(err, "not a whole number"));
 	assert_int_equal(dconf__set(&c, "retention", "512M", err, sizeof(err)), 0);
 	assert_int_equal(c.retention, 512ull << 20);
+	assert_int_equal(dconf__set(&c, "capture-retention", "2G", err, sizeof(err)), 0);
+	assert_int_equal(c.capture_retention, 2ull << 30);
+	assert_int_equal(dconf__set(&c, "capture-retention", "1K", err, sizeof(err)), -EINVAL);
 	assert_int_equal(dconf__set(&c, "retention", "10", err, sizeof(err)), -EINVAL);
 	assert_int_equal(dconf__set(&c, "listen", "9464", err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "not ADDR:PORT"));

@@ -21,6 +21,7 @@ void dconf__defaults(struct dconf *c)
 		.linger = 300,
 		.slice = 0.1,
 		.retention = 1ull << 30,
+		.capture_retention = 1ull << 30,
 		.window_max_bytes = 128ull << 20,
 		.window_max_launches = 1000000,
 		.top_kernels = 20,
@@ -232,6 +233,13 @@ static int set_retention(void *obj, const char *name, const char *v, char *err, 
 			     &CONF(obj)->retention, err, len);
 }
 
+static int set_capture_retention(void *obj, const char *name, const char *v, char *err,
+				 size_t len)
+{
+	return size_at_least(name, v, 1 << 20, "1M or more, e.g. 512M or 10G",
+			     &CONF(obj)->capture_retention, err, len);
+}
+
 static int set_window_max_bytes(void *obj, const char *name, const char *v, char *err, size_t len)
 {
 	return size_at_least(name, v, 64 << 10, "64K or more, e.g. 128M",
@@ -371,8 +379,10 @@ static const struct opt settings[] = {
 	{ "cgroup", 0, "PATH", set_cgroup, "only processes whose cgroup path begins with PATH" },
 	{ "linger", 0, "SEC", set_linger, "a gone process's series stay this long (default 300)" },
 	{ "retention", 0, "SIZE", set_retention,
-	  "traces kept under -o, oldest removed first, windows\nbeing written included "
-	  "(default 1G)" },
+	  "sampled windows' traces kept under -o, oldest removed\nfirst, windows being "
+	  "written included (default 1G)" },
+	{ "capture-retention", 0, "SIZE", set_capture_retention,
+	  "the same for on-demand captures, apart, under\n-o's captures/ (default 1G)" },
 	{ "window-max-bytes", 0, "SIZE", set_window_max_bytes,
 	  "a window's trace is cut at this size (default 128M)" },
 	{ "window-max-launches", 0, "N", set_window_max_launches,
@@ -423,7 +433,14 @@ int dconf__check(const struct dconf *c, char *err, size_t len)
 			 "must fit in what is kept; lower window-max-bytes or raise retention",
 			 (unsigned long long)c->window_max_bytes, (unsigned long long)c->retention);
 		return -EINVAL;
+	}	if (c->window_max_bytes > c->capture_retention) {
+		snprintf(err, len, "window-max-bytes (%llu) is more than capture-retention (%llu): a "
+			 "capture must fit in what is kept; lower window-max-bytes or raise "
+			 "capture-retention", (unsigned long long)c->window_max_bytes,
+			 (unsigned long long)c->capture_retention);
+		return -EINVAL;
 	}
+
 	return 0;
 }
 

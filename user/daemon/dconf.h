@@ -37,7 +37,8 @@ struct dconf {
 	double budget_window;		/* seconds the budget is measured over */
 	double linger;			/* seconds a gone process's series stay */
 	double slice;			/* seconds of a time slice (no step rule) */
-	uint64_t retention;		/* bytes of traces kept under output */
+	uint64_t retention;		/* bytes of sampled windows' traces kept under output */
+	uint64_t capture_retention;	/* bytes of captures' traces, under output/captures */
 	uint64_t window_max_bytes;	/* a window's trace is cut at this size */
 	uint64_t window_max_launches;	/* ... or at this many launches */
 	char group[64];			/* traces readable by this group; "": root's only */

@@ -259,7 +259,7 @@ static bool rank_start(struct daemon *d, struct dproc *p, struct jobcap *jc, siz
 			  "warmup of %u steps and its probes' attach", (unsigned long long)now,
 			  (long long)first, d->conf.warmup);
 	if (err == -ENOSPC)
-		return rank_done(d, jc, i, "skipped_disk", "no room under the retention limit");
+		return rank_done(d, jc, i, "skipped_disk", "no room under capture-retention");
 	return rank_done(d, jc, i, "error", "cannot open a window: %s", strerror(-err));
 }
 

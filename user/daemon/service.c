@@ -102,7 +102,8 @@ static void drop_proc(struct daemon *d, size_t i)
 {
 	struct dproc *p = d->procs[i];
 
-	store__release(d->store, p->reserved);
+	if (p->wstore)
+		store__release(p->wstore, p->reserved);
 	jobs__window_done(d, p, NULL, "exited");
 	answer_capture(&p->capture, 410, "the process exited", p->pid);
 	answer_capture(&p->waiting, 410, "the process exited", p->pid);
@@ -274,9 +275,14 @@ int service_open_window(struct daemon *d, struct dproc *p, uint32_t steps, enum 
 			int64_t first, uint64_t *now)
 {
 	uint64_t room = d->conf.window_max_bytes;
+	/* A capture's trace is kept apart: captures cannot push sampled windows out, nor these them. */
+	bool capture = p->capture || p->jc;
+	struct store *st = capture ? d->captures : d->store;
 	int err;
 
-	if (store__reserve(d->store, room)) {
+	if (store__reserve(st, room)) {
+		if (capture)
+			return -ENOSPC; /* said to the one who asked */
 		if (!d->told_disk)
 			p_warn("no room under --retention %llu for another window of up to %llu bytes "
 			       "(%llu held by windows being written): windows wait; raise retention "
@@ -292,10 +298,11 @@ int service_open_window(struct daemon *d, struct dproc *p, uint32_t steps, enum 
 	else
 		err = session__window(d->s, p->pid, d->conf.warmup, steps, mode);
 	if (err) {
-		store__release(d->store, room);
+		store__release(st, room);
 		return err;
 	}
-	d->told_disk = false;
+	d->told_disk &= capture;
+	p->wstore = st;
 	p->reserved = room;
 	p->in_window = true;
 	p->wmode = mode;
@@ -339,15 +346,19 @@ static void sample(struct daemon *d, struct dproc *p, uint64_t now, uint64_t cpu
 
 static void start_capture(struct daemon *d, struct dproc *p, struct dreq *r)
 {
-	int err = open_window(d, p, r->steps, service_mode(d, p, r->mode));
+	int err;
 
+	p->capture = r; /* the window is a capture's: its room is capture-retention's */
+	err = open_window(d, p, r->steps, service_mode(d, p, r->mode));
+	if (err)
+		p->capture = NULL;
 	if (err == -ENOSPC) {
-		http__answer_text(r, 507, "capture of pid %d: no room under the retention limit "
-				  "(%llu bytes) for a window of up to %llu bytes: windows being "
-				  "written hold %llu; try again later, or raise retention\n",
-				  (int)p->pid, (unsigned long long)d->conf.retention,
+		http__answer_text(r, 507, "capture of pid %d: no room under capture-retention "
+				  "(%llu bytes) for a window of up to %llu bytes: captures being "
+				  "written hold %llu; try again later, or raise capture-retention\n",
+				  (int)p->pid, (unsigned long long)d->conf.capture_retention,
 				  (unsigned long long)d->conf.window_max_bytes,
-				  (unsigned long long)store__reserved(d->store));
+				  (unsigned long long)store__reserved(d->captures));
 		return;
 	}
 	if (err) {
@@ -424,7 +435,8 @@ static void answer_done(struct daemon *d, struct dproc *p, const struct cycle_in
 	struct json_writer *w = f ? json_writer__new(f) : NULL;
 	int err = -ENOMEM;
 
-	store__name(d->store, p->run, dir, sizeof(dir));
+	(void)d;
+	store__name(p->wstore, p->run, dir, sizeof(dir));
 	if (w) {
 		json_writer__start_object(w);
 		json_writer__field_i64(w, "pid", p->pid);
@@ -493,7 +505,7 @@ static int hook_dir(void *ctx, const struct session_target *t, uint32_t k, char 
 	(void)k;
 	long n;
 
-	err = store__next_dir(d->store, buf, len, &n);
+	err = store__next_dir(p && p->wstore ? p->wstore : d->store, buf, len, &n);
 	if (!err && p)
 		p->run = n;
 	return err;
@@ -513,14 +525,18 @@ static void hook_cycle(void *ctx, const struct session_target *t, const struct c
 		answer_capture(&p->capture, 500, "the window's mode could not be used (its BPF "
 			       "programs are not loaded): see the daemon's log", p->pid);
 		p->in_window = false;
+		if (p->wstore)
+			store__release(p->wstore, p->reserved);
+		p->reserved = 0;
+		p->wstore = NULL;
 		return;
 	}
 	p->last_window_cost = (uint64_t)((double)ci->hits * probe_ns(d));
 	budget_add(p, p->last_window_cost);
-	if (ci->path)
-		store__written(d->store, p->run, p->reserved);
-	else
-		store__release(d->store, p->reserved);
+	if (p->wstore && ci->path)
+		store__written(p->wstore, p->run, p->reserved);
+	else if (p->wstore)
+		store__release(p->wstore, p->reserved);
 	p->reserved = 0;
 	if (p->capture)
 		answer_done(d, p, ci, metrics__result_name(res));
@@ -528,6 +544,7 @@ static void hook_cycle(void *ctx, const struct session_target *t, const struct c
 		jobs__window_done(d, p, ci, metrics__result_name(res));
 	else
 		count_window(d, p, ci, res);
+	p->wstore = NULL;
 	p_dbg("pid %d: window %s, %llu launches, %s", (int)p->pid, metrics__result_name(res),
 	      (unsigned long long)ci->launches, ci->path ? ci->path : "no trace");
 	p->in_window = false;
@@ -618,8 +635,8 @@ static void on_metrics(struct daemon *d, struct dreq *r)
 		.targets = (unsigned int)d->nprocs,
 		.candidates = (unsigned int)d->ncands,
 		.probe_seconds = session__probe_ns(d->s) > 0 ? session__probe_ns(d->s) / 1e9 : -1,
-		.traces_bytes = store__bytes(d->store),
-		.traces_removed = store__removed(d->store),
+		.traces_bytes = store__bytes(d->store) + store__bytes(d->captures),
+		.traces_removed = store__removed(d->store) + store__removed(d->captures),
 		.reloads = d->reloads,
 		.reload_errors = d->reload_errors,
 		.http_errors = http__refused(d->http),
@@ -718,6 +735,7 @@ static void reload(void *ctx, int signo)
 	metrics__set_top(d->m, c.top_kernels);
 	metrics__set_max_jobs(d->m, c.max_jobs);
 	store__set_limit(d->store, c.retention);
+	store__set_limit(d->captures, c.capture_retention);
 	d->reloads++;
 	p_info("config reloaded: %zu step rules; rules apply to processes found from now on",
 	       c.nrules);
@@ -786,7 +804,7 @@ static int start(struct daemon *d)
 		.ctx = d, .cycle_dir = hook_dir, .cycle_done = hook_cycle, .step_done = hook_step,
 		.exited = hook_exited, .exec = hook_exec,
 	};
-	char err[512] = "";
+	char err[512] = "", cap_out[PATH_MAX + 16];
 	int rc;
 
 	rc = make_loop(d);
@@ -797,6 +815,12 @@ static int start(struct daemon *d)
 		return rc;
 	d->store = store__new(d->conf.output, d->conf.retention, &so.out, err, sizeof(err));
 	if (!d->store) {
+		p_err("%s", err);
+		return -errno;
+	}
+	snprintf(cap_out, sizeof(cap_out), "%s/captures", d->conf.output);
+	d->captures = store__new(cap_out, d->conf.capture_retention, &so.out, err, sizeof(err));
+	if (!d->captures) {
 		p_err("%s", err);
 		return -errno;
 	}
@@ -839,6 +863,7 @@ static void finish(struct daemon *d)
 	free(d->cands);
 	metrics__free(d->m);
 	store__free(d->store);
+	store__free(d->captures);
 	for (size_t i = 0; i < d->nold; i++)
 		dconf__free(&d->old[i]);
 	free(d->old);

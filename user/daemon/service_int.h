@@ -42,6 +42,7 @@ struct bucket {
 
 struct dproc {
 	pid_t pid;
+	struct store *wstore;		/* the running window's: d->store or d->captures */
 	struct procinfo pi;
 	struct jobinfo job;
 	bool from_exec;			/* found from its exec event, not the /proc scan */
@@ -80,7 +81,8 @@ struct daemon {
 	struct session *s;
 	struct http *http;
 	struct metrics *m;
-	struct store *store;
+	struct store *store;		/* sampled windows, under output */
+	struct store *captures;		/* on-demand captures, apart: under output/captures */
 	struct dproc **procs;
 	size_t nprocs, cap;
 	struct cand *cands;
