@@ -138,7 +138,7 @@ import glob, json, os, sys
 sys.path.insert(0, sys.argv[3])
 from check_daemon import call_key, gt_step
 run, tmp = sys.argv[1], sys.argv[2]
-c = json.load(open(os.path.join(run, "capture.json")))
+c = json.load(open(run + ".capture.json"))
 s, files = c["start_step"], sorted(glob.glob(os.path.join(run, "*.pt.trace.json")))
 if len(files) != 4:
     sys.exit("%d traces in %s" % (len(files), run))
@@ -182,7 +182,7 @@ c = json.load(open(sys.argv[1]))
 assert c["job"] == sys.argv[2] and c["steps"] == 3 and len(c["daemons"]) == 2, c
 assert sorted(r["rank"] for r in c["ranks"]) == [0, 1, 2, 3], c
 assert all(r["result"] == "ok" and r["found"] == "scan" for r in c["ranks"]), c
-' "$TMP/fl/$SAFE/run_0/capture.json" "$JOB"
+' "$TMP/fl/$SAFE/run_0.capture.json" "$JOB"
 REAL=${CUPROBE_REAL:-/var/cache/cuprobe/real}
 [ -r "$REAL/env.sh" ] && source "$REAL/env.sh"
 if [ -n "${REAL_HTA_PY:-}" ] && [ -x "$REAL_HTA_PY" ]; then
@@ -223,12 +223,12 @@ expect "killed daemon: its ranks 2 and 3 are named with the host's daemon" \
 	grep -qE "rank 2: NOT written: .*daemon ${IPS[1]}:$PORT" "$TMP/c3.log"
 expect "... rank 3 too" grep -qE "rank 3: NOT written: .*daemon ${IPS[1]}:$PORT" "$TMP/c3.log"
 expect "killed daemon: the other host's 2 traces are written, with capture.json" \
-	test "$(trace_in "$TMP/fl2/$SAFE/run_0" | wc -w)" = 2 -a -s "$TMP/fl2/$SAFE/run_0/capture.json"
+	test "$(trace_in "$TMP/fl2/$SAFE/run_0" | wc -w)" = 2 -a -s "$TMP/fl2/$SAFE/run_0.capture.json"
 expect "capture.json marks ranks 2 and 3 not written, naming the daemon" python3 -c '
 import json, sys
 c = json.load(open(sys.argv[1]))
 bad = sorted(r["rank"] for r in c["ranks"] if r["result"] != "ok")
 assert bad == [2, 3], bad
 assert all(sys.argv[2] in r["why"] for r in c["ranks"] if r["result"] != "ok"), c["ranks"]
-' "$TMP/fl2/$SAFE/run_0/capture.json" "${IPS[1]}:$PORT"
+' "$TMP/fl2/$SAFE/run_0.capture.json" "${IPS[1]}:$PORT"
 done_testing

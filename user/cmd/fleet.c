@@ -4,7 +4,10 @@
  * host. The daemons are asked for the job's ranks (GET /targets?job=), a
  * first step S is chosen past every rank's current one, every daemon records
  * S..S+N-1 of its ranks (POST /capture?job=&start_step=S), and each rank's
- * trace is fetched (GET /trace) into OUT/<job>/run_<k>/ beside capture.json.
+ * trace is fetched (GET /trace) into OUT/<job>/run_<k>/, and the summary goes
+ * beside that folder, OUT/<job>/run_<k>.capture.json: HTA takes every .json
+ * file of a folder for a trace (one without a rank for rank 0's), so the
+ * folder holds the ranks' traces alone and loads as the job.
  * One worker thread per daemon and phase, each writing its own slot; the main
  * thread joins them and never waits past --timeout.
  */
@@ -50,6 +53,8 @@ struct fleet {
 	size_t nr;
 	long long start;
 	int outfd;		/* OUT/<job>/run_<k> */
+	int jobfd;		/* OUT/<job>, where run_<k>.capture.json goes */
+	char run[32];		/* "run_<k>" */
 	char dir[4096];
 };
 
@@ -287,7 +292,7 @@ static void safe_name(const char *job, char *out, size_t len)
 /* OUT/<job>/run_<k>, k the first free number: its descriptor, or -errno (said). */
 static int make_run(struct fleet *f)
 {
-	char name[256], run[32];
+	char name[256], *run = f->run;
 	unsigned int made;
 	bool created;
 	int out, jfd, fd = -1;
@@ -296,7 +301,7 @@ static int make_run(struct fleet *f)
 	out = safe_file__make_dirs(f->o->output, 0755, &made);
 	jfd = out < 0 ? out : safe_file__child_dir(out, name, 0755, &created);
 	for (int k = 0; jfd >= 0 && k < 100000 && fd < 0; k++) {
-		snprintf(run, sizeof(run), "run_%d", k);
+		snprintf(run, sizeof(f->run), "run_%d", k);
 		if (mkdirat(jfd, run, 0755) && errno == EEXIST)
 			continue;
 		fd = openat(jfd, run, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -309,7 +314,9 @@ static int make_run(struct fleet *f)
 			f->o->output, name, strerror(jfd < 0 ? -jfd : errno));
 	if (out >= 0)
 		close(out);
-	if (jfd >= 0)
+	if (jfd >= 0 && fd >= 0)
+		f->jobfd = jfd;
+	else if (jfd >= 0)
 		close(jfd);
 	return fd < 0 ? -EIO : fd;
 }
@@ -381,10 +388,16 @@ static void put_missing(struct json_writer *w, const struct fleet *f)
 
 static int write_json(struct fleet *f)
 {
-	struct safe_file *sf = safe_file__open(f->outfd, "capture.json", SAFE_FILE_NEW, 0644);
-	FILE *fp = sf ? fdopen(dup(safe_file__fd(sf)), "w") : NULL;
-	struct json_writer *w = fp ? json_writer__new(fp) : NULL;
+	struct json_writer *w = NULL;
+	struct safe_file *sf;
+	FILE *fp = NULL;
 	int err = -EIO;
+	char json[64];
+
+	snprintf(json, sizeof(json), "%s.capture.json", f->run);
+	sf = safe_file__open(f->jobfd, json, SAFE_FILE_NEW, 0644);
+	fp = sf ? fdopen(dup(safe_file__fd(sf)), "w") : NULL;
+	w = fp ? json_writer__new(fp) : NULL;
 
 	if (w) {
 		json_writer__pretty(w, 2);
@@ -405,7 +418,7 @@ static int write_json(struct fleet *f)
 		err = safe_file__publish(sf);
 	safe_file__free(sf);
 	if (err)
-		fprintf(stderr, "cuprobe capture: cannot write %s/capture.json: %s\n", f->dir,
+		fprintf(stderr, "cuprobe capture: cannot write %s.capture.json: %s\n", f->dir,
 			strerror(-err));
 	return err;
 }
@@ -464,12 +477,14 @@ static void fleet_free(struct fleet *f)
 	free(f->rk);
 	if (f->outfd >= 0)
 		close(f->outfd);
+	if (f->jobfd >= 0)
+		close(f->jobfd);
 	explicit_bzero(f->auth, sizeof(f->auth));
 }
 
 int fleet__run(const struct capture_opts *o)
 {
-	struct fleet f = { .o = o, .outfd = -1 };
+	struct fleet f = { .o = o, .outfd = -1, .jobfd = -1 };
 	char err[768];
 	int rc = 1;
 
