@@ -60,7 +60,8 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
 	-keyout "$K/ca.key" -out "$K/ca.crt" 2>/dev/null
 openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj /CN=server \
 	-keyout "$K/server.key" -out "$K/server.csr" 2>/dev/null
-printf 'subjectAltName=IP:%s,IP:%s\nextendedKeyUsage=serverAuth\n' "${IPS[@]}" >"$K/server.ext"
+printf 'subjectAltName=IP:%s,IP:%s,DNS:gpu-nodes.cuprobe.test\nextendedKeyUsage=serverAuth\n' "${IPS[@]}" \
+	>"$K/server.ext"
 openssl x509 -req -in "$K/server.csr" -CA "$K/ca.crt" -CAkey "$K/ca.key" -CAcreateserial \
 	-days 2 -extfile "$K/server.ext" -out "$K/server.crt" 2>/dev/null
 expect "openssl: a CA and a server certificate for both hosts' addresses" \
@@ -201,6 +202,17 @@ rc=$?
 expect "--daemon A,B: exit 0, the next run folder" test "$rc" = 0 -a -d "$TMP/fl/$SAFE/run_1"
 expect "--daemon A,B: 4 traces of the same steps, exact against the ground truth" \
 	fleet_ok "$TMP/fl/$SAFE/run_1"
+# ---- a DNS name with an address per daemon (a headless service's): both, by name ----
+# The name is in a hosts file of the client's own mount namespace, not the machine's.
+printf '%s gpu-nodes.cuprobe.test\n%s gpu-nodes.cuprobe.test\n' "${IPS[@]}" >"$TMP/hosts"
+unshare -m sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$TMP/hosts" \
+	"$CUPROBE" capture --job "$JOB" --steps 3 -o "$TMP/fl" --daemon "https://gpu-nodes.cuprobe.test:$PORT" \
+	"${AUTH[@]}" --timeout 60 >"$TMP/c4.log" 2>&1
+rc=$?
+expect "--daemon NAME: both addresses of the name asked, the certificate checked against the name" \
+	test "$rc" = 0 -a -d "$TMP/fl/$SAFE/run_2"
+expect "--daemon NAME: 4 traces of the same steps, exact against the ground truth" \
+	fleet_ok "$TMP/fl/$SAFE/run_2"
 expect_fail "without the password both daemons refuse (401), each named" \
 	"daemon ${IPS[0]}:$PORT: .*give a user and password" \
 	"$CUPROBE" capture --job "$JOB" --steps 3 -o "$TMP/fl" --cacert "$K/ca.crt" --timeout 20 \

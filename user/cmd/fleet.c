@@ -220,17 +220,6 @@ static void take_capture(struct fleet *f, size_t d)
 	json_decref(j);
 }
 
-/* run_N/FILE: the trace's name under the daemon's output folder, from its path. */
-static const char *tail2(const char *path)
-{
-	const char *p = path + strlen(path);
-	int slashes = 0;
-
-	while (p > path && !(p[-1] == '/' && ++slashes == 2))
-		p--;
-	return p;
-}
-
 /* One rank's trace, fetched into the run folder under a temporary name, then renamed. */
 static void fetch_one(struct fleet *f, struct frank *r)
 {
@@ -247,7 +236,8 @@ static void fetch_one(struct fleet *f, struct frank *r)
 			 strerror(errno));
 		goto fail;
 	}
-	fleet__urlenc(tail2(r->trace), enc, sizeof(enc));
+	/* The path as the daemon gave it: it takes one under its output folder, as it is. */
+	fleet__urlenc(r->trace, enc, sizeof(enc));
 	snprintf(target, sizeof(target), "/trace?path=%s", enc);
 	err = fleet__http(f->o, &f->dv[r->d], f->auth, "GET", target, f->deadline,
 			  safe_file__fd(sf), &a);
