@@ -13,6 +13,8 @@ pkgs="$pkgs libcapstone-dev bpftrace"
 # The daemon's --web-config (YAML, TLS, bcrypt) and capture's TLS (OpenSSL, static too);
 # the auth test makes certificates (openssl) and a bcrypt hash (whois's mkpasswd).
 pkgs="$pkgs libyaml-dev libgnutls28-dev libcrypt-dev libssl-dev openssl whois"
+# The fleet test's hosts: network namespaces and veths (ip), a mount namespace (unshare).
+pkgs="$pkgs iproute2 util-linux"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
