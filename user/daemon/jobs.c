@@ -93,34 +93,6 @@ static void put_target(struct json_writer *w, const struct dproc *p, const char 
 	json_writer__end_object(w);
 }
 
-/* The JSON made by fill into r's answer, 200; a 500 when it could not be made. */
-static void answer_json(struct dreq *r, void (*fill)(struct json_writer *w, void *arg),
-			void *arg)
-{
-	char *body = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&body, &len);
-	struct json_writer *w = f ? json_writer__new(f) : NULL;
-	int err = -ENOMEM;
-
-	if (w) {
-		fill(w, arg);
-		err = json_writer__flush(w);
-		json_writer__free(w);
-	}
-	if (f && fputc('\n', f) == EOF && !err)
-		err = -EIO;
-	if (f && fclose(f) && !err)
-		err = -EIO;
-	if (err) {
-		free(body);
-		http__answer_text(r, 500, "cuprobe daemon: cannot make the answer: %s\n",
-				  strerror(-err));
-		return;
-	}
-	http__answer(r, 200, "application/json", body, len);
-}
-
 struct targets_arg {
 	struct daemon *d;
 	const char *job;
@@ -151,7 +123,7 @@ void jobs__targets(struct daemon *d, struct dreq *r)
 {
 	struct targets_arg a = { .d = d, .job = r->job };
 
-	answer_json(r, fill_targets, &a);
+	service_answer_json(r, 200, fill_targets, &a);
 }
 
 /* ---- job captures ---- */
@@ -196,7 +168,7 @@ static void fill_capture(struct json_writer *w, void *arg)
 /* The capture is answered and goes; its ranks' processes let go of it. */
 static void jobcap_answer(struct daemon *d, struct jobcap *jc)
 {
-	answer_json(jc->r, fill_capture, jc);
+	service_answer_json(jc->r, 200, fill_capture, jc);
 	for (size_t i = 0; i < jc->n; i++) {
 		struct dproc *p = service_find(d, jc->v[i].pid);
 

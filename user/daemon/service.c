@@ -425,33 +425,18 @@ static void on_capture(struct daemon *d, struct dreq *r)
 	start_capture(d, p, r);
 }
 
-/* The capture's answer, a JSON object through the one JSON writer (names may hold any byte). */
-static void answer_done(struct daemon *d, struct dproc *p, const struct cycle_info *ci,
-			const char *result)
+/* The JSON made by fill as r's answer, with status; a 500 when it could not be made. */
+void service_answer_json(struct dreq *r, int status,
+			 void (*fill)(struct json_writer *w, void *arg), void *arg)
 {
-	char *body = NULL, dir[PATH_MAX + 32];
+	char *body = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&body, &len);
 	struct json_writer *w = f ? json_writer__new(f) : NULL;
 	int err = -ENOMEM;
 
-	(void)d;
-	store__name(p->wstore, p->run, dir, sizeof(dir));
 	if (w) {
-		json_writer__start_object(w);
-		json_writer__field_i64(w, "pid", p->pid);
-		json_writer__field_string(w, "comm", p->pi.comm);
-		json_writer__field_string(w, "dir", dir);
-		json_writer__field_string(w, "trace", ci->path ? ci->path : "");
-		json_writer__field_string(w, "mode", ci->mode == MODE_CUPTI ? "cupti" : "bpf");
-		json_writer__field_string(w, "result", result);
-		json_writer__field_u64(w, "launches", ci->launches);
-		json_writer__field_u64(w, "drops", ci->drops);
-		json_writer__field_i64(w, "first_step", ci->first_step);
-		json_writer__field_i64(w, "last_step", ci->last_step);
-		json_writer__field_bool(w, "cut", ci->cut != NULL);
-		json_writer__field_u64(w, "cut_launches", ci->cut_launches);
-		json_writer__end_object(w);
+		fill(w, arg);
 		err = json_writer__flush(w);
 		json_writer__free(w);
 	}
@@ -461,11 +446,48 @@ static void answer_done(struct daemon *d, struct dproc *p, const struct cycle_in
 		err = -EIO;
 	if (err) {
 		free(body);
-		http__answer_text(p->capture, 500, "capture of pid %d: cannot make the answer: %s\n",
-				  (int)p->pid, strerror(-err));
-	} else {
-		http__answer(p->capture, ci->path ? 200 : 500, "application/json", body, len);
+		http__answer_text(r, 500, "cuprobe daemon: cannot make the answer: %s\n",
+				  strerror(-err));
+		return;
 	}
+	http__answer(r, status, "application/json", body, len);
+}
+
+struct done_arg {
+	const struct dproc *p;
+	const struct cycle_info *ci;
+	const char *result, *dir;
+};
+
+static void fill_done(struct json_writer *w, void *arg)
+{
+	const struct done_arg *a = arg;
+	const struct cycle_info *ci = a->ci;
+
+	json_writer__start_object(w);
+	json_writer__field_i64(w, "pid", a->p->pid);
+	json_writer__field_string(w, "comm", a->p->pi.comm);
+	json_writer__field_string(w, "dir", a->dir);
+	json_writer__field_string(w, "trace", ci->path ? ci->path : "");
+	json_writer__field_string(w, "mode", ci->mode == MODE_CUPTI ? "cupti" : "bpf");
+	json_writer__field_string(w, "result", a->result);
+	json_writer__field_u64(w, "launches", ci->launches);
+	json_writer__field_u64(w, "drops", ci->drops);
+	json_writer__field_i64(w, "first_step", ci->first_step);
+	json_writer__field_i64(w, "last_step", ci->last_step);
+	json_writer__field_bool(w, "cut", ci->cut != NULL);
+	json_writer__field_u64(w, "cut_launches", ci->cut_launches);
+	json_writer__end_object(w);
+}
+
+/* The capture's answer, a JSON object through the one JSON writer (names may hold any byte). */
+static void answer_done(struct dproc *p, const struct cycle_info *ci, const char *result)
+{
+	char dir[PATH_MAX + 32];
+	struct done_arg a = { .p = p, .ci = ci, .result = result, .dir = dir };
+
+	store__name(p->wstore, p->run, dir, sizeof(dir));
+	service_answer_json(p->capture, ci->path ? 200 : 500, fill_done, &a);
 	p->capture = NULL;
 }
 
@@ -539,7 +561,7 @@ static void hook_cycle(void *ctx, const struct session_target *t, const struct c
 		store__release(p->wstore, p->reserved);
 	p->reserved = 0;
 	if (p->capture)
-		answer_done(d, p, ci, metrics__result_name(res));
+		answer_done(p, ci, metrics__result_name(res));
 	else if (p->jc && !p->jc_waiting)
 		jobs__window_done(d, p, ci, metrics__result_name(res));
 	else

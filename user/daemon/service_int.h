@@ -105,6 +105,10 @@ enum window_mode service_mode(const struct daemon *d, const struct dproc *p, con
  * with its room under the retention reserved. 0, -ENOSPC, or the engine's
  * error (-ERANGE: first is too near, *now the step the process is in).
  */
+struct json_writer;
+/* The JSON made by fill as r's answer, with status; a 500 when it could not be made. */
+void service_answer_json(struct dreq *r, int status,
+			 void (*fill)(struct json_writer *w, void *arg), void *arg);
 int service_open_window(struct daemon *d, struct dproc *p, uint32_t steps, enum window_mode mode,
 			int64_t first, uint64_t *now);
 
