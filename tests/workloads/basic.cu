@@ -205,16 +205,25 @@ static void launch_all(struct worker *w, struct setup *s)
 	}
 }
 
+// --stop-file seen: every thread ends after the iteration it is in.
+static volatile bool stopping;
+
 // With --steps the threads move in lockstep, so that step k holds exactly
-// iteration k of every thread: all finish, thread 0 steps, all continue.
+// iteration k of every thread: all finish, thread 0 steps (and looks for the
+// stop file), all continue, or all end together.
 static void end_iteration(struct worker *w)
 {
-	if (!w->opt->steps)
+	if (!w->opt->steps) {
+		if (w->opt->stop_file && !access(w->opt->stop_file, F_OK))
+			stopping = true;
 		return;
+	}
 	pthread_barrier_wait(w->step);
 	if (w->index == 0) {
 		cuprobe_step();
 		gt::step();
+		if (w->opt->stop_file && !access(w->opt->stop_file, F_OK))
+			stopping = true;
 	}
 	pthread_barrier_wait(w->step);
 }
@@ -227,10 +236,10 @@ static void *run_worker(void *arg)
 	setup_thread(w->index, &s);
 	pthread_barrier_wait(w->start);
 	pthread_barrier_wait(w->start);
-	for (int i = 0; i < w->opt->iters; i++) {
+	for (int i = 0; i < w->opt->iters && !stopping; i++) {
 		launch_all(w, &s);
 		end_iteration(w);
-		if (w->opt->sleep_ms && i + 1 < w->opt->iters)
+		if (w->opt->sleep_ms && i + 1 < w->opt->iters && !stopping)
 			sleep_ms(w->opt->sleep_ms);
 	}
 	return nullptr;

@@ -9,6 +9,8 @@
  *   --wait-file P    after setup, poll until P exists before the first launch
  *   --ready-file P   create P right before the first launch
  *   --steps          call cuprobe_step() at the end of every iteration
+ *   --stop-file P    (basic) end, and write the ground truth, once P exists: at a step
+ *                    boundary with --steps, all threads together
  *
  * Include it once per program: it defines cuprobe_step().
  */
@@ -30,6 +32,7 @@ struct options {
 	const char *wait_file;
 	const char *ready_file;
 	bool steps;
+	const char *stop_file;
 };
 
 /*
@@ -90,7 +93,7 @@ static int parse_count(const char *prog, const char *opt, const char *arg)
 
 static struct options parse_options(int argc, char **argv, int iters, int threads, int sleep_ms)
 {
-	struct options o = { iters, threads, sleep_ms, NULL, NULL, false };
+	struct options o = { iters, threads, sleep_ms, NULL, NULL, false, NULL };
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL;
@@ -107,6 +110,8 @@ static struct options parse_options(int argc, char **argv, int iters, int thread
 			o.ready_file = next, i++;
 		else if (!strcmp(a, "--steps"))
 			o.steps = true;
+		else if (!strcmp(a, "--stop-file") && next)
+			o.stop_file = next, i++;
 		else
 			usage_exit(argv[0], "unknown or incomplete option");
 	}
