@@ -18,10 +18,11 @@ source "$(dirname "$0")/daemon_lib.sh"
 NS=(cpf1-$$ cpf2-$$) IPS=(198.18.0.2 198.18.1.2) GWS=(198.18.0.1 198.18.1.1)
 DPIDS=() PROMPID=
 cleanup() {
-	for p in "${DPIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for p in "${DPIDS[@]}"; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	[ -n "$PROMPID" ] && kill "$PROMPID" 2>/dev/null && wait "$PROMPID" 2>/dev/null
 	for cg in "${CGS[@]}"; do
 		for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+		wait 2>/dev/null
 	done
 	sleep 0.2
 	for cg in "${CGS[@]}"; do rmdir "$cg" 2>/dev/null; done
@@ -228,7 +229,7 @@ expect_fail "without the password both daemons refuse (401), each named" \
 CPID=$!
 started=$(date +%s)
 sleep 2
-kill -KILL "${DPIDS[1]}"
+kill -KILL "${DPIDS[1]}" && wait "${DPIDS[1]}" 2>/dev/null
 wait "$CPID"
 rc=$?
 took=$(( $(date +%s) - started ))
@@ -253,4 +254,7 @@ for run in 0 1 2; do
 	expect "run_$run: every rank's launches exactly 3 steps of its own ground truth" \
 		fleet_ok "$TMP/fl/$SAFE/run_$run" exact
 done
+# The daemon left stops on SIGTERM; the one killed was waited for.
+kill -TERM "${DPIDS[0]}" && wait "${DPIDS[0]}" 2>/dev/null
+DPIDS=()
 done_testing
