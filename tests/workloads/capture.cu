@@ -19,6 +19,7 @@
 #include <cuda_runtime_api.h>
 
 #include "ground_truth.h"
+#include "captured_gt.h"
 #include "workload.h"
 
 namespace cap {
@@ -37,8 +38,7 @@ static int failed;
 
 /* Captured calls: (capture, api, kernel, grid.x, stream, bytes) -> count. */
 static std::mutex cap_mu;
-static std::map<std::tuple<unsigned, std::string, std::string, unsigned, uint64_t, uint64_t>,
-		uint64_t> captured_calls;
+static captured_map captured_calls;
 static std::atomic<unsigned> captures{ 0 };
 
 static void note(unsigned capture, const gt::Call &c)
@@ -48,7 +48,7 @@ static void note(unsigned capture, const gt::Call &c)
 		return;
 	}
 	std::lock_guard<std::mutex> lock(cap_mu);
-	captured_calls[std::make_tuple(capture, c.api, c.kernel, c.grid[0], c.stream, c.bytes)]++;
+	captured_add(captured_calls, capture, c);
 }
 
 /* A launch of k with grid.x = g into stream s, noted as run (capture 0) or captured. */
@@ -155,25 +155,8 @@ static void write_captured()
 {
 	const char *gt_path = getenv("CUPROBE_GT");
 
-	if (!gt_path || !*gt_path)
-		return;
-	std::string path = std::string(gt_path) + ".captured";
-	FILE *f = fopen(path.c_str(), "w");
-	if (!f)
-		return;
-	fprintf(f, "{\"captures\": %u, \"calls\": [", captures.load());
-	const char *sep = "";
-	for (const auto &kv : captured_calls) {
-		const auto &k = kv.first;
-		fprintf(f, "%s\n {\"capture\": %u, \"api\": \"%s\", \"kernel\": \"%s\", "
-			   "\"grid\": %u, \"stream\": %llu, \"bytes\": %llu, \"count\": %llu}",
-			sep, std::get<0>(k), std::get<1>(k).c_str(), std::get<2>(k).c_str(),
-			std::get<3>(k), (unsigned long long)std::get<4>(k),
-			(unsigned long long)std::get<5>(k), (unsigned long long)kv.second);
-		sep = ",";
-	}
-	fputs("\n]}\n", f);
-	fclose(f);
+	if (gt_path && *gt_path)
+		write_captured_gt(gt_path, captures.load(), captured_calls);
 }
 
 int main(int argc, char **argv)

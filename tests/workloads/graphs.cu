@@ -32,6 +32,7 @@
 #include <cuda_runtime_api.h>
 
 #include "ground_truth.h"
+#include "captured_gt.h"
 #include "workload.h"
 
 /* An export of every driver that cuda.h declares only for per-thread default streams. */
@@ -131,8 +132,7 @@ static std::set<cudaGraphExec_t> freed;
 static unsigned reused;
 
 /* Captured calls: (capture, api, kernel, grid.x, stream, bytes) -> count, as capture.cu. */
-static std::map<std::tuple<unsigned, std::string, std::string, unsigned, uint64_t, uint64_t>,
-		uint64_t> captured_calls;
+static captured_map captured_calls;
 static std::atomic<unsigned> captures{ 0 };
 
 static void new_instance(exec &e)
@@ -160,7 +160,7 @@ static void note(unsigned capture, const gt::Call &c)
 		return;
 	}
 	std::lock_guard<std::mutex> lock(gt_mu);
-	captured_calls[std::make_tuple(capture, c.api, c.kernel, c.grid[0], c.stream, c.bytes)]++;
+	captured_add(captured_calls, capture, c);
 }
 
 /* ---- launches, copies and sets, run or captured --------------------------------------- */
@@ -567,24 +567,7 @@ static void make_handles()
 
 static void write_captured(const char *gt_path)
 {
-	std::string path = std::string(gt_path) + ".captured";
-	FILE *f = fopen(path.c_str(), "w");
-	const char *sep = "";
-
-	if (!f)
-		return;
-	fprintf(f, "{\"captures\": %u, \"calls\": [", captures.load());
-	for (const auto &kv : captured_calls) {
-		const auto &k = kv.first;
-		fprintf(f, "%s\n {\"capture\": %u, \"api\": \"%s\", \"kernel\": \"%s\", "
-			   "\"grid\": %u, \"stream\": %llu, \"bytes\": %llu, \"count\": %llu}",
-			sep, std::get<0>(k), std::get<1>(k).c_str(), std::get<2>(k).c_str(),
-			std::get<3>(k), (unsigned long long)std::get<4>(k),
-			(unsigned long long)std::get<5>(k), (unsigned long long)kv.second);
-		sep = ",";
-	}
-	fputs("\n]}\n", f);
-	fclose(f);
+	write_captured_gt(gt_path, captures.load(), captured_calls);
 }
 
 static void put_group(FILE *f, unsigned step, const exec &e, uint64_t n)
