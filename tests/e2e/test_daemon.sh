@@ -153,6 +153,8 @@ expect "bad request: mode=cupti without the agent is 409" http_is 409 "no cuprob
 	-X POST "$U/capture?pid=$D&steps=1&mode=cupti"
 expect "bad request: GET /capture is 405" http_is 405 "use POST" "$U/capture?pid=$D&steps=1"
 expect "bad request: unknown path is 404" http_is 404 "not found" "$U/nope"
+expect "GET /trace without a web-config: 403, naming --web-config (traces are root's)" \
+	http_is 403 "web-config" "$U/trace?path=run_0/x.pt.trace.json"
 expect "the daemon still serves /metrics" http_is 200 "cuprobe_targets" "$U/metrics"
 
 # Bad config and port in use, as a second daemon: clear message, non-zero exit.

@@ -352,6 +352,14 @@ static enum MHD_Result trace(struct http *h, struct MHD_Connection *c, const cha
 
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return refuse_allow(h, c, 405, "GET, HEAD", "/trace: use GET /trace?path=PATH\n");
+	/*
+	 * Traces are root's 0600 files: without a web-config no one here is
+	 * authenticated, and loopback alone would hand them to any local user.
+	 */
+	if (!h->auth)
+		return refuse(h, c, 403, "trace: this daemon hands traces over only to an "
+			      "authenticated client: give it a --web-config (TLS and users or client "
+			      "certificates), or read the trace from its output folder as root\n");
 	if (MHD_lookup_connection_value_n(c, MHD_GET_ARGUMENT_KIND, "path", 4, &s, &n) != MHD_YES ||
 	    !s || !n || strlen(s) != n || n >= sizeof(r->path))
 		return refuse(h, c, 400, "trace: give path=PATH, a capture's \"trace\" (at most "
