@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -331,6 +333,119 @@ static void test_read_zombie_is_esrch(void **state)
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 }
 
+/* The executable entries of text, equal one for one to those of exec. */
+static void assert_exec_equal(const struct procmaps *text, const struct procmaps *exec)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < text->n; i++) {
+		const struct map_entry *a = &text->v[i], *b;
+
+		/* The gate page is no mapping of the process's (it has no VMA to query). */
+		if (!a->exec || a->start >= 0xffffffffff600000ull)
+			continue;
+		assert_true(k < exec->n);
+		b = &exec->v[k++];
+		assert_true(b->exec);
+		assert_true(a->start == b->start && a->end == b->end);
+		assert_true(a->offset == b->offset && a->inode == b->inode && a->dev == b->dev);
+		if (a->path)
+			assert_string_equal(a->path, b->path);
+		else
+			assert_null(b->path);
+	}
+	assert_int_equal(k, exec->n);
+}
+
+/* A file mapped executable at path, then unlinked when deleted: its mapping stays. */
+static void *map_exec_file(const char *path, bool deleted)
+{
+	FILE *f = fopen(path, "w");
+	void *p;
+
+	assert_non_null(f);
+	assert_int_equal(fputs("not code, but mapped as code\n", f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fileno(f), 0);
+	assert_true(p != MAP_FAILED);
+	fclose(f);
+	if (deleted)
+		assert_int_equal(unlink(path), 0);
+	return p;
+}
+
+/* The executable mappings alone, named as the text names them, a deleted file's too. */
+static void test_read_exec_matches_the_text(void **state)
+{
+	char path[] = "/tmp/procmaps test XXXXXX";
+	struct procmaps text, exec;
+	void *p;
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	p = map_exec_file(path, true);
+	assert_int_equal(procmaps__read(getpid(), &text), 0);
+	assert_int_equal(procmaps__read_exec(getpid(), &exec), 0);
+	assert_exec_equal(&text, &exec);
+	assert_non_null(procmaps__find(&exec, (uint64_t)(uintptr_t)p));
+	assert_non_null(strstr(procmaps__find(&exec, (uint64_t)(uintptr_t)p)->path, " (deleted)"));
+	assert_null(procmaps__find(&exec, (uint64_t)(uintptr_t)__builtin_frame_address(0)));
+	procmaps__free(&text);
+	procmaps__free(&exec);
+	munmap(p, 4096);
+	assert_int_equal(procmaps__read_exec(INT_MAX, &exec), -ESRCH);
+}
+
+/*
+ * A name longer than the query's buffer (PATH_MAX) cannot come through
+ * PROCMAP_QUERY: the text gives every mapping then, the long one whole.
+ */
+static void test_read_exec_long_name_from_the_text(void **state)
+{
+	char base[] = "/tmp/procmaps-long-XXXXXX", dir[PATH_MAX * 2], comp[256], file[PATH_MAX * 2];
+	struct procmaps text, exec;
+	const struct map_entry *e;
+	size_t depth = 0;
+	void *p;
+
+	(void)state;
+	assert_non_null(mkdtemp(base));
+	snprintf(dir, sizeof(dir), "%s", base);
+	memset(comp, 'd', 200);
+	comp[200] = '\0';
+	/* Long paths are made a component at a time, each relative to the last. */
+	assert_int_equal(chdir(dir), 0);
+	while (strlen(dir) < PATH_MAX + 100) {
+		assert_int_equal(mkdir(comp, 0700), 0);
+		assert_int_equal(chdir(comp), 0);
+		strcat(dir, "/");
+		strcat(dir, comp);
+		depth++;
+	}
+	p = map_exec_file("lib.so", false);
+	snprintf(file, sizeof(file), "%s/lib.so", dir);
+	assert_int_equal(procmaps__read(getpid(), &text), 0);
+	assert_int_equal(procmaps__read_exec(getpid(), &exec), 0);
+	assert_exec_equal(&text, &exec);
+	e = procmaps__find(&exec, (uint64_t)(uintptr_t)p);
+	assert_non_null(e);
+	assert_string_equal(e->path, file);
+	procmaps__free(&text);
+	procmaps__free(&exec);
+	munmap(p, 4096);
+	assert_int_equal(unlink("lib.so"), 0);
+	for (; depth; depth--) {
+		assert_int_equal(chdir(".."), 0);
+		assert_int_equal(rmdir(comp), 0);
+	}
+	assert_int_equal(chdir("/"), 0);
+	assert_int_equal(rmdir(base), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +468,8 @@ int main(void)
 		cmocka_unit_test(test_read_self_stack_and_heap),
 		cmocka_unit_test(test_read_missing_pid_is_esrch),
 		cmocka_unit_test(test_read_zombie_is_esrch),
+		cmocka_unit_test(test_read_exec_matches_the_text),
+		cmocka_unit_test(test_read_exec_long_name_from_the_text),
 	};
 
 	return cmocka_run_group_tests(tests, parse_maps_text, free_maps_text);

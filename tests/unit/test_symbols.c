@@ -551,7 +551,8 @@ static void test_name_synthetic(void **state)
 	(void)state;
 	fd = make_plain_file(path, sizeof(path), 0);
 	synth_write(fd);
-	p = mmap(NULL, 0x1000, PROT_READ, MAP_PRIVATE, fd, SYNTH_TEXT_OFF);
+	/* Code is named from executable mappings only, as a loader maps text. */
+	p = mmap(NULL, 0x1000, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, SYNTH_TEXT_OFF);
 	assert_true(p != MAP_FAILED);
 	assert_int_equal(symbols__refresh(s, getpid()), 0);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -560,6 +561,30 @@ static void test_name_synthetic(void **state)
 				 cases[i].rc);
 		assert_string_equal(name, want);
 	}
+	munmap(p, 0x1000);
+	close(fd);
+	unlink(path);
+	symbols__free(s);
+}
+
+/* The same symbols in a mapping without exec are no code: named by object and offset. */
+static void test_symbols_only_in_exec_mappings(void **state)
+{
+	struct symbols *s = symbols__new();
+	char path[64], want[128];
+	const char *name = NULL;
+	uint8_t *p;
+	int fd;
+
+	(void)state;
+	fd = make_plain_file(path, sizeof(path), 0);
+	synth_write(fd);
+	p = mmap(NULL, 0x1000, PROT_READ, MAP_PRIVATE, fd, SYNTH_TEXT_OFF);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(symbols__refresh(s, getpid()), 0);
+	snprintf(want, sizeof(want), "%s+0x1108", strrchr(path, '/') + 1);
+	assert_int_equal(symbols__name(s, getpid(), addr_of(p + 0x108), &name), 1);
+	assert_string_equal(name, want);
 	munmap(p, 0x1000);
 	close(fd);
 	unlink(path);
@@ -629,6 +654,7 @@ int main(void)
 		cmocka_unit_test(test_many_addresses),
 		cmocka_unit_test(test_func_offsets_synthetic),
 		cmocka_unit_test(test_name_synthetic),
+		cmocka_unit_test(test_symbols_only_in_exec_mappings),
 		cmocka_unit_test(test_func_offsets_cudart),
 		cmocka_unit_test(test_func_offsets_self),
 		cmocka_unit_test(test_func_offsets_errors),

@@ -812,7 +812,7 @@ int probeset__scan(struct probeset *ps)
 	int err;
 
 	scan_begin(ps);
-	err = procmaps__read(ps->pid, &m);
+	err = procmaps__read_exec(ps->pid, &m);
 	if (err)
 		return err;
 	for (size_t i = 0; i < m.n; i++) {
@@ -862,7 +862,7 @@ int probeset__keeps_across_exec(struct probeset *ps)
 
 	if (ps->step || ps->agent || !ps->libmap)
 		return 0;
-	err = procmaps__read(ps->pid, &m);
+	err = procmaps__read_exec(ps->pid, &m);
 	if (err)
 		return err;
 	for (size_t i = 0; i < m.n; i++) {

@@ -532,7 +532,13 @@ struct dyn_lookup {
 	size_t n;
 	uint64_t *offsets;
 	int *ranks;
+	/* The GNU table's header and Bloom filter, read once for all names. */
+	uint32_t gnu_hdr[4];
+	uint64_t *bloom;	/* NULL: read a word at a time (a filter over BLOOM_MAX) */
 };
+
+/* Bloom filters read whole up to this size (a large library's is tens of KiB). */
+#define BLOOM_MAX (1u << 20)
 
 /* Symbol idx of .dynsym, when it is the defined function names[i]: ranked in. */
 static void dyn_try(struct dyn_lookup *l, size_t i, uint64_t idx)
@@ -565,22 +571,48 @@ static void dyn_try(struct dyn_lookup *l, size_t i, uint64_t idx)
 	l->ranks[i] = rank;
 }
 
-/* The GNU table: a Bloom filter, then one bucket's chain of equal-hash runs. */
-static int gnu_find(struct dyn_lookup *l, size_t i)
+/* The GNU table's header, and its Bloom filter where it is not too large. 1: no table to read. */
+static int gnu_begin(struct dyn_lookup *l)
 {
-	uint32_t hdr[4], h = gnu_hash(l->names[i]), bucket, chain;
-	uint64_t base = l->d->gnu_hash, word, mask, buckets, chains;
+	uint32_t *hdr = l->gnu_hdr;
+	uint64_t size;
 	int err;
 
-	err = read_vaddr(l->ef, base, hdr, sizeof(hdr));
+	err = read_vaddr(l->ef, l->d->gnu_hash, hdr, sizeof(l->gnu_hdr));
 	if (err)
 		return err;
 	/* nbuckets, symoffset, bloom words, bloom shift */
 	if (!hdr[0] || !hdr[2] || hdr[3] >= 64)
+		return 1;
+	size = (uint64_t)hdr[2] * 8;
+	if (size > BLOOM_MAX)
 		return 0;
-	err = read_vaddr(l->ef, base + 16 + (uint64_t)(h / 64 % hdr[2]) * 8, &word, 8);
-	if (err)
-		return err;
+	l->bloom = malloc(size);
+	if (!l->bloom)
+		return -ENOMEM;
+	err = read_vaddr(l->ef, l->d->gnu_hash + 16, l->bloom, size);
+	if (err) {
+		free(l->bloom);
+		l->bloom = NULL;
+	}
+	return err;
+}
+
+/* The GNU table: a Bloom filter, then one bucket's chain of equal-hash runs. */
+static int gnu_find(struct dyn_lookup *l, size_t i)
+{
+	const uint32_t *hdr = l->gnu_hdr;
+	uint32_t h = gnu_hash(l->names[i]), bucket, chain, w = h / 64 % hdr[2];
+	uint64_t base = l->d->gnu_hash, word, mask, buckets, chains;
+	int err;
+
+	if (l->bloom) {
+		word = l->bloom[w];
+	} else {
+		err = read_vaddr(l->ef, base + 16 + (uint64_t)w * 8, &word, 8);
+		if (err)
+			return err;
+	}
 	mask = 1ull << (h % 64) | 1ull << ((h >> hdr[3]) % 64);
 	if ((word & mask) != mask)
 		return 0;
@@ -632,8 +664,16 @@ int elf_file__dynsym_find(struct elf_file *ef, const char *const *names, size_t 
 		return err;
 	if (!d.gnu_hash && !d.sysv_hash)
 		return -ENOENT;
-	for (size_t i = 0; i < n && !err; i++)
-		err = d.gnu_hash ? gnu_find(&l, i) : sysv_find(&l, i);
+	if (d.gnu_hash) {
+		err = gnu_begin(&l);
+		for (size_t i = 0; i < n && !err; i++)
+			err = gnu_find(&l, i);
+		free(l.bloom);
+		err = err > 0 ? 0 : err;
+	} else {
+		for (size_t i = 0; i < n && !err; i++)
+			err = sysv_find(&l, i);
+	}
 	for (size_t i = 0; i < n; i++)
 		found += ranks[i] >= 0;
 	return err ?: found;

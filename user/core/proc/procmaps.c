@@ -2,9 +2,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -16,20 +18,59 @@
 /* include/uapi/linux/magic.h */
 #define OVERLAYFS_SUPER_MAGIC 0x794c7630
 
+/* Hex digits at *p, then the character end (0: any); false when there are none. */
+static bool take_hex(const char **p, char end, unsigned long long *v)
+{
+	const char *q = *p;
+	unsigned long long x = 0;
+	int d;
+
+	for (; *q; q++) {
+		if (*q >= '0' && *q <= '9')
+			d = *q - '0';
+		else if ((*q | 0x20) >= 'a' && (*q | 0x20) <= 'f')
+			d = (*q | 0x20) - 'a' + 10;
+		else
+			break;
+		if (x >> 60)
+			return false;
+		x = x << 4 | (unsigned)d;
+	}
+	if (q == *p || (end && *q != end))
+		return false;
+	*v = x;
+	*p = q + (end != 0);
+	return true;
+}
+
+/*
+ * One line, "start-end perms offset major:minor inode [path]": parsed by
+ * hand, since a scan of a large process reads thousands of them while it
+ * is held (sscanf took half of the read).
+ */
 static int push_line(struct procmaps *m, const char *line, size_t *cap)
 {
-	unsigned long long start, end, off, ino;
-	unsigned int maj, min;
-	char perms[8];
-	int pos = 0;
+	unsigned long long start, end, off, ino = 0, maj, min;
+	const char *p = line, *perms;
 	struct map_entry *e;
 
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &start, &end, perms, &off, &maj,
-		   &min, &ino, &pos) < 7)
+	if (!take_hex(&p, '-', &start) || !take_hex(&p, ' ', &end))
+		return -EINVAL;
+	perms = p;
+	while (*p && *p != ' ' && *p != '\n')
+		p++;
+	if (p - perms < 3 || *p++ != ' ' || !take_hex(&p, ' ', &off) ||
+	    !take_hex(&p, ':', &maj) || !take_hex(&p, ' ', &min))
+		return -EINVAL;
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++)
+		ino = ino * 10 + (unsigned)(*p - '0');
+	if (*p && *p != ' ' && *p != '\t' && *p != '\n')
 		return -EINVAL;
 	/* Spaces up to the path, but not past the end of the line. */
-	while (line[pos] == ' ' || line[pos] == '\t')
-		pos++;
+	while (*p == ' ' || *p == '\t')
+		p++;
 	if (m->n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 64;
 		struct map_entry *v = realloc(m->v, ncap * sizeof(*v));
@@ -45,12 +86,12 @@ static int push_line(struct procmaps *m, const char *line, size_t *cap)
 	e->end = end;
 	e->offset = off;
 	e->inode = ino;
-	e->dev = makedev(maj, min);
+	e->dev = makedev((unsigned)maj, (unsigned)min);
 	e->exec = perms[2] == 'x';
-	if (pos > 0 && line[pos] && line[pos] != '\n') {
-		size_t len = strcspn(line + pos, "\n");
+	if (*p && *p != '\n') {
+		size_t len = strcspn(p, "\n");
 
-		e->path = strndup(line + pos, len);
+		e->path = strndup(p, len);
 		if (!e->path)
 			return -ENOMEM;
 	}
@@ -78,25 +119,178 @@ int procmaps__parse(const char *text, struct procmaps *out)
 	return 0;
 }
 
+/*
+ * The whole file in as few reads as it takes (each read of a seq_file walks
+ * to its place again), into buf, grown as needed. Returns its length or -errno.
+ */
+static ssize_t read_all(int fd, char **buf, size_t *cap)
+{
+	size_t len = 0;
+	ssize_t r;
+
+	for (;;) {
+		if (*cap - len < 4096) {
+			size_t ncap = *cap * 2;
+			char *nb = ncap > (64u << 20) ? NULL : realloc(*buf, ncap);
+
+			if (!nb)
+				return -ENOMEM;
+			*buf = nb;
+			*cap = ncap;
+		}
+		r = read(fd, *buf + len, *cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (!r)
+			break;
+		len += (size_t)r;
+	}
+	(*buf)[len] = '\0';
+	return (ssize_t)len;
+}
+
 int procmaps__read(pid_t pid, struct procmaps *out)
 {
-	char path[64], *line = NULL;
-	size_t cap = 0, lcap = 0;
-	FILE *f;
-	int err = 0;
+	size_t cap = 64 << 10;
+	char path[64], *buf;
+	ssize_t len;
+	int fd, err;
 
 	memset(out, 0, sizeof(*out));
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	while (getline(&line, &lcap, f) > 0) {
-		err = push_line(out, line, &cap);
-		if (err)
-			break;
+	buf = malloc(cap);
+	len = buf ? read_all(fd, &buf, &cap) : -ENOMEM;
+	close(fd);
+	/* A process gone while its maps were read: ESRCH from the read. */
+	err = len < 0 ? (int)len : procmaps__parse(buf, out);
+	free(buf);
+	if (!err && out->n == 0)
+		err = -ESRCH; /* a zombie has no mappings */
+	if (err)
+		procmaps__free(out);
+	return err;
+}
+
+/* PROCMAP_QUERY (include/uapi/linux/fs.h, Linux 6.11): one mapping by address. */
+struct procmap_query_arg {
+	uint64_t size, query_flags, query_addr;
+	uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset, inode;
+	uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+	uint64_t vma_name_addr, build_id_addr;
+};
+
+#define PROCMAP_QUERY_IOC _IOWR('f', 17, struct procmap_query_arg)
+#define PROCMAP_QUERY_VMA_EXECUTABLE 0x04
+#define PROCMAP_QUERY_COVERING_OR_NEXT_VMA 0x10
+
+/* More mappings than any process has: a bound on the walk, not a limit met. */
+#define EXEC_MAPS_MAX (1u << 20)
+
+static int push_entry(struct procmaps *m, size_t *cap, const struct map_entry *src)
+{
+	if (m->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct map_entry *v = realloc(m->v, ncap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		m->v = v;
+		*cap = ncap;
 	}
-	free(line);
-	fclose(f);
+	m->v[m->n++] = *src;
+	return 0;
+}
+
+/* The executable mappings through PROCMAP_QUERY; -ENOTTY where the kernel has none. */
+static int query_exec(int fd, struct procmaps *out)
+{
+	char name[PATH_MAX];
+	size_t cap = 0;
+	uint64_t addr = 0;
+	int err = 0;
+
+	for (unsigned int i = 0; i < EXEC_MAPS_MAX; i++) {
+		struct procmap_query_arg q = {
+			.size = sizeof(q),
+			.query_flags = PROCMAP_QUERY_VMA_EXECUTABLE | PROCMAP_QUERY_COVERING_OR_NEXT_VMA,
+			.query_addr = addr,
+			.vma_name_addr = (uint64_t)(uintptr_t)name,
+			.vma_name_size = sizeof(name),
+		};
+		struct map_entry e = {};
+
+		if (ioctl(fd, PROCMAP_QUERY_IOC, &q)) {
+			err = errno == ENOENT ? 0 : -errno;
+			break;
+		}
+		e.start = q.vma_start;
+		e.end = q.vma_end;
+		e.offset = q.vma_offset;
+		e.inode = q.inode;
+		e.dev = makedev(q.dev_major, q.dev_minor);
+		e.exec = true;
+		if (q.vma_name_size && name[0]) {
+			e.path = strndup(name, sizeof(name));
+			if (!e.path) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		err = push_entry(out, &cap, &e);
+		if (err) {
+			free(e.path);
+			break;
+		}
+		if (q.vma_end <= addr)
+			break;
+		addr = q.vma_end;
+	}
+	return err;
+}
+
+/*
+ * Keeps m's executable mappings only, as PROCMAP_QUERY gives them: without
+ * the vsyscall page, which the text lists but no VMA of the process holds.
+ */
+#define VSYSCALL_START 0xffffffffff600000ull
+
+static void keep_exec(struct procmaps *m)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->v[i].exec && m->v[i].start < VSYSCALL_START)
+			m->v[k++] = m->v[i];
+		else
+			free(m->v[i].path);
+	}
+	m->n = k;
+}
+
+int procmaps__read_exec(pid_t pid, struct procmaps *out)
+{
+	char path[64];
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	err = query_exec(fd, out);
+	close(fd);
+	/* An older kernel, or a name too long for the query: the text has them all. */
+	if (err) {
+		procmaps__free(out);
+		err = procmaps__read(pid, out);
+		if (!err)
+			keep_exec(out);
+	}
 	if (!err && out->n == 0)
 		err = -ESRCH; /* a zombie has no mappings */
 	if (err)

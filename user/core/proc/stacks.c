@@ -293,18 +293,42 @@ static const Dwfl_Callbacks file_callbacks = {
  * Reports each mapped ELF file once, at the bias its offset-0 mapping gives,
  * read through the descriptor procmaps__open checked (libdwfl keeps it).
  */
+/*
+ * The load address of the file mapped at m (an executable mapping, at any
+ * offset): the one of its segments m maps tells it. false: none does.
+ */
+static bool load_base(const struct elf_load *loads, size_t n, const struct map_entry *m,
+		      uint64_t *base)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct elf_load *l = &loads[i];
+
+		if ((l->offset & ~(page - 1)) <= m->offset && m->offset < l->offset + l->filesz) {
+			*base = m->start - l->vaddr - m->offset + l->offset;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Each file of the process's executable mappings, at its load address, once. */
 static void report_maps(Dwfl *dwfl, pid_t pid, const struct procmaps *pm)
 {
+	uint64_t last_dev = 0, last_ino = 0, last_base = 0;
+
 	for (size_t i = 0; i < pm->n; i++) {
 		const struct map_entry *m = &pm->v[i];
 		struct elf_file *ef;
 		const struct elf_load *loads;
 		char path[32];
 		size_t n;
-		uint64_t first_vaddr;
+		uint64_t base;
+		bool found;
 		int fd;
 
-		if (!m->path || m->path[0] != '/' || !m->inode || m->offset != 0)
+		if (!m->exec || !m->path || m->path[0] != '/' || !m->inode)
 			continue;
 		fd = procmaps__open(pid, m);
 		if (fd < 0)
@@ -315,12 +339,18 @@ static void report_maps(Dwfl *dwfl, pid_t pid, const struct procmaps *pm)
 			continue;
 		}
 		loads = elf_file__loads(ef, &n);
-		first_vaddr = n ? loads[0].vaddr - loads[0].offset : 0;
+		found = load_base(loads, n, m, &base);
 		elf_file__close(ef);
+		if (!found || (m->dev == last_dev && m->inode == last_ino && base == last_base)) {
+			close(fd);
+			continue;
+		}
+		last_dev = m->dev;
+		last_ino = m->inode;
+		last_base = base;
 		target_file_fd_path(fd, path, sizeof(path));
 		/* libdwfl closes fd with the module, or not at all when there is none. */
-		if (!dwfl_report_elf(dwfl, base_name(m->path), path, fd, m->start - first_vaddr,
-				     false))
+		if (!dwfl_report_elf(dwfl, base_name(m->path), path, fd, base, false))
 			close(fd);
 	}
 }

@@ -5,7 +5,8 @@
  * Three caches, from hot to cold:
  *  - per process, a hash table (util/hashmap) from address to finished name,
  *    so that a repeated address costs one lookup: no allocation, no syscall;
- *  - per process, its /proc/PID/maps, kept after the process exits;
+ *  - per process, its executable mappings (procmaps__read_exec), kept after
+ *    the process exits;
  *  - per mapped file (device, inode), its function symbols sorted by
  *    address, read with libelf the first time an address in it is named.
  *
@@ -67,7 +68,9 @@ struct sym_name {
 
 struct sym_proc {
 	pid_t pid;
-	struct procmaps maps;
+	struct procmaps maps;	/* executable mappings: what names code */
+	struct procmaps all;	/* every mapping, read on the first address outside them */
+	bool all_read;
 	struct hmap *names; /* address -> index in named */
 	struct vec named;      /* struct sym_name */
 };
@@ -398,6 +401,7 @@ static struct sym_proc *sym_proc_find(struct symbols *s, pid_t pid)
 static void sym_proc_free(struct sym_proc *p)
 {
 	procmaps__free(&p->maps);
+	procmaps__free(&p->all);
 	hmap__free(p->names);
 	vec__free(&p->named);
 	free(p);
@@ -505,6 +509,17 @@ static const char *sym_name_object(struct symbols *s, const struct map_entry *m,
 	return sym_pool_printf(s, "%.*s+0x%" PRIx64, len, base, off);
 }
 
+/* The mapping of addr among all of p's, read once per view (p->maps). */
+static const struct map_entry *sym_all_find(struct sym_proc *p, uint64_t addr)
+{
+	if (!p->all_read) {
+		p->all_read = true;
+		if (procmaps__read(p->pid, &p->all))
+			memset(&p->all, 0, sizeof(p->all));
+	}
+	return procmaps__find(&p->all, addr);
+}
+
 /* Names addr in p from scratch. Returns 0 or 1 as symbols__name, or -errno. */
 static int sym_resolve(struct symbols *s, struct sym_proc *p, uint64_t addr, const char **out)
 {
@@ -513,7 +528,13 @@ static int sym_resolve(struct symbols *s, struct sym_proc *p, uint64_t addr, con
 	const struct sym_file *f;
 	uint64_t off, delta = 0;
 
+	/* Data, or a file mapped without exec: named by object, from the whole map. */
 	if (!m || !sym_is_file(m)) {
+		m = sym_all_find(p, addr);
+		if (m && sym_is_file(m)) {
+			*out = sym_name_object(s, m, addr - m->start + m->offset);
+			return *out ? 1 : -ENOMEM;
+		}
 		*out = sym_pool_printf(s, "0x%" PRIx64, addr);
 		return *out ? 1 : -ENOMEM;
 	}
@@ -546,7 +567,7 @@ int symbols__name(struct symbols *s, pid_t pid, uint64_t addr, const char **out)
 	}
 	if (!p) {
 		/* Never refreshed: read the maps once; a gone process names nothing. */
-		if (procmaps__read(pid, &maps))
+		if (procmaps__read_exec(pid, &maps))
 			memset(&maps, 0, sizeof(maps));
 		p = sym_proc_add(s, pid, &maps);
 		if (!p)
@@ -574,9 +595,12 @@ int symbols__set_maps(struct symbols *s, pid_t pid, struct procmaps *maps)
 		memset(maps, 0, sizeof(*maps));
 		return err;
 	}
-	if (!sym_same_files(&p->maps, maps))
+	/* Names made from the whole map may be of mappings that changed: they go too. */
+	if (p->all_read || !sym_same_files(&p->maps, maps))
 		sym_names_clear(p);
 	procmaps__free(&p->maps);
+	procmaps__free(&p->all);
+	p->all_read = false;
 	p->maps = *maps;
 	memset(maps, 0, sizeof(*maps));
 	return 0;
@@ -587,7 +611,7 @@ int symbols__refresh(struct symbols *s, pid_t pid)
 	struct procmaps maps;
 	int err;
 
-	err = procmaps__read(pid, &maps);
+	err = procmaps__read_exec(pid, &maps);
 	if (err)
 		return err; /* keep the old view: late events still get names */
 	return symbols__set_maps(s, pid, &maps);
@@ -637,7 +661,7 @@ const struct procmaps *symbols__maps(struct symbols *s, pid_t pid)
 	struct procmaps maps;
 
 	if (!p) {
-		if (procmaps__read(pid, &maps))
+		if (procmaps__read_exec(pid, &maps))
 			memset(&maps, 0, sizeof(maps));
 		p = sym_proc_add(s, pid, &maps);
 	}
