@@ -527,6 +527,19 @@ static void test_func_offsets_synthetic(void **state)
 	unlink(path);
 }
 
+/* The synthetic object's text page mapped with prot, and s's view of this process refreshed. */
+static uint8_t *map_synth(struct symbols *s, char *path, size_t len, int prot, int *fd)
+{
+	uint8_t *p;
+
+	*fd = make_plain_file(path, len, 0);
+	synth_write(*fd);
+	p = mmap(NULL, 0x1000, prot, MAP_PRIVATE, *fd, SYNTH_TEXT_OFF);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(symbols__refresh(s, getpid()), 0);
+	return p;
+}
+
 static void test_name_synthetic(void **state)
 {
 	static const struct {
@@ -549,12 +562,8 @@ static void test_name_synthetic(void **state)
 	int fd;
 
 	(void)state;
-	fd = make_plain_file(path, sizeof(path), 0);
-	synth_write(fd);
 	/* Code is named from executable mappings only, as a loader maps text. */
-	p = mmap(NULL, 0x1000, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, SYNTH_TEXT_OFF);
-	assert_true(p != MAP_FAILED);
-	assert_int_equal(symbols__refresh(s, getpid()), 0);
+	p = map_synth(s, path, sizeof(path), PROT_READ | PROT_EXEC, &fd);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		snprintf(want, sizeof(want), cases[i].name, strrchr(path, '/') + 1);
 		assert_int_equal(symbols__name(s, getpid(), addr_of(p + cases[i].off), &name),
@@ -577,11 +586,7 @@ static void test_symbols_only_in_exec_mappings(void **state)
 	int fd;
 
 	(void)state;
-	fd = make_plain_file(path, sizeof(path), 0);
-	synth_write(fd);
-	p = mmap(NULL, 0x1000, PROT_READ, MAP_PRIVATE, fd, SYNTH_TEXT_OFF);
-	assert_true(p != MAP_FAILED);
-	assert_int_equal(symbols__refresh(s, getpid()), 0);
+	p = map_synth(s, path, sizeof(path), PROT_READ, &fd);
 	snprintf(want, sizeof(want), "%s+0x1108", strrchr(path, '/') + 1);
 	assert_int_equal(symbols__name(s, getpid(), addr_of(p + 0x108), &name), 1);
 	assert_string_equal(name, want);

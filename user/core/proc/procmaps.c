@@ -18,6 +18,21 @@
 /* include/uapi/linux/magic.h */
 #define OVERLAYFS_SUPER_MAGIC 0x794c7630
 
+static int push_entry(struct procmaps *m, size_t *cap, const struct map_entry *src)
+{
+	if (m->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct map_entry *v = realloc(m->v, ncap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		m->v = v;
+		*cap = ncap;
+	}
+	m->v[m->n++] = *src;
+	return 0;
+}
+
 /* Hex digits at *p, then the character end (0: any); false when there are none. */
 static bool take_hex(const char **p, char end, unsigned long long *v)
 {
@@ -52,7 +67,8 @@ static int push_line(struct procmaps *m, const char *line, size_t *cap)
 {
 	unsigned long long start, end, off, ino = 0, maj, min;
 	const char *p = line, *perms;
-	struct map_entry *e;
+	struct map_entry e;
+	int err;
 
 	if (!take_hex(&p, '-', &start) || !take_hex(&p, ' ', &end))
 		return -EINVAL;
@@ -71,32 +87,23 @@ static int push_line(struct procmaps *m, const char *line, size_t *cap)
 	/* Spaces up to the path, but not past the end of the line. */
 	while (*p == ' ' || *p == '\t')
 		p++;
-	if (m->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct map_entry *v = realloc(m->v, ncap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		*cap = ncap;
-	}
-	e = &m->v[m->n];
-	memset(e, 0, sizeof(*e));
-	e->start = start;
-	e->end = end;
-	e->offset = off;
-	e->inode = ino;
-	e->dev = makedev((unsigned)maj, (unsigned)min);
-	e->exec = perms[2] == 'x';
+	e = (struct map_entry){
+		.start = start,
+		.end = end,
+		.offset = off,
+		.inode = ino,
+		.dev = makedev((unsigned)maj, (unsigned)min),
+		.exec = perms[2] == 'x',
+	};
 	if (*p && *p != '\n') {
-		size_t len = strcspn(p, "\n");
-
-		e->path = strndup(p, len);
-		if (!e->path)
+		e.path = strndup(p, strcspn(p, "\n"));
+		if (!e.path)
 			return -ENOMEM;
 	}
-	m->n++;
-	return 0;
+	err = push_entry(m, cap, &e);
+	if (err)
+		free(e.path);
+	return err;
 }
 
 int procmaps__parse(const char *text, struct procmaps *out)
@@ -190,21 +197,6 @@ struct procmap_query_arg {
 
 /* More mappings than any process has: a bound on the walk, not a limit met. */
 #define EXEC_MAPS_MAX (1u << 20)
-
-static int push_entry(struct procmaps *m, size_t *cap, const struct map_entry *src)
-{
-	if (m->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 64;
-		struct map_entry *v = realloc(m->v, ncap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		*cap = ncap;
-	}
-	m->v[m->n++] = *src;
-	return 0;
-}
 
 /* The executable mappings through PROCMAP_QUERY; -ENOTTY where the kernel has none. */
 static int query_exec(int fd, struct procmaps *out)
