@@ -159,4 +159,61 @@ if "${NVCC:-/usr/local/cuda/bin/nvcc}" -Xcompiler -fPIC -shared -cudart static \
 else
 	not_ok "holds: build a static-runtime library" "$(tail -3 "$TMP/nvcc.log")"
 fi
+# A process with CUDA probed that forks children which run a new program at
+# once (Python's subprocess): each child's scan of the old program stops at
+# its exec, the new program is probed anew, and none of its launches is missed.
+cat >"$TMP/spawner.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/wait.h>
+int main(int argc, char **argv)
+{
+	int n = atoi(argv[2]);
+
+	if (!dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {
+		fprintf(stderr, "spawner: %s\n", dlerror());
+		return 1;
+	}
+	for (int i = 0; i < n; i++) {
+		pid_t c = fork();
+		char gt[4096];
+
+		if (c == 0) {
+			snprintf(gt, sizeof(gt), "%s.%d.gt.json", argv[3], i);
+			setenv("CUPROBE_GT", gt, 1);
+			execv(argv[4], argv + 4);
+			_exit(127);
+		}
+		if (c < 0 || waitpid(c, NULL, 0) != c)
+			return 1;
+	}
+	return 0;
+}
+EOF
+NSPAWN=8
+if cc -O1 -o "$TMP/spawner" "$TMP/spawner.c" -ldl; then
+	"$CUPROBE" record -v -o "$TMP/sp" -- "$TMP/spawner" /usr/local/cuda/lib64/libcudart.so.13 \
+		$NSPAWN "$TMP/sp" "$W/basic" --threads 1 --iters 5 >"$TMP/sp.log" 2>&1
+	rc=$?
+	[ $rc = 0 ] && ok "holds: record of a spawner of $NSPAWN children exits 0" ||
+		not_ok "holds: record of a spawner of $NSPAWN children exits 0" "rc $rc: $(tail -3 "$TMP/sp.log")"
+	bad=""
+	for i in $(seq 0 $((NSPAWN - 1))); do
+		pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$TMP/sp.$i.gt.json" 2>/dev/null)
+		tr=$(ls "$TMP"/sp/run_0/*_"$pid".*.pt.trace.json 2>/dev/null | head -1)
+		[ -n "$pid" ] && [ -n "$tr" ] && $CHECK match --gt "$TMP/sp.$i.gt.json" "$tr" >/dev/null 2>&1 ||
+			bad="$bad $i"
+	done
+	[ -z "$bad" ] && ok "holds: every spawned child's launches equal its ground truth" ||
+		not_ok "holds: every spawned child's launches equal its ground truth" "children:$bad"
+	# The exec comes a few µs after the fork, the scan's first probe a grace period later:
+	# some of the eight children's scans must have been stopped.
+	n=$(grep -c 'ran a new program: the scan of the old one stops' "$TMP/sp.log")
+	[ "$n" -ge 1 ] && ok "holds: a child's scan of its old program stops at its exec (-v)" ||
+		not_ok "holds: a child's scan of its old program stops at its exec (-v)" "$n of $NSPAWN: $(grep -E 'started by|new program' "$TMP/sp.log" | head -4)"
+else
+	not_ok "holds: build the spawner" "cc failed"
+fi
 done_testing

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,7 @@ struct probeset {
 	int agent_wake_fd;	/* the agent's eventfd, taken once (agent_wake.h); -1 */
 	bool told_wake;		/* said once that the agent cannot be woken */
 	struct procmaps maps;	/* the latest scan's, until probeset__take_maps */
+	atomic_bool interrupted; /* probeset__interrupt: the scan's program is gone */
 	/* The running scan's new objects (probe_facts.scan_*). */
 	unsigned int scan_objs, scan_read, scan_probed;
 	uint64_t scan_slowest_ns;
@@ -819,6 +821,16 @@ int probeset__scan(struct probeset *ps)
 		const struct map_entry *me = &m.v[i];
 		int fd;
 
+		/*
+		 * A forked child that runs a new program (Python's subprocess) is
+		 * probed anew after its exec: the old program's probes would only
+		 * keep its exec hold waiting, the first of them for a kernel grace
+		 * period.
+		 */
+		if (atomic_load_explicit(&ps->interrupted, memory_order_relaxed)) {
+			p_dbg("pid %d: ran a new program: the scan of the old one stops", ps->pid);
+			break;
+		}
 		if (!me->exec || !me->path || me->path[0] != '/' ||
 		    find_examined(ps, me->dev, me->inode, me->path))
 			continue;
@@ -860,6 +872,7 @@ int probeset__keeps_across_exec(struct probeset *ps)
 	struct procmaps m;
 	int err, others = 0;
 
+	atomic_store(&ps->interrupted, false);
 	if (ps->step || ps->agent || !ps->libmap)
 		return 0;
 	err = procmaps__read_exec(ps->pid, &m);
@@ -878,6 +891,11 @@ int probeset__keeps_across_exec(struct probeset *ps)
 	}
 	procmaps__free(&m);
 	return others <= 1;
+}
+
+void probeset__interrupt(struct probeset *ps)
+{
+	atomic_store(&ps->interrupted, true);
 }
 
 void probeset__take_maps(struct probeset *ps, struct procmaps *out)

@@ -104,6 +104,12 @@ int probeset__prepare_exec(struct probeset *ps, const char *exe);
  */
 int probeset__scan(struct probeset *ps);
 /*
+ * From any thread: the process ran a new program, so a scan of the old one
+ * running or queued stops before its next object (what it attached stays).
+ * Until the next probeset__keeps_across_exec.
+ */
+void probeset__interrupt(struct probeset *ps);
+/*
  * After the process ran a new program: 1 when this probeset serves it as it
  * is (its links are on files, for this process; a scan adds what is new),
  * 0 when it must be made anew, or -errno.

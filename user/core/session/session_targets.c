@@ -678,6 +678,7 @@ void session_exec(struct session *s, struct target *t)
 	 */
 	if (t->probes && t->scanning) {
 		t->exec_pending = true;
+		probeset__interrupt(t->probes);
 		return;
 	}
 	if (t->probes && !session_submit(s, t, JOB_KEEP, 0, NULL)) {
