@@ -216,4 +216,68 @@ if cc -O1 -o "$TMP/spawner" "$TMP/spawner.c" -ldl; then
 else
 	not_ok "holds: build the spawner" "cc failed"
 fi
+# A child that runs its parent's program again (a rank, a spawned interpreter)
+# has the libraries its parent probed probed before it maps them: its dlopen's
+# hold attaches nothing, and none of its launches is missed.
+if [ -f "$TMP/libkst.so" ]; then
+	cat >"$TMP/rerun.c" <<'EOF'
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/wait.h>
+/* rerun LIB N [child]: dlopens LIB and calls kst_run(N); the parent then runs itself again, as the child. */
+int main(int argc, char **argv)
+{
+	int (*fn)(int);
+	void *h;
+	int st;
+
+	if (argc < 3)
+		return 2;
+	if (argc > 3)
+		usleep(100000); /* a rank's own start, before it loads CUDA */
+	if (!(h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL)) || !(fn = (int (*)(int))dlsym(h, "kst_run"))) {
+		fprintf(stderr, "rerun: %s\n", dlerror());
+		return 1;
+	}
+	fn(atoi(argv[2]));
+	if (argc > 3)
+		return 0;
+	pid_t c = fork();
+	if (c == 0) {
+		execl("/proc/self/exe", argv[0], argv[1], argv[2], "child", (char *)NULL);
+		_exit(127);
+	}
+	return c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : 1;
+}
+EOF
+	if cc -O1 -o "$TMP/rerun" "$TMP/rerun.c" -ldl; then
+		"$CUPROBE" record -v -o "$TMP/rr" -- "$TMP/rerun" "$TMP/libkst.so" 25 >"$TMP/rr.log" 2>&1
+		rc=$?
+		[ $rc = 0 ] && ok "holds: record of a program that runs itself again exits 0" ||
+			not_ok "holds: record of a program that runs itself again exits 0" "rc $rc: $(tail -3 "$TMP/rr.log")"
+		child=$(sed -n 's/.*pid \([0-9]*\) ([^)]*), started by pid [0-9]*: recorded too/\1/p' "$TMP/rr.log" | head -1)
+		expect "holds: the child has its parent's library probed before it maps it (-v)" \
+			grep -q "pid $child: $TMP/libkst.so probed before it is mapped" "$TMP/rr.log"
+		# The child's dlopen hold finds libkst.so probed: it is not probed again.
+		n=$(grep -c "pid $child: [0-9]* launch probes on .*libkst.so" "$TMP/rr.log")
+		[ "$n" = 1 ] && ok "holds: the child's dlopen attaches no launch probe" ||
+			not_ok "holds: the child's dlopen attaches no launch probe" "$n attaches: $(grep "pid $child:" "$TMP/rr.log" | head -8)"
+		bad=""
+		for f in "$TMP"/rr/run_0/*.pt.trace.json; do
+			n=$(python3 -c 'import json,sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "cudaLaunchKernel"))' "$f" 2>/dev/null)
+			[ "$n" = 25 ] || bad="$bad $(basename "$f"):$n"
+		done
+		[ -z "$bad" ] && [ "$(ls "$TMP"/rr/run_0/*.pt.trace.json | wc -l)" = 2 ] &&
+			ok "holds: parent and child each have their 25 launches recorded" ||
+			not_ok "holds: parent and child each have their 25 launches recorded" "$bad; $(ls "$TMP"/rr/run_0)"
+		# A child that runs another program (ldconfig, a shell) is not probed ahead.
+		! grep "before it is mapped" "$TMP/st.log" "$TMP/sp.log" | grep -q . &&
+			ok "holds: a child running another program is not probed ahead" ||
+			not_ok "holds: a child running another program is not probed ahead" "$(grep "before it is mapped" "$TMP/sp.log" | head -2)"
+	else
+		not_ok "holds: build rerun" "cc failed"
+	fi
+fi
 done_testing

@@ -13,6 +13,7 @@
 #include "core/probes/bpfobj.h"
 #include "core/probes/capture_api.h"
 #include "core/probes/launch_api.h"
+#include "core/probes/launch_files.h"
 #include "core/probes/placement.h"
 #include "core/probes/probeset.h"
 #include "core/probes/uprobe_link.h"
@@ -149,14 +150,18 @@ static struct examined *add_examined(struct probeset *ps, const struct map_entry
 	return e;
 }
 
+static bool examined_launches(const struct examined *e)
+{
+	for (int api = 0; api < API__COUNT; api++)
+		if (e->api_off[api])
+			return true;
+	return false;
+}
+
 /* Only what probes may attach to later keeps its descriptor: the rest are many. */
 static void examined_settle(struct probeset *ps, struct examined *e)
 {
-	bool launches = false;
-
-	for (int api = 0; api < API__COUNT; api++)
-		launches |= e->api_off[api] != 0;
-	if (launches || (ps->agent && !strcmp(ps->agent, e->open_path)) || e->fd < 0)
+	if (examined_launches(e) || (ps->agent && !strcmp(ps->agent, e->open_path)) || e->fd < 0)
 		return;
 	close(e->fd);
 	e->fd = -1;
@@ -696,6 +701,11 @@ static int examine(struct probeset *ps, const struct map_entry *me, const char *
 	if (!e)
 		return -ENOMEM;
 	err = examine_one(ps, e);
+	/* A file mapped (me->start): one that later processes may be probed on before they map it. */
+	if (!err && me->start && ps->env->launch_files && examined_launches(e) &&
+	    launch_files__add(ps->env->launch_files, me->path, me->dev, me->inode))
+		p_dbg("pid %d: out of memory: %s is not remembered for other processes", ps->pid,
+		      name);
 	ps->scan_objs++;
 	ps->scan_probed += examined_probed(ps, e, libmap, step, agent);
 	examined_settle(ps, OBJ(ps, ps->objs.len - 1));
@@ -819,6 +829,7 @@ int probeset__scan(struct probeset *ps)
 		return err;
 	for (size_t i = 0; i < m.n; i++) {
 		const struct map_entry *me = &m.v[i];
+		struct examined *e;
 		int fd;
 
 		/*
@@ -831,8 +842,13 @@ int probeset__scan(struct probeset *ps)
 			p_dbg("pid %d: ran a new program: the scan of the old one stops", ps->pid);
 			break;
 		}
-		if (!me->exec || !me->path || me->path[0] != '/' ||
-		    find_examined(ps, me->dev, me->inode, me->path))
+		if (!me->exec || !me->path || me->path[0] != '/')
+			continue;
+		e = find_examined(ps, me->dev, me->inode, me->path);
+		/* Probed before it was mapped (probeset__preregister): mapped now. */
+		if (e && !ps->has_launch_apis && examined_launches(e))
+			ps->has_launch_apis = true;
+		if (e)
 			continue;
 		/* What cannot be opened safely (procmaps.h) is left alone, and said at debug level. */
 		fd = procmaps__open(ps->pid, me);
@@ -861,7 +877,7 @@ int probeset__scan(struct probeset *ps)
  * wherever it maps the same files, and one it does not map cannot fire. The
  * probeset stays unless what it found once per process would be the old
  * program's: the step probe, the agent, or a linker hook on another linker
- * than the one the new program runs. Right after exec the program maps its
+ * than the one the new program runs (none at all is kept). Right after exec the program maps its
  * executable and its dynamic linker, if any, and nothing else: so one file
  * besides the hook's is the executable (the new program's linker is the
  * hooked one, or it has none: a static program), two are a new linker.
@@ -873,8 +889,16 @@ int probeset__keeps_across_exec(struct probeset *ps)
 	int err, others = 0;
 
 	atomic_store(&ps->interrupted, false);
-	if (ps->step || ps->agent || !ps->libmap)
+	if (ps->step || ps->agent)
 		return 0;
+	/*
+	 * No hook yet (a scan stopped by the exec before it reached the linker,
+	 * a static program): none to be the wrong one. The scan after adds the
+	 * new program's, and the links made stay: closing them would hold the
+	 * process for tens of ms each.
+	 */
+	if (!ps->libmap)
+		return 1;
 	err = procmaps__read_exec(ps->pid, &m);
 	if (err)
 		return err;
@@ -891,6 +915,53 @@ int probeset__keeps_across_exec(struct probeset *ps)
 	}
 	procmaps__free(&m);
 	return others <= 1;
+}
+
+/*
+ * Links registered on a file before the process maps it are put in by the
+ * kernel when it does (uprobe_mmap), with no registration, so no grace
+ * period, in the hold that follows. Only a file that is still the one
+ * remembered (device and inode), at the path it was mapped at, seen through
+ * the process's root; a symlink there is refused.
+ */
+int probeset__preregister(struct probeset *ps)
+{
+	const struct launch_files *lf = ps->env->launch_files;
+	int n = 0;
+
+	for (size_t i = 0; i < launch_files__count(lf); i++) {
+		const struct launch_file *f = launch_files__at(lf, i);
+		struct map_entry me = { .path = f->path, .dev = f->dev, .inode = f->ino };
+		char path[PATH_MAX + 32];
+		struct stat st;
+		bool had;
+		int fd, err;
+
+		if (find_examined(ps, f->dev, f->ino, NULL))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)ps->pid, f->path);
+		fd = target_file_open(path, false);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) || st.st_dev != f->dev || st.st_ino != f->ino) {
+			close(fd);
+			continue;
+		}
+		/* It has launch entry points once it is mapped (probeset__scan), not before. */
+		had = ps->has_launch_apis;
+		err = examine(ps, &me, path, fd);
+		ps->has_launch_apis = had;
+		if (err && err != -ESRCH && err != -ENOENT) {
+			p_warn("pid %d: cannot probe %s before it is mapped: %s", ps->pid, path,
+			       strerror(-err));
+			continue;
+		}
+		if (err)
+			continue;
+		p_dbg("pid %d: %s probed before it is mapped", ps->pid, f->path);
+		n++;
+	}
+	return n;
 }
 
 void probeset__interrupt(struct probeset *ps)

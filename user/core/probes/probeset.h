@@ -16,6 +16,7 @@
 
 struct bpfobj;
 struct objcache;
+struct launch_files;
 struct probeset;
 struct step_spec;
 struct uprobe_link;
@@ -43,6 +44,8 @@ struct probe_env {
 	 * object is read in full, each time.
 	 */
 	struct objcache *objects;
+	/* The files with launch probes mapped so far (launch_files.h), the prober's; or NULL. */
+	struct launch_files *launch_files;
 };
 
 /* What a window attaches. */
@@ -103,6 +106,11 @@ int probeset__prepare_exec(struct probeset *ps, const char *exe);
  * probes are on), the dynamic linker's hook, the step probe, the agent.
  */
 int probeset__scan(struct probeset *ps);
+/*
+ * Probes the files of env->launch_files this process has not mapped (yet),
+ * where it sees the same file at the same path. Returns how many.
+ */
+int probeset__preregister(struct probeset *ps);
 /*
  * From any thread: the process ran a new program, so a scan of the old one
  * running or queued stops before its next object (what it attached stays).

@@ -15,6 +15,7 @@
 #include "core/graphs/graph_store.h"
 #include "core/probes/bpfobj.h"
 #include "core/probes/guard.h"
+#include "core/probes/launch_files.h"
 #include "core/probes/uprobe_link.h"
 #include "core/proc/handle_names.h"
 #include "core/proc/objcache.h"
@@ -288,10 +289,11 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	s->syms = symbols__new();
 	s->names = handle_names__new();
 	s->penv.objects = objcache__new();
+	s->penv.launch_files = launch_files__new();
 	s->prober = prober__new();
 	for (int i = 0; i < REAPERS; i++)
 		s->reaper[i] = prober__new();
-	if (!s->syms || !s->names || !s->penv.objects || !s->prober || !s->reaper[0] ||
+	if (!s->syms || !s->names || !s->penv.objects || !s->penv.launch_files || !s->prober || !s->reaper[0] ||
 	    !s->reaper[1] || !s->reaper[2]) {
 		err = -ENOMEM;
 		goto fail;
@@ -661,6 +663,7 @@ void session__free(struct session *s)
 	symbols__free(s->syms);
 	/* The prober that owned it is gone. */
 	objcache__free(s->penv.objects);
+	launch_files__free(s->penv.launch_files);
 	handle_names__free(s->names);
 	if (s->epfd >= 0)
 		close(s->epfd);

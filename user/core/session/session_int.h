@@ -136,7 +136,9 @@ struct session {
 /* A message to the prober about one target's probeset, and its answer. */
 /* JOB_DROP lets go of a probeset the target no longer needs (after exec); JOB_FREE of the target's last. */
 /* JOB_KEEP asks whether a probeset serves the program its process now runs (probeset.h). */
-enum probe_job_kind { JOB_SCAN, JOB_SET, JOB_EXEC, JOB_SUGGEST, JOB_DROP, JOB_FREE, JOB_KEEP };
+/* JOB_PREREG probes the session's launch files before the process maps them (probeset__preregister). */
+enum probe_job_kind { JOB_SCAN, JOB_SET, JOB_EXEC, JOB_SUGGEST, JOB_DROP, JOB_FREE, JOB_KEEP,
+		      JOB_PREREG };
 
 struct probe_job {
 	struct session *s;

@@ -41,6 +41,9 @@ static void job_run(void *arg)
 	case JOB_EXEC:
 		err = probeset__prepare_exec(j->ps, j->arg);
 		break;
+	case JOB_PREREG:
+		probeset__preregister(j->ps);
+		break;
 	case JOB_KEEP:
 		j->kept = probeset__keeps_across_exec(j->ps) > 0;
 		break;
@@ -164,6 +167,11 @@ static void job_done(void *arg)
 		if (j->hold_seq && j->hold_seq == t->hold_seq)
 			answer_hold(s, t, &j->facts);
 		refresh_views(s, t, &j->maps);
+		/* After the exec's hold, while it runs: the registrations' grace period is not a hold's. */
+		if (t->prereg) {
+			t->prereg = false;
+			session_submit(s, t, JOB_PREREG, 0, NULL);
+		}
 	}
 	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC) {
 		tell_scan(s, t, &j->facts);

@@ -636,6 +636,39 @@ void session__end_command(struct session *s)
 }
 
 
+/* The device and inode of the program pid runs; 0, 0 when it cannot be told. */
+static void exe_identity(pid_t pid, uint64_t *dev, uint64_t *ino)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	*dev = *ino = 0;
+	if (!stat(path, &st)) {
+		*dev = st.st_dev;
+		*ino = st.st_ino;
+	}
+}
+
+/*
+ * A forked child that runs its parent's program again (torchrun's ranks,
+ * Python's multiprocessing spawn) is likely to load what the parent
+ * loaded: the session's launch files are probed before it maps them
+ * (probeset__preregister). Any other program (a shell, git, ldconfig) is
+ * not: probes on files it never maps would be attached and closed for
+ * nothing.
+ */
+static void note_rerun(struct target *t)
+{
+	uint64_t dev, ino;
+
+	if (!t->adopted || !t->fork_exe_ino)
+		return;
+	exe_identity(t->pid, &dev, &ino);
+	t->prereg = dev == t->fork_exe_dev && ino == t->fork_exe_ino;
+	t->fork_exe_ino = 0;
+}
+
 struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent)
 {
 	struct target *t;
@@ -653,6 +686,8 @@ struct target *session_adopt(struct session *s, pid_t pid, const struct target *
 		return NULL;
 	}
 	p_dbg("pid %d (%s), started by pid %d: recorded too", pid, t->comm, parent->pid);
+	/* The parent's, not the child's: the child may have run another by now. */
+	exe_identity(parent->pid, &t->fork_exe_dev, &t->fork_exe_ino);
 	session_rescan(s, t);
 	return t;
 }
@@ -670,6 +705,7 @@ void session_exec(struct session *s, struct target *t)
 		return;
 	}
 	t->exec_prepared = false;
+	note_rerun(t);
 	/*
 	 * Closing the old program's links takes 100-700 ms here, and the
 	 * process waits: where the probeset serves the new program as it is,
