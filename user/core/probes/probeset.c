@@ -1,4 +1,9 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The probes in one process: the objects it maps and what each holds (launch
+ * APIs, the linker's hook, the step probe, the agent), its scans, exec and
+ * the windows' changes. The links themselves are probeset_attach.c's.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,7 +20,7 @@
 #include "core/probes/launch_api.h"
 #include "core/probes/launch_files.h"
 #include "core/probes/placement.h"
-#include "core/probes/probeset.h"
+#include "core/probes/probeset_int.h"
 #include "core/probes/uprobe_link.h"
 #include "core/proc/elf_file.h"
 #include "core/proc/handle_names.h"
@@ -27,74 +32,6 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/vec.h"
-
-/*
- * Names looked up in every object: the launch APIs, the linker's hook, and
- * what marks a real CUDA runtime (cudaMalloc) or driver (cuInit). A library
- * that only wraps launch functions (an interposer, forwarding to the real
- * ones) is not probed: the real entry it calls would count each launch twice.
- */
-#define SYM_DL_DEBUG_STATE API__COUNT
-#define SYM_RUNTIME_MARK (API__COUNT + 1)
-#define SYM_DRIVER_MARK (API__COUNT + 2)
-#define SYM_NAME_API(i) (API__COUNT + 3 + (i))
-#define SYM_CAPTURE_API(i) (API__COUNT + 3 + NAME__COUNT + (i))
-#define NSYMS (API__COUNT + 3 + NAME__COUNT + CAP__COUNT)
-
-struct examined {
-	uint64_t dev, ino;
-	char *path;		/* set when examined before exec, by path */
-	char *name;		/* the object's name: messages, --step OBJECT: */
-	struct map_entry where;	/* the mapping it was found by (start 0: before exec) */
-	int fd;			/* the checked file (procmaps.h), kept while probes may attach; -1 */
-	char open_path[32];	/* /proc/self/fd/N of fd: what ELF reads and probes go through */
-	bool runtime;		/* holds runtime launch APIs: its code is a runtime range */
-	uint64_t api_off[API__COUNT];	/* file offsets of launch APIs, 0 when absent */
-	struct uprobe_link *entry[LG__COUNT], *ret[LG__COUNT]; /* launch probes, by group */
-	struct uprobe_link *name_entry, *name_ret;	/* handle probes, for the whole session */
-	struct uprobe_link *capture_entry, *capture_ret; /* capture probes, the same */
-	uint64_t event_off[CAP_EVENT_N];	/* the event calls', 0 when absent or not probed */
-	struct uprobe_link *event_entry;	/* while captures are (probe_want.events) */
-};
-
-#define OBJ(ps, i) vec_at(&(ps)->objs, struct examined, i)
-
-/* A launch API's group: one trap leaves a runtime's first two out, each alone. */
-static enum launch_group group_of(unsigned int api)
-{
-	return launch_api_one_trap(api) ? LG_KERNEL : launch_api_graph_trap(api) ? LG_GRAPH : LG_REST;
-}
-
-static bool group_out(const struct probe_want *w, enum launch_group g)
-{
-	return (g == LG_KERNEL && w->one_trap) || (g == LG_GRAPH && w->one_trap_graphs);
-}
-
-struct probeset {
-	const struct probe_env *env;
-	const struct step_spec *step_spec;	/* NULL: no step probe */
-	pid_t pid;
-	struct vec objs;	/* struct examined: every object looked at, probed or not */
-	bool has_launch_apis;
-	struct probe_want want;	/* what is attached */
-	struct runtime_ranges rr;	/* as last given to BPF, RR_ONE_TRAP included */
-	uint64_t probes_since;
-	struct uprobe_link *libmap;	/* the dynamic linker's hook, for the whole session */
-	uint64_t libmap_dev, libmap_ino;	/* the file it is on */
-	struct uprobe_link *step;	/* the step probe, once found */
-	char *step_object;	/* where it was found */
-	char *agent;		/* the agent library, once found (--cupti) */
-	struct bpf_link *agent_records;	/* listens to the agent for the whole session */
-	struct uprobe_link *agent_enable;	/* raises its switch while a window wants it */
-	int agent_wake_fd;	/* the agent's eventfd, taken once (agent_wake.h); -1 */
-	bool told_wake;		/* said once that the agent cannot be woken */
-	struct procmaps maps;	/* the latest scan's, until probeset__take_maps */
-	atomic_bool interrupted; /* probeset__interrupt: the scan's program is gone */
-	/* The running scan's new objects (probe_facts.scan_*). */
-	unsigned int scan_objs, scan_read, scan_probed;
-	uint64_t scan_slowest_ns;
-	char scan_slowest[128];
-};
 
 struct probeset *probeset__new(const struct probe_env *env, pid_t pid,
 			       const struct step_spec *step)
@@ -167,301 +104,6 @@ static void examined_settle(struct probeset *ps, struct examined *e)
 	e->fd = -1;
 }
 
-static void dispose_in(const struct probe_env *env, bool sync, struct uprobe_link **l,
-		       unsigned int lane)
-{
-	if (*l && env->dispose && !sync)
-		env->dispose(*l, env->dispose_arg, lane);
-	else
-		uprobe_link__destroy(*l);
-	*l = NULL;
-}
-
-static void dispose(const struct probe_env *env, bool sync, struct uprobe_link **l)
-{
-	dispose_in(env, sync, l, LG_REST);
-}
-
-/*
- * _r_debug's address less _dl_debug_state's, in the linker at path (off: the
- * hook's file offset): libmap.bpf.c reads r_state there, and holds only when
- * the linker is done mapping. 0 when either is missing: every call holds.
- */
-static uint64_t r_debug_delta(const char *path, uint64_t off)
-{
-	struct elf_file *ef = elf_file__open(path);
-	const struct elf_load *loads, *l;
-	uint64_t delta = 0;
-	GElf_Sym rd;
-	size_t n;
-
-	if (!ef)
-		return 0;
-	loads = elf_file__loads(ef, &n);
-	l = elf_load_by_offset(loads, n, off);
-	if (l && !elf_file__object(ef, "_r_debug", &rd) && rd.st_size >= 32)
-		delta = rd.st_value - (off - l->offset + l->vaddr);
-	elf_file__close(ef);
-	return delta;
-}
-
-static int attach_libmap(struct probeset *ps, const char *path, const char *name, uint64_t off)
-{
-	uint64_t cookie;
-	struct uprobe_spec s = { .path = path, .pid = ps->pid, .offsets = &off, .n = 1,
-				 .cookies = &cookie };
-	int err;
-
-	if (ps->libmap)
-		return 0;
-	cookie = r_debug_delta(path, off);
-	err = bpfobj__attach(ps->env->bpf, PROG_LIBMAP, &s, &ps->libmap);
-	if (err)
-		return err;
-	p_dbg("pid %d: watching the dynamic linker (%s) for new libraries", ps->pid, name);
-	return 0;
-}
-
-/*
- * The return probes go in before the entries that wait for them, and come
- * out after them (dispose closes in order): an entry marked for latency
- * always finds its return probe there.
- */
-static int attach_launch(struct probeset *ps, struct examined *e)
-{
-	uint64_t slot = bpfobj__slot_cookie(ps->env->bpf, ps->pid);
-	size_t n = 0;
-
-	for (int g = 0; g < LG__COUNT; g++) {
-		uint64_t o[API__COUNT], cookies[API__COUNT];
-		struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
-					 .cookies = cookies };
-		int err = 0;
-
-		if (e->entry[g] || group_out(&ps->want, g))
-			continue;
-		for (int api = 0; api < API__COUNT; api++) {
-			if (!e->api_off[api] || group_of(api) != (enum launch_group)g)
-				continue;
-			o[s.n] = e->api_off[api];
-			cookies[s.n++] = api | (ps->want.latency ? COOKIE_LATENCY : 0) |
-					 (uint64_t)ps->want.gen << COOKIE_GEN_SHIFT | slot;
-		}
-		if (!s.n)
-			continue;
-		if (ps->want.latency) {
-			s.retprobe = true;
-			err = bpfobj__attach(ps->env->bpf, PROG_LAUNCH_RETURN, &s, &e->ret[g]);
-			s.retprobe = false;
-		}
-		if (!err)
-			err = bpfobj__attach(ps->env->bpf, PROG_LAUNCH, &s, &e->entry[g]);
-		if (err) {
-			uprobe_link__destroy(e->ret[g]);
-			e->ret[g] = NULL;
-			return err;
-		}
-		n += s.n;
-	}
-	if (!n)
-		return 0;
-	p_dbg("pid %d: %zu launch probes on %s%s", ps->pid, n, e->name,
-	      ps->want.latency ? ", with return probes" : "");
-	ps->probes_since = clock_mono_ns();
-	return 0;
-}
-
-/*
- * The calls that make kernel handles (names.h), in a driver or runtime whose
- * launches are probed: on for the whole session, since a handle is made once,
- * usually long before the window that launches it. Returns before entries, as
- * for launches.
- */
-static int attach_names(struct probeset *ps, struct examined *e, const uint64_t *offs,
-			bool driver, bool runtime)
-{
-	uint64_t o[NAME__COUNT], cookies[NAME__COUNT];
-	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
-				 .cookies = cookies };
-	int err;
-
-	if (!ps->env->names)
-		return 0;
-	for (int api = 0; api < NAME__COUNT; api++) {
-		if (!offs[SYM_NAME_API(api)] || (name_api_is_driver(api) ? !driver : !runtime))
-			continue;
-		o[s.n] = offs[SYM_NAME_API(api)];
-		cookies[s.n++] = api;
-	}
-	if (!s.n)
-		return 0;
-	s.retprobe = true;
-	err = bpfobj__attach(ps->env->bpf, PROG_NAME_RETURN, &s, &e->name_ret);
-	s.retprobe = false;
-	if (!err)
-		err = bpfobj__attach(ps->env->bpf, PROG_NAME_ENTRY, &s, &e->name_entry);
-	if (err) {
-		uprobe_link__destroy(e->name_ret);
-		e->name_ret = NULL;
-		return err;
-	}
-	p_dbg("pid %d: %zu handle probes on %s", ps->pid, s.n, e->name);
-	return 0;
-}
-
-/*
- * The stream capture calls (capture.h), in a driver or runtime whose launches
- * are probed: on for the whole session, since a capture may begin before the
- * window that records its launches. The begins' returns go in first.
- */
-static int attach_captures(struct probeset *ps, struct examined *e, const uint64_t *offs,
-			   bool driver, bool runtime)
-{
-	uint64_t o[CAP__COUNT], cookies[CAP__COUNT];
-	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
-				 .cookies = cookies };
-	size_t nret = 0;
-	int err = 0;
-
-	if (!ps->env->captures)
-		return 0;
-	/* The begins first: they are the return probe's offsets, o[0..nret). */
-	for (int pass = 0; pass < 2; pass++) {
-		for (int api = 0; api < CAP__COUNT; api++) {
-			if (!offs[SYM_CAPTURE_API(api)] || capture_api_has_return(api) == pass ||
-			    (capture_api_is_driver(api) ? !driver : !runtime))
-				continue;
-			/* Kept for later: attach_events. */
-			if (capture_api_is_event(api)) {
-				e->event_off[api - CAP_FIRST_RECORD] = offs[SYM_CAPTURE_API(api)];
-				continue;
-			}
-			o[s.n] = offs[SYM_CAPTURE_API(api)];
-			cookies[s.n++] = api;
-		}
-		if (!pass)
-			nret = s.n;
-	}
-	if (!s.n)
-		return 0;
-	if (nret) {
-		struct uprobe_spec r = s;
-
-		r.n = nret;
-		r.retprobe = true;
-		err = bpfobj__attach(ps->env->bpf, PROG_CAPTURE_RETURN, &r, &e->capture_ret);
-	}
-	if (!err)
-		err = bpfobj__attach(ps->env->bpf, PROG_CAPTURE_ENTRY, &s, &e->capture_entry);
-	if (err) {
-		uprobe_link__destroy(e->capture_ret);
-		e->capture_ret = NULL;
-		return err;
-	}
-	p_dbg("pid %d: %zu capture probes on %s", ps->pid, s.n, e->name);
-	return 0;
-}
-
-/* The event calls' probes, while captures are (want.events); off, they go. */
-static int attach_events(struct probeset *ps, struct examined *e)
-{
-	uint64_t o[CAP_EVENT_N], cookies[CAP_EVENT_N];
-	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
-				 .cookies = cookies };
-	int err;
-
-	if (!ps->want.events) {
-		dispose(ps->env, ps->want.sync, &e->event_entry);
-		return 0;
-	}
-	if (e->event_entry)
-		return 0;
-	for (int i = 0; i < CAP_EVENT_N; i++) {
-		if (!e->event_off[i])
-			continue;
-		o[s.n] = e->event_off[i];
-		cookies[s.n++] = CAP_FIRST_RECORD + i;
-	}
-	if (!s.n)
-		return 0;
-	err = bpfobj__attach(ps->env->bpf, PROG_CAPTURE_ENTRY, &s, &e->event_entry);
-	if (!err)
-		p_dbg("pid %d: %zu event probes on %s, while captures are", ps->pid, s.n, e->name);
-	return err;
-}
-
-static void detach_launch(const struct probeset *ps, struct examined *e)
-{
-	for (int g = 0; g < LG__COUNT; g++) {
-		dispose_in(ps->env, ps->want.sync, &e->entry[g], g);
-		dispose_in(ps->env, ps->want.sync, &e->ret[g], g);
-	}
-}
-
-/* The agent's switch follows the window: CUPTI runs from warmup to the window's end. */
-static int switch_agent(struct probeset *ps, bool on)
-{
-	static const struct step_spec enable = {
-		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "enable",
-	};
-	struct step_sites sites;
-	struct uprobe_spec s = { .path = ps->agent, .pid = ps->pid, .offsets = sites.offsets,
-				 .ref_ctr_offsets = sites.ref_ctr };
-	int found, err;
-
-	if (!on || !ps->agent) {
-		dispose(ps->env, false, &ps->agent_enable);
-		return 0;
-	}
-	if (ps->agent_enable)
-		return 0;
-	found = step_spec__find(&enable, ps->agent, &sites);
-	if (found <= 0)
-		return found ?: -ENOENT;
-	s.n = sites.n;
-	err = bpfobj__attach(ps->env->bpf, PROG_AGENT_ENABLE, &s, &ps->agent_enable);
-	p_dbg("pid %d: agent switched on: %s", ps->pid, err ? strerror(-err) : "ok");
-	if (!err) {
-		/* The dormant agent sleeps until woken; one that has not started yet
-		 * (-EAGAIN) reads the semaphore when it does. */
-		int w = agent_wake(ps->pid, ps->agent, &ps->agent_wake_fd);
-
-		if (w && w != -EAGAIN && !ps->told_wake) {
-			p_warn("pid %d: cannot wake the agent (%s): its windows will not start, "
-			       "launches are recorded", ps->pid,
-			       w == -ESRCH ? "it came through fork(), and only the parent's runs"
-					   : strerror(-w));
-			ps->told_wake = true;
-		}
-	}
-	return err;
-}
-
-/* The agent library: it has the cuprobe:records USDT probe. Listen to it from now on. */
-static int attach_agent(struct probeset *ps, const struct examined *e)
-{
-	const char *path = e->open_path;
-	static const struct step_spec records = {
-		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "records",
-	};
-	struct step_sites sites;
-	int err;
-
-	if (!ps->env->cupti || ps->agent || step_spec__find(&records, path, &sites) <= 0)
-		return 0;
-	err = bpfobj__attach_agent_records(ps->env->bpf, ps->pid, path, &ps->agent_records);
-	if (err)
-		return err;
-	ps->agent = strdup(path);
-	if (!ps->agent)
-		return -ENOMEM;
-	p_dbg("pid %d: agent in %s", ps->pid, e->name);
-	/* Its eventfd is taken now, so that a window's wake is one write (-EAGAIN:
-	 * the agent has not started yet; taken at the first window then). */
-	agent_wake_prepare(ps->pid, ps->agent, &ps->agent_wake_fd);
-	return switch_agent(ps, ps->want.agent);
-}
-
 static uint32_t rr_flags_of(const struct probe_want *w)
 {
 	return (w->one_trap ? RR_ONE_TRAP : 0) | (w->one_trap_graphs ? RR_ONE_TRAP_GRAPHS : 0);
@@ -520,7 +162,7 @@ int probeset__set(struct probeset *ps, const struct probe_want *w)
 	if (!w->launch || w->latency != ps->want.latency || w->gen != ps->want.gen) {
 		ps->probes_since = 0;
 		for (size_t i = 0; i < ps->objs.len; i++)
-			detach_launch(ps, OBJ(ps, i));
+			probeset_detach_launch(ps, OBJ(ps, i));
 	}
 	ps->want = *w;
 	if (!w->launch)
@@ -530,40 +172,12 @@ int probeset__set(struct probeset *ps, const struct probe_want *w)
 		err = bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &ps->rr);
 	}
 	if (!err)
-		err = switch_agent(ps, ps->want.agent);
+		err = probeset_switch_agent(ps, ps->want.agent);
 	for (size_t i = 0; i < ps->objs.len && !err && w->launch; i++)
-		err = attach_launch(ps, OBJ(ps, i));
+		err = probeset_attach_launch(ps, OBJ(ps, i));
 	for (size_t i = 0; i < ps->objs.len && !err; i++)
-		err = attach_events(ps, OBJ(ps, i));
+		err = probeset_attach_events(ps, OBJ(ps, i));
 	return err;
-}
-
-static int attach_step(struct probeset *ps, const struct examined *e)
-{
-	const struct step_spec *step = ps->step_spec;
-	const char *path = e->name;
-	struct step_sites sites;
-	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = sites.offsets };
-	int found, err;
-
-	if (!step || ps->step || !step_spec__wants_object(step, path))
-		return 0;
-	found = step_spec__find(step, e->open_path, &sites);
-	if (found <= 0)
-		return found;
-	/* A function, not a USDT site (a nop the kernel emulates, with its semaphore). */
-	if (step->kind != STEP_USDT)
-		placement_adjust(e->fd, e->name, (const char *const[]){ step->symbol }, 1,
-				 sites.offsets);
-	s.n = sites.n;
-	s.ref_ctr_offsets = sites.ref_ctr;
-	err = bpfobj__attach(ps->env->bpf, PROG_STEP, &s, &ps->step);
-	if (err)
-		return err;
-	ps->step_object = strdup(path);
-	p_dbg("pid %d: step probe %s in %s (%zu sites)", ps->pid, step_spec__str(step), path,
-	      sites.n);
-	return 0;
 }
 
 /*
@@ -661,30 +275,30 @@ static int examine_one(struct probeset *ps, struct examined *e)
 	}
 	place_probes(e, names, offs);
 	if (ps->want.launch)
-		err = attach_launch(ps, e);
+		err = probeset_attach_launch(ps, e);
 	/* Without names, launches are still recorded: a failure here is said, not fatal. */
 	if (!err && (e->api_off[API_cuLaunchKernel] || e->runtime) &&
-	    (n = attach_names(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime)))
+	    (n = probeset_attach_names(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime)))
 		p_warn("pid %d: cannot probe the calls that make kernel handles in %s: %s; "
 		       "launches by handle there are unnamed", ps->pid, path, strerror(-n));
 	/* Nor without captures: said, since their launches are then taken for executions. */
 	if (!err && (e->api_off[API_cuLaunchKernel] || e->runtime) &&
-	    (n = attach_captures(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime)))
+	    (n = probeset_attach_captures(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime)))
 		p_warn("pid %d: cannot probe the stream capture calls in %s: %s; launches made "
 		       "while a stream is captured there are counted as launches", ps->pid, path,
 		       strerror(-n));
 	if (!err)
-		err = attach_events(ps, e);
+		err = probeset_attach_events(ps, e);
 	if (!err && offs[SYM_DL_DEBUG_STATE])
-		err = attach_libmap(ps, e->open_path, e->name, offs[SYM_DL_DEBUG_STATE]);
+		err = probeset_attach_libmap(ps, e->open_path, e->name, offs[SYM_DL_DEBUG_STATE]);
 	if (!err && ps->libmap && !ps->libmap_ino) {
 		ps->libmap_dev = e->dev;
 		ps->libmap_ino = e->ino;
 	}
 	if (!err)
-		err = attach_step(ps, e);
+		err = probeset_attach_step(ps, e);
 	if (!err)
-		err = attach_agent(ps, e);
+		err = probeset_attach_agent(ps, e);
 	return err;
 }
 
@@ -1017,23 +631,23 @@ static void free_all(struct probeset *ps, bool sync)
 	/* Entries before returns, as on any detach. */
 	for (size_t i = 0; i < ps->objs.len; i++) {
 		for (int g = 0; g < LG__COUNT; g++) {
-			dispose_in(ps->env, sync, &OBJ(ps, i)->entry[g], g);
-			dispose_in(ps->env, sync, &OBJ(ps, i)->ret[g], g);
+			probeset_dispose_in(ps->env, sync, &OBJ(ps, i)->entry[g], g);
+			probeset_dispose_in(ps->env, sync, &OBJ(ps, i)->ret[g], g);
 		}
-		dispose(ps->env, sync, &OBJ(ps, i)->name_entry);
-		dispose(ps->env, sync, &OBJ(ps, i)->name_ret);
-		dispose(ps->env, sync, &OBJ(ps, i)->capture_entry);
-		dispose(ps->env, sync, &OBJ(ps, i)->capture_ret);
-		dispose(ps->env, sync, &OBJ(ps, i)->event_entry);
+		probeset_dispose(ps->env, sync, &OBJ(ps, i)->name_entry);
+		probeset_dispose(ps->env, sync, &OBJ(ps, i)->name_ret);
+		probeset_dispose(ps->env, sync, &OBJ(ps, i)->capture_entry);
+		probeset_dispose(ps->env, sync, &OBJ(ps, i)->capture_ret);
+		probeset_dispose(ps->env, sync, &OBJ(ps, i)->event_entry);
 		if (OBJ(ps, i)->fd >= 0)
 			close(OBJ(ps, i)->fd);
 		free(OBJ(ps, i)->name);
 		free(OBJ(ps, i)->where.path);
 		free(OBJ(ps, i)->path);
 	}
-	dispose(ps->env, sync, &ps->libmap);
-	dispose(ps->env, sync, &ps->step);
-	dispose(ps->env, sync, &ps->agent_enable);
+	probeset_dispose(ps->env, sync, &ps->libmap);
+	probeset_dispose(ps->env, sync, &ps->step);
+	probeset_dispose(ps->env, sync, &ps->agent_enable);
 	bpf_link__destroy(ps->agent_records);
 	if (ps->agent_wake_fd >= 0)
 		close(ps->agent_wake_fd);

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The probeset's links: launch, handle, capture, event, linker, step and agent probes. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/gpu/agent_wake.h"
+#include "core/probes/bpfobj.h"
+#include "core/probes/placement.h"
+#include "core/probes/probeset_int.h"
+#include "core/probes/uprobe_link.h"
+#include "core/proc/elf_file.h"
+#include "core/schedule/step_spec.h"
+#include "cuprobe.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+void probeset_dispose_in(const struct probe_env *env, bool sync, struct uprobe_link **l,
+			 unsigned int lane)
+{
+	if (*l && env->dispose && !sync)
+		env->dispose(*l, env->dispose_arg, lane);
+	else
+		uprobe_link__destroy(*l);
+	*l = NULL;
+}
+
+void probeset_dispose(const struct probe_env *env, bool sync, struct uprobe_link **l)
+{
+	probeset_dispose_in(env, sync, l, LG_REST);
+}
+
+/*
+ * _r_debug's address less _dl_debug_state's, in the linker at path (off: the
+ * hook's file offset): libmap.bpf.c reads r_state there, and holds only when
+ * the linker is done mapping. 0 when either is missing: every call holds.
+ */
+static uint64_t r_debug_delta(const char *path, uint64_t off)
+{
+	struct elf_file *ef = elf_file__open(path);
+	const struct elf_load *loads, *l;
+	uint64_t delta = 0;
+	GElf_Sym rd;
+	size_t n;
+
+	if (!ef)
+		return 0;
+	loads = elf_file__loads(ef, &n);
+	l = elf_load_by_offset(loads, n, off);
+	if (l && !elf_file__object(ef, "_r_debug", &rd) && rd.st_size >= 32)
+		delta = rd.st_value - (off - l->offset + l->vaddr);
+	elf_file__close(ef);
+	return delta;
+}
+
+int probeset_attach_libmap(struct probeset *ps, const char *path, const char *name, uint64_t off)
+{
+	uint64_t cookie;
+	struct uprobe_spec s = { .path = path, .pid = ps->pid, .offsets = &off, .n = 1,
+				 .cookies = &cookie };
+	int err;
+
+	if (ps->libmap)
+		return 0;
+	cookie = r_debug_delta(path, off);
+	err = bpfobj__attach(ps->env->bpf, PROG_LIBMAP, &s, &ps->libmap);
+	if (err)
+		return err;
+	p_dbg("pid %d: watching the dynamic linker (%s) for new libraries", ps->pid, name);
+	return 0;
+}
+
+/*
+ * The return probes go in before the entries that wait for them, and come
+ * out after them (dispose closes in order): an entry marked for latency
+ * always finds its return probe there.
+ */
+int probeset_attach_launch(struct probeset *ps, struct examined *e)
+{
+	uint64_t slot = bpfobj__slot_cookie(ps->env->bpf, ps->pid);
+	size_t n = 0;
+
+	for (int g = 0; g < LG__COUNT; g++) {
+		uint64_t o[API__COUNT], cookies[API__COUNT];
+		struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
+					 .cookies = cookies };
+		int err = 0;
+
+		if (e->entry[g] || group_out(&ps->want, g))
+			continue;
+		for (int api = 0; api < API__COUNT; api++) {
+			if (!e->api_off[api] || group_of(api) != (enum launch_group)g)
+				continue;
+			o[s.n] = e->api_off[api];
+			cookies[s.n++] = api | (ps->want.latency ? COOKIE_LATENCY : 0) |
+					 (uint64_t)ps->want.gen << COOKIE_GEN_SHIFT | slot;
+		}
+		if (!s.n)
+			continue;
+		if (ps->want.latency) {
+			s.retprobe = true;
+			err = bpfobj__attach(ps->env->bpf, PROG_LAUNCH_RETURN, &s, &e->ret[g]);
+			s.retprobe = false;
+		}
+		if (!err)
+			err = bpfobj__attach(ps->env->bpf, PROG_LAUNCH, &s, &e->entry[g]);
+		if (err) {
+			uprobe_link__destroy(e->ret[g]);
+			e->ret[g] = NULL;
+			return err;
+		}
+		n += s.n;
+	}
+	if (!n)
+		return 0;
+	p_dbg("pid %d: %zu launch probes on %s%s", ps->pid, n, e->name,
+	      ps->want.latency ? ", with return probes" : "");
+	ps->probes_since = clock_mono_ns();
+	return 0;
+}
+
+/*
+ * The calls that make kernel handles (names.h), in a driver or runtime whose
+ * launches are probed: on for the whole session, since a handle is made once,
+ * usually long before the window that launches it. Returns before entries, as
+ * for launches.
+ */
+int probeset_attach_names(struct probeset *ps, struct examined *e, const uint64_t *offs,
+			  bool driver, bool runtime)
+{
+	uint64_t o[NAME__COUNT], cookies[NAME__COUNT];
+	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
+				 .cookies = cookies };
+	int err;
+
+	if (!ps->env->names)
+		return 0;
+	for (int api = 0; api < NAME__COUNT; api++) {
+		if (!offs[SYM_NAME_API(api)] || (name_api_is_driver(api) ? !driver : !runtime))
+			continue;
+		o[s.n] = offs[SYM_NAME_API(api)];
+		cookies[s.n++] = api;
+	}
+	if (!s.n)
+		return 0;
+	s.retprobe = true;
+	err = bpfobj__attach(ps->env->bpf, PROG_NAME_RETURN, &s, &e->name_ret);
+	s.retprobe = false;
+	if (!err)
+		err = bpfobj__attach(ps->env->bpf, PROG_NAME_ENTRY, &s, &e->name_entry);
+	if (err) {
+		uprobe_link__destroy(e->name_ret);
+		e->name_ret = NULL;
+		return err;
+	}
+	p_dbg("pid %d: %zu handle probes on %s", ps->pid, s.n, e->name);
+	return 0;
+}
+
+/*
+ * The stream capture calls (capture.h), in a driver or runtime whose launches
+ * are probed: on for the whole session, since a capture may begin before the
+ * window that records its launches. The begins' returns go in first.
+ */
+int probeset_attach_captures(struct probeset *ps, struct examined *e, const uint64_t *offs,
+			     bool driver, bool runtime)
+{
+	uint64_t o[CAP__COUNT], cookies[CAP__COUNT];
+	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
+				 .cookies = cookies };
+	size_t nret = 0;
+	int err = 0;
+
+	if (!ps->env->captures)
+		return 0;
+	/* The begins first: they are the return probe's offsets, o[0..nret). */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int api = 0; api < CAP__COUNT; api++) {
+			if (!offs[SYM_CAPTURE_API(api)] || capture_api_has_return(api) == pass ||
+			    (capture_api_is_driver(api) ? !driver : !runtime))
+				continue;
+			/* Kept for later: attach_events. */
+			if (capture_api_is_event(api)) {
+				e->event_off[api - CAP_FIRST_RECORD] = offs[SYM_CAPTURE_API(api)];
+				continue;
+			}
+			o[s.n] = offs[SYM_CAPTURE_API(api)];
+			cookies[s.n++] = api;
+		}
+		if (!pass)
+			nret = s.n;
+	}
+	if (!s.n)
+		return 0;
+	if (nret) {
+		struct uprobe_spec r = s;
+
+		r.n = nret;
+		r.retprobe = true;
+		err = bpfobj__attach(ps->env->bpf, PROG_CAPTURE_RETURN, &r, &e->capture_ret);
+	}
+	if (!err)
+		err = bpfobj__attach(ps->env->bpf, PROG_CAPTURE_ENTRY, &s, &e->capture_entry);
+	if (err) {
+		uprobe_link__destroy(e->capture_ret);
+		e->capture_ret = NULL;
+		return err;
+	}
+	p_dbg("pid %d: %zu capture probes on %s", ps->pid, s.n, e->name);
+	return 0;
+}
+
+/* The event calls' probes, while captures are (want.events); off, they go. */
+int probeset_attach_events(struct probeset *ps, struct examined *e)
+{
+	uint64_t o[CAP_EVENT_N], cookies[CAP_EVENT_N];
+	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = o,
+				 .cookies = cookies };
+	int err;
+
+	if (!ps->want.events) {
+		probeset_dispose(ps->env, ps->want.sync, &e->event_entry);
+		return 0;
+	}
+	if (e->event_entry)
+		return 0;
+	for (int i = 0; i < CAP_EVENT_N; i++) {
+		if (!e->event_off[i])
+			continue;
+		o[s.n] = e->event_off[i];
+		cookies[s.n++] = CAP_FIRST_RECORD + i;
+	}
+	if (!s.n)
+		return 0;
+	err = bpfobj__attach(ps->env->bpf, PROG_CAPTURE_ENTRY, &s, &e->event_entry);
+	if (!err)
+		p_dbg("pid %d: %zu event probes on %s, while captures are", ps->pid, s.n, e->name);
+	return err;
+}
+
+void probeset_detach_launch(const struct probeset *ps, struct examined *e)
+{
+	for (int g = 0; g < LG__COUNT; g++) {
+		probeset_dispose_in(ps->env, ps->want.sync, &e->entry[g], g);
+		probeset_dispose_in(ps->env, ps->want.sync, &e->ret[g], g);
+	}
+}
+
+/* The agent's switch follows the window: CUPTI runs from warmup to the window's end. */
+int probeset_switch_agent(struct probeset *ps, bool on)
+{
+	static const struct step_spec enable = {
+		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "enable",
+	};
+	struct step_sites sites;
+	struct uprobe_spec s = { .path = ps->agent, .pid = ps->pid, .offsets = sites.offsets,
+				 .ref_ctr_offsets = sites.ref_ctr };
+	int found, err;
+
+	if (!on || !ps->agent) {
+		probeset_dispose(ps->env, false, &ps->agent_enable);
+		return 0;
+	}
+	if (ps->agent_enable)
+		return 0;
+	found = step_spec__find(&enable, ps->agent, &sites);
+	if (found <= 0)
+		return found ?: -ENOENT;
+	s.n = sites.n;
+	err = bpfobj__attach(ps->env->bpf, PROG_AGENT_ENABLE, &s, &ps->agent_enable);
+	p_dbg("pid %d: agent switched on: %s", ps->pid, err ? strerror(-err) : "ok");
+	if (!err) {
+		/* The dormant agent sleeps until woken; one that has not started yet
+		 * (-EAGAIN) reads the semaphore when it does. */
+		int w = agent_wake(ps->pid, ps->agent, &ps->agent_wake_fd);
+
+		if (w && w != -EAGAIN && !ps->told_wake) {
+			p_warn("pid %d: cannot wake the agent (%s): its windows will not start, "
+			       "launches are recorded", ps->pid,
+			       w == -ESRCH ? "it came through fork(), and only the parent's runs"
+					   : strerror(-w));
+			ps->told_wake = true;
+		}
+	}
+	return err;
+}
+
+/* The agent library: it has the cuprobe:records USDT probe. Listen to it from now on. */
+int probeset_attach_agent(struct probeset *ps, const struct examined *e)
+{
+	const char *path = e->open_path;
+	static const struct step_spec records = {
+		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "records",
+	};
+	struct step_sites sites;
+	int err;
+
+	if (!ps->env->cupti || ps->agent || step_spec__find(&records, path, &sites) <= 0)
+		return 0;
+	err = bpfobj__attach_agent_records(ps->env->bpf, ps->pid, path, &ps->agent_records);
+	if (err)
+		return err;
+	ps->agent = strdup(path);
+	if (!ps->agent)
+		return -ENOMEM;
+	p_dbg("pid %d: agent in %s", ps->pid, e->name);
+	/* Its eventfd is taken now, so that a window's wake is one write (-EAGAIN:
+	 * the agent has not started yet; taken at the first window then). */
+	agent_wake_prepare(ps->pid, ps->agent, &ps->agent_wake_fd);
+	return probeset_switch_agent(ps, ps->want.agent);
+}
+
+
+int probeset_attach_step(struct probeset *ps, const struct examined *e)
+{
+	const struct step_spec *step = ps->step_spec;
+	const char *path = e->name;
+	struct step_sites sites;
+	struct uprobe_spec s = { .path = e->open_path, .pid = ps->pid, .offsets = sites.offsets };
+	int found, err;
+
+	if (!step || ps->step || !step_spec__wants_object(step, path))
+		return 0;
+	found = step_spec__find(step, e->open_path, &sites);
+	if (found <= 0)
+		return found;
+	/* A function, not a USDT site (a nop the kernel emulates, with its semaphore). */
+	if (step->kind != STEP_USDT)
+		placement_adjust(e->fd, e->name, (const char *const[]){ step->symbol }, 1,
+				 sites.offsets);
+	s.n = sites.n;
+	s.ref_ctr_offsets = sites.ref_ctr;
+	err = bpfobj__attach(ps->env->bpf, PROG_STEP, &s, &ps->step);
+	if (err)
+		return err;
+	ps->step_object = strdup(path);
+	p_dbg("pid %d: step probe %s in %s (%zu sites)", ps->pid, step_spec__str(step), path,
+	      sites.n);
+	return 0;
+}
