@@ -137,6 +137,9 @@ CUPROBE_GT=$TMP/loop.gt.json "$CUPROBE" record -o "$TMP/loop" -- "$W/dlloop" --i
 expect "holds: dlloop's launches equal its ground truth" $CHECK match \
 	--gt "$TMP/loop.gt.json" "$(trace_in "$TMP/loop/run_0")"
 
+# launches TRACE: how many cudaLaunchKernel calls the trace has.
+launches() { python3 -c 'import json,sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "cudaLaunchKernel"))' "$1" 2>/dev/null; }
+
 # A dlopen'd library with a static runtime: its launches are local symbols, found by the walk.
 cat >"$TMP/kst.cu" <<'EOF'
 __global__ void kst_kernel(int *p) { if (p) *p = 1; }
@@ -151,8 +154,7 @@ if "${NVCC:-/usr/local/cuda/bin/nvcc}" -Xcompiler -fPIC -shared -cudart static \
 	-o "$TMP/libkst.so" "$TMP/kst.cu" 2>"$TMP/nvcc.log"; then
 	"$CUPROBE" record -v -o "$TMP/st" -- "$TMP/loader" --call kst_run 25 "$TMP/libkst.so" \
 		>"$TMP/st.log" 2>&1
-	n=$(python3 -c 'import json,sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "cudaLaunchKernel"))' \
-		"$(trace_in "$TMP/st/run_0")" 2>/dev/null)
+	n=$(launches "$(trace_in "$TMP/st/run_0")")
 	[ "$n" = 25 ] && ok "holds: a dlopen'd static runtime has every launch recorded" ||
 		not_ok "holds: a dlopen'd static runtime has every launch recorded" "$n of 25"
 	expect "holds: the static runtime's .symtab was walked" grep -q 'libkst.so: read in .*symtab walked' "$TMP/st.log"
@@ -160,22 +162,28 @@ else
 	not_ok "holds: build a static-runtime library" "$(tail -3 "$TMP/nvcc.log")"
 fi
 # A process with CUDA probed that forks children which run a new program at
-# once (Python's subprocess): each child's scan of the old program stops at
-# its exec, the new program is probed anew, and none of its launches is missed.
+# once (Python's subprocess): a child's scan of the old program stops at its
+# exec, and none of the new program's launches is missed. The parent maps four
+# runtimes (copies, four files): whatever a loaded machine makes of the race
+# between the exec and the scan's first attach, the exec comes while that
+# attach waits for its grace period, before the second.
 cat >"$TMP/spawner.c" <<'EOF'
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
 int main(int argc, char **argv)
 {
 	int n = atoi(argv[2]);
 
-	if (!dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {
-		fprintf(stderr, "spawner: %s\n", dlerror());
-		return 1;
-	}
+	/* argv[1]: the libraries to map, separated by commas. */
+	for (char *lib = strtok(argv[1], ","); lib; lib = strtok(NULL, ","))
+		if (!dlopen(lib, RTLD_NOW | RTLD_GLOBAL)) {
+			fprintf(stderr, "spawner: %s\n", dlerror());
+			return 1;
+		}
 	for (int i = 0; i < n; i++) {
 		pid_t c = fork();
 		char gt[4096];
@@ -193,8 +201,12 @@ int main(int argc, char **argv)
 }
 EOF
 NSPAWN=8
+rts=""
+for i in 1 2 3 4; do
+	cp /usr/local/cuda/lib64/libcudart.so.13 "$TMP/libcudart$i.so" && rts="$rts${rts:+,}$TMP/libcudart$i.so"
+done
 if cc -O1 -o "$TMP/spawner" "$TMP/spawner.c" -ldl; then
-	"$CUPROBE" record -v -o "$TMP/sp" -- "$TMP/spawner" /usr/local/cuda/lib64/libcudart.so.13 \
+	"$CUPROBE" record -v -o "$TMP/sp" -- "$TMP/spawner" "$rts" \
 		$NSPAWN "$TMP/sp" "$W/basic" --threads 1 --iters 5 >"$TMP/sp.log" 2>&1
 	rc=$?
 	[ $rc = 0 ] && ok "holds: record of a spawner of $NSPAWN children exits 0" ||
@@ -208,8 +220,6 @@ if cc -O1 -o "$TMP/spawner" "$TMP/spawner.c" -ldl; then
 	done
 	[ -z "$bad" ] && ok "holds: every spawned child's launches equal its ground truth" ||
 		not_ok "holds: every spawned child's launches equal its ground truth" "children:$bad"
-	# The exec comes a few µs after the fork, the scan's first probe a grace period later:
-	# some of the eight children's scans must have been stopped.
 	n=$(grep -c 'ran a new program: the scan of the old one stops' "$TMP/sp.log")
 	[ "$n" -ge 1 ] && ok "holds: a child's scan of its old program stops at its exec (-v)" ||
 		not_ok "holds: a child's scan of its old program stops at its exec (-v)" "$n of $NSPAWN: $(grep -E 'started by|new program' "$TMP/sp.log" | head -4)"
@@ -226,30 +236,53 @@ if [ -f "$TMP/libkst.so" ]; then
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/wait.h>
-/* rerun LIB N [child]: dlopens LIB and calls kst_run(N); the parent then runs itself again, as the child. */
-int main(int argc, char **argv)
+/*
+ * rerun LIB N [child]: forks, dlopens LIB and calls kst_run(N); the child
+ * runs this program again (after the parent is done) and does the same. It
+ * forks first, so that its copy of the parent has no LIB to be probed on.
+ */
+static int run(const char *lib, int n)
 {
 	int (*fn)(int);
 	void *h;
-	int st;
 
-	if (argc < 3)
-		return 2;
-	if (argc > 3)
-		usleep(100000); /* a rank's own start, before it loads CUDA */
-	if (!(h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL)) || !(fn = (int (*)(int))dlsym(h, "kst_run"))) {
+	if (!(h = dlopen(lib, RTLD_NOW | RTLD_LOCAL)) || !(fn = (int (*)(int))dlsym(h, "kst_run"))) {
 		fprintf(stderr, "rerun: %s\n", dlerror());
 		return 1;
 	}
-	fn(atoi(argv[2]));
-	if (argc > 3)
-		return 0;
-	pid_t c = fork();
-	if (c == 0) {
+	return fn(n);
+}
+
+int main(int argc, char **argv)
+{
+	int fds[2], st;
+	char c;
+
+	if (argc < 3)
+		return 2;
+	if (argc > 3) {
+		usleep(100000); /* a rank's own start, before it loads CUDA */
+		return run(argv[1], atoi(argv[2]));
+	}
+	if (pipe(fds))
+		return 1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(1);
 		execl("/proc/self/exe", argv[0], argv[1], argv[2], "child", (char *)NULL);
 		_exit(127);
 	}
-	return c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : 1;
+	close(fds[0]);
+	if (pid < 0 || run(argv[1], atoi(argv[2])))
+		return 1;
+	/* RERUN_SWAP=FILE: FILE takes LIB's name before the child runs (another inode). */
+	if (getenv("RERUN_SWAP") && rename(getenv("RERUN_SWAP"), argv[1]))
+		return 1;
+	if (write(fds[1], "x", 1) != 1)
+		return 1;
+	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : 1;
 }
 EOF
 	if cc -O1 -o "$TMP/rerun" "$TMP/rerun.c" -ldl; then
@@ -258,15 +291,17 @@ EOF
 		[ $rc = 0 ] && ok "holds: record of a program that runs itself again exits 0" ||
 			not_ok "holds: record of a program that runs itself again exits 0" "rc $rc: $(tail -3 "$TMP/rr.log")"
 		child=$(sed -n 's/.*pid \([0-9]*\) ([^)]*), started by pid [0-9]*: recorded too/\1/p' "$TMP/rr.log" | head -1)
-		expect "holds: the child has its parent's library probed before it maps it (-v)" \
-			grep -q "pid $child: $TMP/libkst.so probed before it is mapped" "$TMP/rr.log"
+		grep -q "pid $child: $TMP/libkst.so probed before it is mapped" "$TMP/rr.log" &&
+			ok "holds: the child has its parent's library probed before it maps it (-v)" ||
+			not_ok "holds: the child has its parent's library probed before it maps it (-v)" \
+				"child $child: $(grep -E "pid $child[ :]|started by" "$TMP/rr.log" | grep -v 'map_files\|known from' | head -12)"
 		# The child's dlopen hold finds libkst.so probed: it is not probed again.
 		n=$(grep -c "pid $child: [0-9]* launch probes on .*libkst.so" "$TMP/rr.log")
 		[ "$n" = 1 ] && ok "holds: the child's dlopen attaches no launch probe" ||
 			not_ok "holds: the child's dlopen attaches no launch probe" "$n attaches: $(grep "pid $child:" "$TMP/rr.log" | head -8)"
 		bad=""
 		for f in "$TMP"/rr/run_0/*.pt.trace.json; do
-			n=$(python3 -c 'import json,sys; print(sum(1 for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("name") == "cudaLaunchKernel"))' "$f" 2>/dev/null)
+			n=$(launches "$f")
 			[ "$n" = 25 ] || bad="$bad $(basename "$f"):$n"
 		done
 		[ -z "$bad" ] && [ "$(ls "$TMP"/rr/run_0/*.pt.trace.json | wc -l)" = 2 ] &&
@@ -276,6 +311,20 @@ EOF
 		! grep "before it is mapped" "$TMP/st.log" "$TMP/sp.log" | grep -q . &&
 			ok "holds: a child running another program is not probed ahead" ||
 			not_ok "holds: a child running another program is not probed ahead" "$(grep "before it is mapped" "$TMP/sp.log" | head -2)"
+		# The library replaced under its name after the parent mapped it: the child is not
+		# probed ahead on another file, and its own dlopen probes the new one.
+		cp "$TMP/libkst.so" "$TMP/libkst.new"
+		RERUN_SWAP=$TMP/libkst.new "$CUPROBE" record -v -o "$TMP/sw" -- "$TMP/rerun" "$TMP/libkst.so" 25 \
+			>"$TMP/sw.log" 2>&1
+		child=$(sed -n 's/.*pid \([0-9]*\) ([^)]*), started by pid [0-9]*: recorded too/\1/p' "$TMP/sw.log" | head -1)
+		! grep -q "pid $child: .* probed before it is mapped" "$TMP/sw.log" &&
+			grep -q "not reading /proc/$child/root$TMP/libkst.so: it is another file than the one mapped (inode)" "$TMP/sw.log" &&
+			ok "holds: a library replaced under its name is not probed ahead, and said why (-v)" ||
+			not_ok "holds: a library replaced under its name is not probed ahead, and said why (-v)" "$(grep "pid $child:\|not reading" "$TMP/sw.log" | head -5)"
+		tr=$(ls "$TMP"/sw/run_0/*_"$child".*.pt.trace.json 2>/dev/null | head -1)
+		n=$([ -n "$tr" ] && launches "$tr")
+		[ "$n" = 25 ] && ok "holds: the child of the replaced library has its 25 launches recorded" ||
+			not_ok "holds: the child of the replaced library has its 25 launches recorded" "$n in ${tr:-no trace}"
 	else
 		not_ok "holds: build rerun" "cc failed"
 	fi

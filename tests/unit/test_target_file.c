@@ -197,6 +197,42 @@ static void test_name_must_be_the_mapped_file(void **state)
 	assert_int_equal(procmaps__open(getpid(), &me), -ELOOP);
 }
 
+/* Not mapped yet (probeset__preregister): the same checks, through /proc/PID/root. */
+static void test_in_root_checks_an_unmapped_file(void **state)
+{
+	char path[PATH_MAX], other[PATH_MAX];
+	struct map_entry me = {};
+	struct stat st;
+	int fd;
+
+	(void)state;
+	in_dir(path, sizeof(path), "ahead");
+	write_file(path);
+	assert_int_equal(stat(path, &st), 0);
+	me.inode = st.st_ino;
+	me.dev = st.st_dev;
+	me.path = path;
+	fd = procmaps__open_in_root(getppid(), &me);
+	assert_true(fd >= 0);
+	close(fd);
+	/* Replaced under its name: refused. */
+	in_dir(other, sizeof(other), "ahead.new");
+	write_file(other);
+	assert_int_equal(rename(other, path), 0);
+	assert_int_equal(procmaps__open_in_root(getppid(), &me), -ESTALE);
+	/* A symlink to the right file: not followed. */
+	in_dir(other, sizeof(other), "ahead.real");
+	write_file(other);
+	assert_int_equal(stat(other, &st), 0);
+	me.inode = st.st_ino;
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(symlink(other, path), 0);
+	assert_int_equal(procmaps__open_in_root(getppid(), &me), -ELOOP);
+	/* No absolute path: nothing is opened. */
+	me.path = "ahead.real";
+	assert_int_equal(procmaps__open_in_root(getppid(), &me), -ENOENT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_symlink_followed_only_when_asked),
 		cmocka_unit_test(test_mapping_opens_the_mapped_inode),
 		cmocka_unit_test(test_name_must_be_the_mapped_file),
+		cmocka_unit_test(test_in_root_checks_an_unmapped_file),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

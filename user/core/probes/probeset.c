@@ -543,24 +543,21 @@ int probeset__preregister(struct probeset *ps)
 	const struct launch_files *lf = ps->env->launch_files;
 	int n = 0;
 
+	scan_begin(ps);
 	for (size_t i = 0; i < launch_files__count(lf); i++) {
 		const struct launch_file *f = launch_files__at(lf, i);
 		struct map_entry me = { .path = f->path, .dev = f->dev, .inode = f->ino };
 		char path[PATH_MAX + 32];
-		struct stat st;
 		bool had;
 		int fd, err;
 
 		if (find_examined(ps, f->dev, f->ino, NULL))
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)ps->pid, f->path);
-		fd = target_file_open(path, false);
+		/* Checked before it is opened for reading: what a refusal was is said at debug level. */
+		fd = procmaps__open_in_root(ps->pid, &me);
 		if (fd < 0)
 			continue;
-		if (fstat(fd, &st) || st.st_dev != f->dev || st.st_ino != f->ino) {
-			close(fd);
-			continue;
-		}
+		object_path(ps->pid, f->path, path, sizeof(path));
 		/* It has launch entry points once it is mapped (probeset__scan), not before. */
 		had = ps->has_launch_apis;
 		err = examine(ps, &me, path, fd);

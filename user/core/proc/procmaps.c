@@ -397,10 +397,23 @@ static bool path_deleted(const char *path)
 	return len > dlen && !strcmp(path + len - dlen, deleted);
 }
 
+int procmaps__open_in_root(pid_t pid, const struct map_entry *m)
+{
+	char path[4096 + 64];
+	int len;
+
+	if (!m->path || m->path[0] != '/')
+		return -ENOENT;
+	len = snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
+	if (len <= 0 || (size_t)len >= sizeof(path))
+		return -ENAMETOOLONG;
+	return open_checked(path, O_NOFOLLOW, m);
+}
+
 int procmaps__open(pid_t pid, const struct map_entry *m)
 {
 	char path[4096 + 64];
-	int fd, len;
+	int fd;
 
 	if (!m->path || m->path[0] != '/')
 		return -ENOENT;
@@ -414,11 +427,8 @@ int procmaps__open(pid_t pid, const struct map_entry *m)
 	/* A deleted file has no name left, whatever a target put at "PATH (deleted)". */
 	if (path_deleted(m->path))
 		return -ENOENT;
-	len = snprintf(path, sizeof(path), "/proc/%d/root%s", (int)pid, m->path);
-	if (len > 0 && (size_t)len < sizeof(path)) {
-		fd = open_checked(path, O_NOFOLLOW, m);
-		if (fd >= 0 || fd == -ESTALE || fd == -ELOOP || fd == -EINVAL)
-			return fd;
-	}
+	fd = procmaps__open_in_root(pid, m);
+	if (fd >= 0 || fd == -ESTALE || fd == -ELOOP || fd == -EINVAL)
+		return fd;
 	return open_checked(m->path, O_NOFOLLOW, m);
 }

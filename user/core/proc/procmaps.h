@@ -61,6 +61,12 @@ const struct map_entry *procmaps__find(const struct procmaps *m, uint64_t addr);
  * -errno: -ESTALE another file than the one mapped, as target_file_open otherwise.
  */
 int procmaps__open(pid_t pid, const struct map_entry *m);
+/*
+ * The second of those alone: m's path through /proc/PID/root, as checked
+ * there (m need not be mapped yet: probeset__preregister). -ENAMETOOLONG
+ * when the path does not fit.
+ */
+int procmaps__open_in_root(pid_t pid, const struct map_entry *m);
 
 /*
  * Opens a regular file by path, never blocking and never opening anything

@@ -293,8 +293,8 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	s->prober = prober__new();
 	for (int i = 0; i < REAPERS; i++)
 		s->reaper[i] = prober__new();
-	if (!s->syms || !s->names || !s->penv.objects || !s->penv.launch_files || !s->prober || !s->reaper[0] ||
-	    !s->reaper[1] || !s->reaper[2]) {
+	if (!s->syms || !s->names || !s->penv.objects || !s->penv.launch_files || !s->prober ||
+	    !s->reaper[0] || !s->reaper[1] || !s->reaper[2]) {
 		err = -ENOMEM;
 		goto fail;
 	}

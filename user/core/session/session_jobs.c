@@ -178,7 +178,7 @@ static void job_done(void *arg)
 		find_python(s, t);
 	}
 	t->facts = j->facts;
-	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC) {
+	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC || j->kind == JOB_PREREG) {
 		s->holds.files_read += j->facts.scan_read;
 		s->holds.files_reused += j->facts.scan_objs - j->facts.scan_read;
 	}
