@@ -14,6 +14,9 @@
 # scripts/install-real.sh --torch; make test-torch).
 set -u
 cd "$(dirname "$0")/.."
+# Every test starts with no cache of launch files, so that one run's probing
+# ahead does not change the next's holds; tests/e2e/test_cache.sh tests it.
+export CUPROBE_CACHE=off
 OUT=.output
 passed=0 failed=0
 failures=()

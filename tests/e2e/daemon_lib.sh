@@ -1,17 +1,9 @@
-# Shared by the daemon's end-to-end tests (after lib.sh): a free port, polling,
-# and a cgroup of the test's own, so that a daemon started with
+# Shared by the daemon's end-to-end tests (after lib.sh): a free port and a
+# cgroup of the test's own, so that a daemon started with
 # --cgroup /$CGNAME samples only the test's workloads.
 
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# until_true SECONDS COMMAND...: polls COMMAND until it succeeds.
-until_true() {
-	local n=$(( $1 * 20 ))
-	shift
-	while ! "$@" >/dev/null 2>&1 && [ $n -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
-	"$@" >/dev/null 2>&1
 }
 
 # cgroup_setup NAME: makes $CG (named $CGNAME) and in_cg, with which

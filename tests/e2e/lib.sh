@@ -6,6 +6,8 @@ CUPROBE=${CUPROBE:-$ROOT/cuprobe}
 W=$ROOT/.output/workloads
 CHECK="python3 $ROOT/tests/e2e/check_trace.py"
 TMP=$(mktemp -d /tmp/cuprobe-e2e.XXXXXX)
+# No cache of launch files unless a test names one (tests/run.sh says why).
+export CUPROBE_CACHE=${CUPROBE_CACHE:-off}
 # Every script ends with "# done" once it ran to its end (tests/run.sh checks).
 trap 'rm -rf "$TMP"' EXIT
 done_testing() { echo "# done"; }
@@ -33,6 +35,14 @@ expect_fail() {
 	else
 		ok "$name"
 	fi
+}
+
+# until_true SECONDS COMMAND...: polls COMMAND until it succeeds.
+until_true() {
+	local n=$(( $1 * 20 ))
+	shift
+	while ! "$@" >/dev/null 2>&1 && [ $n -gt 0 ]; do sleep 0.05; n=$((n - 1)); done
+	"$@" >/dev/null 2>&1
 }
 
 # wait_for FILE [SECONDS]: polls until FILE exists.

@@ -40,6 +40,29 @@ c, tot, mx = h["count"], h["total_ms"], h["max_ms"]
 sys.exit(0 if c >= 1 and 0 <= mx <= tot <= c * mx + 1e-6 else 1)
 PY
 
+# With a cache of launch files (CUPROBE_CACHE): the first import remembers torch's
+# CUDA libraries, the next one has them probed before python maps them, so its
+# holds attach nothing. Each import's holds, from its trace.
+holds_of() {
+	python3 -c 'import json, sys
+h = json.load(open(sys.argv[1]))["cuprobe"]["holds"]
+print("%d, %s ms in all, the longest %s ms" % (h["count"], h["total_ms"], h["max_ms"]))' "$(trace_in "$1/run_0" | head -1)" 2>&1
+}
+for run in cold warm; do
+	CUPROBE_CACHE=$TMP/cache/launch-files timeout 300 "$CUPROBE" record -v -o "$TMP/$run" -- \
+		"$REAL_PY" -c 'import torch' >"$TMP/$run.log" 2>&1
+	echo "# import torch, cache $run: rc $?, holds $(holds_of "$TMP/$run")"
+done
+ahead=$(grep -c "probed before it is mapped" "$TMP/warm.log")
+grep -q "libcudart.so.13 probed before it is mapped" "$TMP/warm.log" &&
+	grep -q "libnccl.so.2 probed before it is mapped" "$TMP/warm.log" &&
+	! grep -q "before it is mapped" "$TMP/cold.log" &&
+	ok "import torch, cache warm: torch's CUDA libraries probed before they are mapped ($ahead)" ||
+	not_ok "import torch, cache warm: torch's CUDA libraries probed before they are mapped" "$(grep -E 'cache|before it' "$TMP/warm.log" | head -5)"
+n=$(grep -cE 'held [0-9.]+ ms for .*[0-9]+ objects?, [1-9][0-9]* probed' "$TMP/warm.log")
+[ "$n" = 0 ] && ok "import torch, cache warm: no hold attaches a probe" ||
+	not_ok "import torch, cache warm: no hold attaches a probe" "$n: $(grep -E 'held .* [1-9][0-9]* probed' "$TMP/warm.log" | head -3)"
+
 # -p on a process that imported torch: recorded, then left running when cuprobe stops.
 "$REAL_PY" -c '
 import os, sys, time, torch

@@ -302,6 +302,32 @@ static int examine_one(struct probeset *ps, struct examined *e)
 	return err;
 }
 
+/* The mapped file of me has launch probes: processes of this program will be probed on it ahead. */
+static void remember(struct probeset *ps, const struct map_entry *me, const char *name)
+{
+	struct launch_file f = { .path = me->path, .dev = me->dev, .ino = me->inode,
+				 .learned = true };
+	char exe[PATH_MAX];
+	int err;
+
+	/*
+	 * The program that ran when the scan read the maps, and still runs: a
+	 * forked child's exec during the scan of its copy of its parent's
+	 * program would credit the new program with the old one's files.
+	 */
+	err = launch_files__exe_of(ps->pid, &f.exe_dev, &f.exe_ino, exe, sizeof(exe));
+	if (!err && (f.exe_dev != ps->scan_exe_dev || f.exe_ino != ps->scan_exe_ino ||
+		     atomic_load(&ps->interrupted)))
+		err = -ECHILD;
+	if (!err) {
+		f.exe = exe;
+		err = launch_files__add(ps->env->launch_files, &f);
+	}
+	if (err)
+		p_dbg("pid %d: %s is not remembered for its program: %s", ps->pid, name,
+		      strerror(-err));
+}
+
 /*
  * Examines the object of mapping me (the executable before exec: start 0),
  * read through its checked descriptor fd (taken over), named name.
@@ -316,10 +342,8 @@ static int examine(struct probeset *ps, const struct map_entry *me, const char *
 		return -ENOMEM;
 	err = examine_one(ps, e);
 	/* A file mapped (me->start): one that later processes may be probed on before they map it. */
-	if (!err && me->start && ps->env->launch_files && examined_launches(e) &&
-	    launch_files__add(ps->env->launch_files, me->path, me->dev, me->inode))
-		p_dbg("pid %d: out of memory: %s is not remembered for other processes", ps->pid,
-		      name);
+	if (!err && me->start && ps->env->launch_files && examined_launches(e))
+		remember(ps, me, name);
 	ps->scan_objs++;
 	ps->scan_probed += examined_probed(ps, e, libmap, step, agent);
 	examined_settle(ps, OBJ(ps, ps->objs.len - 1));
@@ -438,6 +462,9 @@ int probeset__scan(struct probeset *ps)
 	int err;
 
 	scan_begin(ps);
+	/* Before the maps: the program they are of, or one that ran before them (remember). */
+	if (launch_files__exe_of(ps->pid, &ps->scan_exe_dev, &ps->scan_exe_ino, path, sizeof(path)))
+		ps->scan_exe_dev = ps->scan_exe_ino = 0;
 	err = procmaps__read_exec(ps->pid, &m);
 	if (err)
 		return err;
@@ -503,6 +530,7 @@ int probeset__keeps_across_exec(struct probeset *ps)
 	int err, others = 0;
 
 	atomic_store(&ps->interrupted, false);
+	ps->prereg_next = 0;
 	if (ps->step || ps->agent)
 		return 0;
 	/*
@@ -538,26 +566,62 @@ int probeset__keeps_across_exec(struct probeset *ps)
  * remembered (device and inode), at the path it was mapped at, seen through
  * the process's root; a symlink there is refused.
  */
-int probeset__preregister(struct probeset *ps)
+/* The user a process runs as (its /proc folder's owner: the effective uid). */
+static int proc_uid(pid_t pid, uid_t *uid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &st))
+		return -errno;
+	*uid = st.st_uid;
+	return 0;
+}
+
+int probeset__preregister(struct probeset *ps, bool (*yield)(void *), void *arg)
 {
 	const struct launch_files *lf = ps->env->launch_files;
-	int n = 0;
+	char exe[PATH_MAX];
 
 	scan_begin(ps);
-	for (size_t i = 0; i < launch_files__count(lf); i++) {
+	if (!ps->prereg_next &&
+	    (launch_files__exe_of(ps->pid, &ps->prereg_exe_dev, &ps->prereg_exe_ino, exe,
+				  sizeof(exe)) ||
+	     proc_uid(ps->pid, &ps->prereg_uid)))
+		return 0;
+	for (size_t i = ps->prereg_next; i < launch_files__count(lf); i++) {
 		const struct launch_file *f = launch_files__at(lf, i);
 		struct map_entry me = { .path = f->path, .dev = f->dev, .inode = f->ino };
 		char path[PATH_MAX + 32];
+		struct stat st;
 		bool had;
 		int fd, err;
 
-		if (find_examined(ps, f->dev, f->ino, NULL))
+		if (f->exe_dev != ps->prereg_exe_dev || f->exe_ino != ps->prereg_exe_ino ||
+		    find_examined(ps, f->dev, f->ino, NULL))
 			continue;
+		/* A hold or an attach waits on this thread: it goes first, and this after it. */
+		if (yield && yield(arg)) {
+			ps->prereg_next = i;
+			return 1;
+		}
 		/* Checked before it is opened for reading: what a refusal was is said at debug level. */
 		fd = procmaps__open_in_root(ps->pid, &me);
 		if (fd < 0)
 			continue;
 		object_path(ps->pid, f->path, path, sizeof(path));
+		/*
+		 * Only a file the process could have mapped as its own: root's or its
+		 * user's. Another user's, remembered from another process of the same
+		 * program, is not read for this one.
+		 */
+		if (fstat(fd, &st) || (st.st_uid != 0 && st.st_uid != ps->prereg_uid)) {
+			p_dbg("pid %d: not probing %s ahead: the file is another user's (uid %u)",
+			      ps->pid, path, (unsigned int)st.st_uid);
+			close(fd);
+			continue;
+		}
 		/* It has launch entry points once it is mapped (probeset__scan), not before. */
 		had = ps->has_launch_apis;
 		err = examine(ps, &me, path, fd);
@@ -567,12 +631,11 @@ int probeset__preregister(struct probeset *ps)
 			       strerror(-err));
 			continue;
 		}
-		if (err)
-			continue;
-		p_dbg("pid %d: %s probed before it is mapped", ps->pid, f->path);
-		n++;
+		if (!err)
+			p_dbg("pid %d: %s probed before it is mapped", ps->pid, f->path);
 	}
-	return n;
+	ps->prereg_next = 0;
+	return 0;
 }
 
 void probeset__interrupt(struct probeset *ps)

@@ -107,10 +107,13 @@ int probeset__prepare_exec(struct probeset *ps, const char *exe);
  */
 int probeset__scan(struct probeset *ps);
 /*
- * Probes the files of env->launch_files this process has not mapped (yet),
- * where it sees the same file at the same path. Returns how many.
+ * Probes the files of env->launch_files that processes of this process's
+ * program had launch probes in, and this one has not mapped (yet), where it
+ * sees the same file at the same path. Between files it asks yield (with
+ * arg) whether other work waits: then it stops and returns 1, and the next
+ * call goes on where it stopped. 0 when done.
  */
-int probeset__preregister(struct probeset *ps);
+int probeset__preregister(struct probeset *ps, bool (*yield)(void *), void *arg);
 /*
  * From any thread: the process ran a new program, so a scan of the old one
  * running or queued stops before its next object (what it attached stays).

@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "core/probes/capture_api.h"
 #include "core/probes/launch_api.h"
 #include "core/probes/probeset.h"
@@ -83,6 +84,11 @@ struct probeset {
 	bool told_wake;		/* said once that the agent cannot be woken */
 	struct procmaps maps;	/* the latest scan's, until probeset__take_maps */
 	atomic_bool interrupted; /* probeset__interrupt: the scan's program is gone */
+	uint64_t scan_exe_dev, scan_exe_ino;	/* the program the running scan began with */
+	/* probeset__preregister: where it goes on from, for the program it began for. */
+	size_t prereg_next;
+	uint64_t prereg_exe_dev, prereg_exe_ino;
+	uid_t prereg_uid;	/* the user the process runs as */
 	/* The running scan's new objects (probe_facts.scan_*). */
 	unsigned int scan_objs, scan_read, scan_probed;
 	uint64_t scan_slowest_ns;

@@ -128,6 +128,16 @@ int prober__submit(struct prober *p, prober_fn fn, prober_fn done, void *arg)
 	return 0;
 }
 
+bool prober__waiting(struct prober *p)
+{
+	bool waiting;
+
+	pthread_mutex_lock(&p->mu);
+	waiting = p->todo.head != NULL;
+	pthread_mutex_unlock(&p->mu);
+	return waiting;
+}
+
 int prober__fd(const struct prober *p)
 {
 	return p->efd;

@@ -9,6 +9,8 @@
 #ifndef CORE_SESSION_PROBER_H
 #define CORE_SESSION_PROBER_H
 
+#include <stdbool.h>
+
 struct prober;
 
 /* run: on the worker. done: on the owner, in prober__collect (may be NULL). */
@@ -20,6 +22,8 @@ void prober__free(struct prober *p);
 
 /* 0 or -ENOMEM. */
 int prober__submit(struct prober *p, prober_fn run, prober_fn done, void *job);
+/* From the worker's job: whether jobs wait behind it (a long one may let them go first). */
+bool prober__waiting(struct prober *p);
 /* Readable (epoll) when finished jobs wait for prober__collect. */
 int prober__fd(const struct prober *p);
 /* Runs the done callbacks of finished jobs, in order. Returns how many. */

@@ -267,6 +267,45 @@ static int setup_loop(struct session *s)
 	return err;
 }
 
+/*
+ * The host's cache of the files each program had launch probes in: a later
+ * process of the program is probed on them before it maps them, with no
+ * registration (and no kernel grace period) in its holds. A cache that is
+ * unsafe to read or cannot be written costs that, and nothing else.
+ */
+static void load_launch_files(struct session *s)
+{
+	const char *path = launch_files__cache_path();
+	char why[PATH_MAX + 200];
+	size_t bad;
+	int n;
+
+	if (!path)
+		return;
+	n = launch_files__load(s->penv.launch_files, path, &bad, why, sizeof(why));
+	if (n < 0 && why[0])
+		p_warn("%s", why);
+	else if (n < 0)
+		p_warn("cannot read the cache %s: %s; set CUPROBE_CACHE=off to go without it", path,
+		       strerror(-n));
+	else
+		p_dbg("cache %s: %d files with launch probes by program%s", path, n,
+		      bad ? ", some lines not understood (left out)" : "");
+}
+
+static void save_launch_files(struct session *s)
+{
+	const char *path = launch_files__cache_path();
+	char why[PATH_MAX + 200];
+	int err;
+
+	if (!path || !s->penv.launch_files || !launch_files__learned(s->penv.launch_files))
+		return;
+	err = launch_files__save(s->penv.launch_files, path, why, sizeof(why));
+	if (err)
+		p_warn("%s; set CUPROBE_CACHE=off to go without it", why[0] ? why : strerror(-err));
+}
+
 struct session *session__new(const struct session_opts *o, const struct session_hooks *h)
 {
 	struct session *s = calloc(1, sizeof(*s));
@@ -298,6 +337,7 @@ struct session *session__new(const struct session_opts *o, const struct session_
 		err = -ENOMEM;
 		goto fail;
 	}
+	load_launch_files(s);
 	if (s->o.stack) {
 		s->stacks = stacks__new(bpfobj__stacks_fd(s->bpf), bpfobj__py_stacks_fd(s->bpf),
 					bpfobj__py_codes_fd(s->bpf), s->syms);
@@ -663,6 +703,7 @@ void session__free(struct session *s)
 	symbols__free(s->syms);
 	/* The prober that owned it is gone. */
 	objcache__free(s->penv.objects);
+	save_launch_files(s);
 	launch_files__free(s->penv.launch_files);
 	handle_names__free(s->names);
 	if (s->epfd >= 0)

@@ -148,6 +148,7 @@ struct probe_job {
 	struct probe_want want;		/* JOB_SET */
 	uint64_t hold_seq;		/* JOB_SCAN: the hold it answers, 0 for none */
 	bool kept;			/* JOB_KEEP: the answer */
+	bool more;			/* JOB_PREREG: it let other jobs go first, and goes on */
 	struct procmaps maps;		/* JOB_SCAN: the maps it read while the process was held */
 	char arg[PATH_MAX];		/* JOB_EXEC: the executable; JOB_SUGGEST: the answer */
 	struct probe_facts facts;	/* the answer */

@@ -24,6 +24,12 @@ static void answer_hold(struct session *s, struct target *t, const struct probe_
 static void capture_hold_flag(struct session *s, struct target *t, bool on);
 static void capture_hold_done(struct session *s, struct target *t, const struct probe_facts *f);
 
+/* Files probed ahead wait while a hold, an attach or another process's scan is queued. */
+static bool prereg_yield(void *prober)
+{
+	return prober__waiting(prober);
+}
+
 /* On the prober thread: the probeset is the prober's, the job carries the rest. */
 static void job_run(void *arg)
 {
@@ -42,7 +48,7 @@ static void job_run(void *arg)
 		err = probeset__prepare_exec(j->ps, j->arg);
 		break;
 	case JOB_PREREG:
-		probeset__preregister(j->ps);
+		j->more = probeset__preregister(j->ps, prereg_yield, j->s->prober) > 0;
 		break;
 	case JOB_KEEP:
 		j->kept = probeset__keeps_across_exec(j->ps) > 0;
@@ -178,6 +184,9 @@ static void job_done(void *arg)
 		find_python(s, t);
 	}
 	t->facts = j->facts;
+	/* After what it let go first (the same probeset: not a new program's since). */
+	if (j->kind == JOB_PREREG && j->more && t->probes == j->ps)
+		session_submit(s, t, JOB_PREREG, 0, NULL);
 	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC || j->kind == JOB_PREREG) {
 		s->holds.files_read += j->facts.scan_read;
 		s->holds.files_reused += j->facts.scan_objs - j->facts.scan_read;

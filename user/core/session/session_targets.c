@@ -226,6 +226,8 @@ int session__attach_plan(struct session *s, pid_t pid, const struct target_plan 
 		return err;
 	}
 	symbols__refresh(s->syms, pid);
+	/* While it runs, what its program loaded before and it has not yet (session_exec). */
+	session_submit(s, t, JOB_PREREG, 0, NULL);
 	if (!t->facts.has_launch_apis && !t->told_waiting) {
 		t->told_waiting = true;
 		p_info("pid %d (%s) has no CUDA library mapped yet: watching for one to be loaded",
@@ -637,38 +639,6 @@ void session__end_command(struct session *s)
 
 
 /* The device and inode of the program pid runs; 0, 0 when it cannot be told. */
-static void exe_identity(pid_t pid, uint64_t *dev, uint64_t *ino)
-{
-	char path[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	*dev = *ino = 0;
-	if (!stat(path, &st)) {
-		*dev = st.st_dev;
-		*ino = st.st_ino;
-	}
-}
-
-/*
- * A forked child that runs its parent's program again (torchrun's ranks,
- * Python's multiprocessing spawn) is likely to load what the parent
- * loaded: the session's launch files are probed before it maps them
- * (probeset__preregister). Any other program (a shell, git, ldconfig) is
- * not: probes on files it never maps would be attached and closed for
- * nothing.
- */
-static void note_rerun(struct target *t)
-{
-	uint64_t dev, ino;
-
-	if (!t->adopted || !t->fork_exe_ino)
-		return;
-	exe_identity(t->pid, &dev, &ino);
-	t->prereg = dev == t->fork_exe_dev && ino == t->fork_exe_ino;
-	t->fork_exe_ino = 0;
-}
-
 struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent)
 {
 	struct target *t;
@@ -686,14 +656,20 @@ struct target *session_adopt(struct session *s, pid_t pid, const struct target *
 		return NULL;
 	}
 	p_dbg("pid %d (%s), started by pid %d: recorded too", pid, t->comm, parent->pid);
-	/* The parent's, not the child's: the child may have run another by now. */
-	exe_identity(parent->pid, &t->fork_exe_dev, &t->fork_exe_ino);
 	session_rescan(s, t);
 	return t;
 }
 
 void session_exec(struct session *s, struct target *t)
 {
+	/*
+	 * The files its program's processes had launch probes in (in this
+	 * session: torchrun's ranks, Python's multiprocessing spawn; or in an
+	 * earlier one, through the cache) are probed before it maps them, once
+	 * the exec's scan is done (probeset__preregister). Any other program
+	 * (a shell, git, ldconfig) has none to probe.
+	 */
+	t->prereg = true;
 	/*
 	 * The command's own exec: its probeset was made for this very program,
 	 * so it stays, and the scan adds what the exec mapped. Dropping it would
@@ -705,7 +681,6 @@ void session_exec(struct session *s, struct target *t)
 		return;
 	}
 	t->exec_prepared = false;
-	note_rerun(t);
 	/*
 	 * Closing the old program's links takes 100-700 ms here, and the
 	 * process waits: where the probeset serves the new program as it is,
