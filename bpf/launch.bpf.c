@@ -50,8 +50,32 @@ struct {
 	__type(value, __u8);
 } threads_seen SEC(".maps");
 
-/* The driver entry's return address is in a runtime's code; *flags: its RR_* then. */
-static __always_inline bool called_from_runtime(struct pt_regs *ctx, __u32 tgid, __u32 *flags)
+/*
+ * What the entry decided before the record is filled: the launch as another
+ * API sees it (the runtime's, for a driver entry: one trap), and whether a
+ * capture is open in the process (its stream is then looked up).
+ */
+struct as_api {
+	__u32 api;
+	__u32 flags;
+	__u64 func;
+	__u32 captures;	/* captures open in the process (capture.bpf.c) */
+	__u32 stk_ok;	/* stk was read */
+	/*
+	 * The words at the user stack pointer, read once for the return address
+	 * (called_from_runtime): with them the 7th to 9th integer arguments,
+	 * which fill_args then takes from here. Each read of user memory costs
+	 * about what the ktime helper does.
+	 */
+	__u64 stk[4];
+};
+
+/*
+ * The driver entry's return address is in a runtime's code; *flags: its RR_*
+ * then. The stack's first words are kept in as (as_api.stk).
+ */
+static __always_inline bool called_from_runtime(struct pt_regs *ctx, __u32 tgid, __u32 *flags,
+						struct as_api *as)
 {
 	struct runtime_ranges *rr;
 	__u64 ret = 0;
@@ -60,8 +84,12 @@ static __always_inline bool called_from_runtime(struct pt_regs *ctx, __u32 tgid,
 	rr = bpf_map_lookup_elem(&runtime_ranges, &tgid);
 	if (!rr)
 		return false;
-	if (bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx)))
+	if (!bpf_probe_read_user(as->stk, sizeof(as->stk), (void *)PT_REGS_SP(ctx))) {
+		as->stk_ok = 1;
+		ret = as->stk[0];
+	} else if (bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx))) {
 		return false;
+	}
 	*flags = rr->flags;
 	for (i = 0; i < MAX_RUNTIME_RANGES; i++) {
 		if (i >= rr->n)
@@ -114,18 +142,6 @@ struct {
 	__type(value, struct stub_val);
 } handle_stubs SEC(".maps");
 
-/*
- * What the entry decided before the record is filled: the launch as another
- * API sees it (the runtime's, for a driver entry: one trap), and whether a
- * capture is open in the process (its stream is then looked up).
- */
-struct as_api {
-	__u32 api;
-	__u32 flags;
-	__u64 func;
-	__u32 captures;	/* captures open in the process (capture.bpf.c) */
-	__u32 pad;
-};
 
 /* Runtime launches of kernels and graphs: each enters one probed driver entry. */
 static __always_inline bool rt_enters_driver(__u32 api)
@@ -295,7 +311,8 @@ static __always_inline void stack_args3(struct pt_regs *ctx, __u32 *a, __u64 *b,
 	*c = v[2];
 }
 
-static __always_inline void fill_args(struct pt_regs *ctx, struct launch_event *e)
+static __always_inline void fill_args(struct pt_regs *ctx, struct launch_event *e,
+				      const struct as_api *as)
 {
 	struct cuda_launch_config rc;
 	struct cu_launch_config dc;
@@ -335,7 +352,13 @@ static __always_inline void fill_args(struct pt_regs *ctx, struct launch_event *
 		e->grid[2] = PT_REGS_PARM4(ctx);
 		e->block[0] = PT_REGS_PARM5(ctx);
 		e->block[1] = ctx->r9;
-		stack_args3(ctx, &e->block[2], &e->shmem, &e->stream);
+		if (as->stk_ok) {
+			e->block[2] = (__u32)as->stk[1];
+			e->shmem = (__u32)as->stk[2];
+			e->stream = as->stk[3];
+		} else {
+			stack_args3(ctx, &e->block[2], &e->shmem, &e->stream);
+		}
 		break;
 	case API_cuLaunchKernelEx:
 	case API_cuLaunchKernelEx_ptsz:
@@ -494,7 +517,7 @@ static __always_inline void fill(struct pt_regs *ctx, struct launch_event *e, __
 	e->pystack = 0;
 	e->capture = 0;
 	e->pad = 0;
-	fill_args(ctx, e);
+	fill_args(ctx, e, as);
 	if (as->api < API__COUNT) {
 		e->api = as->api;
 		e->func = as->func;
@@ -654,7 +677,7 @@ int launch_entry(struct pt_regs *ctx)
 			__sync_fetch_and_add(&ps->stale, 1);
 		return 0;
 	}
-	if (graph_nested || (api >= API_FIRST_DRIVER && called_from_runtime(ctx, tgid, &rr_flags) &&
+	if (graph_nested || (api >= API_FIRST_DRIVER && called_from_runtime(ctx, tgid, &rr_flags, &as) &&
 			     rt_nested(ctx, tgid, api, rr_flags, &as))) {
 		COUNT_RARE(ps, sl, tgid, nested);
 		return 0;
