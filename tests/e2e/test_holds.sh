@@ -295,6 +295,10 @@ EOF
 			ok "holds: the child has its parent's library probed before it maps it (-v)" ||
 			not_ok "holds: the child has its parent's library probed before it maps it (-v)" \
 				"child $child: $(grep -E "pid $child[ :]|started by" "$TMP/rr.log" | grep -v 'map_files\|known from' | head -12)"
+		# The calibration's launches are read out of the ring as they come, none lost, and
+		# let go: none is left for the first turn, which the command's exec hold waits on.
+		expect "holds: the calibration's launches are read as they come and let go, none lost (-v)" \
+			grep -qE 'calibration: [1-9][0-9]* launches read from the ring and let go, 0 lost' "$TMP/rr.log"
 		# The child's dlopen hold finds libkst.so probed: it is not probed again.
 		n=$(grep -c "pid $child: [0-9]* launch probes on .*libkst.so" "$TMP/rr.log")
 		[ "$n" = 1 ] && ok "holds: the child's dlopen attaches no launch probe" ||
@@ -317,9 +321,11 @@ EOF
 			! grep "before it is mapped" "$TMP/sp.log" | grep -qv "libcudart.so.13 probed" &&
 			ok "holds: a child running another program is not probed ahead on its parent's files" ||
 			not_ok "holds: a child running another program is not probed ahead on its parent's files" "$(grep "before it is mapped" "$TMP/sp.log" | head -3)"
-		grep -q "pid $last: .*libcudart.so.13 probed before it is mapped" "$TMP/sp.log" &&
-			ok "holds: a later process of that program is probed ahead on its runtime (-v)" ||
-			not_ok "holds: a later process of that program is probed ahead on its runtime (-v)" "pid $last: $(grep "pid $last[ :]" "$TMP/sp.log" | head -5)"
+		# basic maps its runtime at startup (DT_NEEDED): its startup hold and the probing
+		# ahead race for it, and each wins some of the later children.
+		n=$(grep -c "libcudart.so.13 probed before it is mapped" "$TMP/sp.log")
+		[ "$n" -ge 1 ] && ok "holds: later processes of that program are probed ahead on its runtime ($n of $((NSPAWN - 1)), -v)" ||
+			not_ok "holds: later processes of that program are probed ahead on its runtime (-v)" "0 of $((NSPAWN - 1)): $(grep "pid $last[ :]" "$TMP/sp.log" | head -5)"
 		# The library replaced under its name after the parent mapped it: the child is not
 		# probed ahead on another file, and its own dlopen probes the new one.
 		cp "$TMP/libkst.so" "$TMP/libkst.new"

@@ -197,8 +197,22 @@ static void setup_env(struct session *s)
 /* What a launch probe hit costs here, measured before any target is probed. */
 static void calibrate(struct session *s)
 {
-	int err = bpfobj__calibrate(s->bpf, s->o.plan.mode == MODE_LATENCY, s->events,
-				    &s->cenv.probe_ns);
+	uint64_t lost = bpfobj__events_lost(s->bpf);
+	int err;
+
+	/*
+	 * Its launches are read out of the ring as they come (a full ring would
+	 * make them drops, which cost less than a launch recorded) and let go:
+	 * left there, the first turn would read them while the command's exec
+	 * was held.
+	 */
+	s->calibrating = true;
+	err = bpfobj__calibrate(s->bpf, s->o.plan.mode == MODE_LATENCY, s->events,
+				&s->cenv.probe_ns);
+	s->calibrating = false;
+	lost = bpfobj__events_lost(s->bpf) - lost;
+	p_dbg("calibration: %lu launches read from the ring and let go, %llu lost", s->calib_read,
+	      (unsigned long long)lost);
 
 	/* Its own hits filled the ring up to half: that is no rate to grow by. */
 	bpfobj__events_high(s->bpf);

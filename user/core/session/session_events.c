@@ -182,6 +182,13 @@ int session_data_event(void *ctx, void *data, size_t size)
 
 	/* The ring's own header is 8 bytes, and records are 8-byte aligned. */
 	s->ring.bytes_read += ((size + 7) & ~(size_t)7) + 8;
+	if (s->calibrating) {
+		if (type == REC_LAUNCH)
+			s->calib_read++;
+		else if (type == REC_LAUNCH_BATCH)
+			s->calib_read += LAUNCH_BATCH_N;
+		return 0;
+	}
 	if (type == REC_LAUNCH || type == REC_LAUNCH_BATCH) {
 		int n = bpfobj__each_launch(data, size, session_launch, s);
 

@@ -118,6 +118,8 @@ struct session {
 	uint64_t polled;	/* when targets' counters were last looked at */
 	bool leaving;		/* holds are answered at once: cuprobe is going */
 	long budget;		/* events this turn may still take from the rings */
+	bool calibrating;	/* the ring's launches are the calibration's: read and let go */
+	unsigned long calib_read;	/* how many of them */
 	long ring_events;	/* a turn's budget */
 	bool backlog;		/* the rings held more than a turn takes */
 	bool guard_gone;	/* the guardian died: said once */
