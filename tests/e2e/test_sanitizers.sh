@@ -15,6 +15,22 @@ for wl in basic dlopen_main static names; do
 	expect "sanitized cuprobe on $wl: launches equal ground truth" \
 		$CHECK match --gt "$TMP/$wl.gt.json" "$(trace_in "$TMP/$wl/run_0")"
 done
+# The cache of launch files under ASan/UBSan: written by the first run, probed ahead from by
+# the second (tests/e2e/test_cache.sh checks what they do).
+for run in 1 2; do
+	CUPROBE_CACHE=$TMP/san-cache/launch-files CUPROBE_GT=$TMP/cache$run.gt.json \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=halt_on_error=1 \
+		"$SAN" record -v -o "$TMP/cache$run" -- "$W/dlopen_main" >"$TMP/cache$run.log" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] || grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$TMP/cache$run.log"; then
+		not_ok "sanitized cuprobe with a cache, run $run" "rc $rc: $(grep -m3 -E 'ERROR|runtime error' "$TMP/cache$run.log")"
+	elif [ $run = 2 ] && ! grep -q "probed before it is mapped" "$TMP/cache$run.log"; then
+		not_ok "sanitized cuprobe with a cache, run $run" "nothing probed ahead: $(grep -m3 cache "$TMP/cache$run.log")"
+	else
+		expect "sanitized cuprobe with a cache, run $run: clean, launches equal ground truth" \
+			$CHECK match --gt "$TMP/cache$run.gt.json" "$(trace_in "$TMP/cache$run/run_0")"
+	fi
+done
 # --stack under ASan/UBSan: native stacks through libdwfl, and Python frames read from a
 # live interpreter (tests/e2e/test_stacks.sh checks what they say).
 for wl in "$W/stacks" "python3 $ROOT/tests/workloads/py_launch.py --linger 1"; do
