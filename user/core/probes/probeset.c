@@ -455,6 +455,26 @@ static int update_runtime_ranges(struct probeset *ps, const struct procmaps *m)
 	return bpfobj__set_runtime_ranges(ps->env->bpf, ps->pid, &rr);
 }
 
+/*
+ * Test hook: CUPROBE_SCAN_TEST_PAUSE_MS=N waits N ms before each object a scan
+ * examines, as the kernel's grace period for a first attach may: a forked
+ * child's exec then comes during the scan of its copy of its parent's
+ * program, whatever the machine's load (tests/e2e/test_holds.sh).
+ */
+static void test_pause(void)
+{
+	static int ms = -1;
+
+	if (ms < 0) {
+		const char *v = getenv("CUPROBE_SCAN_TEST_PAUSE_MS");
+
+		ms = v ? atoi(v) : 0;
+		ms = ms > 0 && ms <= 100 ? ms : 0;
+	}
+	if (ms)
+		usleep((useconds_t)ms * 1000);
+}
+
 int probeset__scan(struct probeset *ps)
 {
 	struct procmaps m;
@@ -491,6 +511,7 @@ int probeset__scan(struct probeset *ps)
 			ps->has_launch_apis = true;
 		if (e)
 			continue;
+		test_pause();
 		/* What cannot be opened safely (procmaps.h) is left alone, and said at debug level. */
 		fd = procmaps__open(ps->pid, me);
 		if (fd < 0) {
@@ -559,13 +580,6 @@ int probeset__keeps_across_exec(struct probeset *ps)
 	return others <= 1;
 }
 
-/*
- * Links registered on a file before the process maps it are put in by the
- * kernel when it does (uprobe_mmap), with no registration, so no grace
- * period, in the hold that follows. Only a file that is still the one
- * remembered (device and inode), at the path it was mapped at, seen through
- * the process's root; a symlink there is refused.
- */
 /* The user a process runs as (its /proc folder's owner: the effective uid). */
 static int proc_uid(pid_t pid, uid_t *uid)
 {
@@ -579,6 +593,13 @@ static int proc_uid(pid_t pid, uid_t *uid)
 	return 0;
 }
 
+/*
+ * Links registered on a file before the process maps it are put in by the
+ * kernel when it does (uprobe_mmap), with no registration, so no grace
+ * period, in the hold that follows. Only a file that is still the one
+ * remembered (device and inode), at the path it was mapped at, seen through
+ * the process's root; a symlink there is refused.
+ */
 int probeset__preregister(struct probeset *ps, bool (*yield)(void *), void *arg)
 {
 	const struct launch_files *lf = ps->env->launch_files;
@@ -616,7 +637,11 @@ int probeset__preregister(struct probeset *ps, bool (*yield)(void *), void *arg)
 		 * user's. Another user's, remembered from another process of the same
 		 * program, is not read for this one.
 		 */
-		if (fstat(fd, &st) || (st.st_uid != 0 && st.st_uid != ps->prereg_uid)) {
+		if (fstat(fd, &st)) {
+			close(fd);
+			continue;
+		}
+		if (st.st_uid != 0 && st.st_uid != ps->prereg_uid) {
 			p_dbg("pid %d: not probing %s ahead: the file is another user's (uid %u)",
 			      ps->pid, path, (unsigned int)st.st_uid);
 			close(fd);

@@ -303,7 +303,7 @@ static void load_launch_files(struct session *s)
 		p_warn("cannot read the cache %s: %s; set CUPROBE_CACHE=off to go without it", path,
 		       strerror(-n));
 	else
-		p_dbg("cache %s: %d files with launch probes by program%s", path, n,
+		p_dbg("cache %s: %d files with launch probes, remembered by program%s", path, n,
 		      bad ? ", some lines not understood (left out)" : "");
 }
 
