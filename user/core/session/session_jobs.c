@@ -176,7 +176,9 @@ static void job_done(void *arg)
 		/* After the exec's hold, while it runs: the registrations' grace period is not a hold's. */
 		if (t->prereg) {
 			t->prereg = false;
-			session_submit(s, t, JOB_PREREG, 0, NULL);
+			/* Not for a process whose probes went with its end meanwhile. */
+			if (t->probes)
+				session_submit(s, t, JOB_PREREG, 0, NULL);
 		}
 	}
 	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC) {

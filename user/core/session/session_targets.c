@@ -227,7 +227,8 @@ int session__attach_plan(struct session *s, pid_t pid, const struct target_plan 
 	}
 	symbols__refresh(s->syms, pid);
 	/* While it runs, what its program loaded before and it has not yet (session_exec). */
-	session_submit(s, t, JOB_PREREG, 0, NULL);
+	if (t->probes)
+		session_submit(s, t, JOB_PREREG, 0, NULL);
 	if (!t->facts.has_launch_apis && !t->told_waiting) {
 		t->told_waiting = true;
 		p_info("pid %d (%s) has no CUDA library mapped yet: watching for one to be loaded",
