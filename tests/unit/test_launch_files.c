@@ -228,6 +228,32 @@ static void test_at_most_max_pairs(void **state)
 	launch_files__free(a);
 }
 
+static void test_full_of_loaded_a_learned_pair_takes_the_oldest_place(void **state)
+{
+	struct launch_files *a = launch_files__new();
+	struct launch_file p = pair(prog, &prog_st, lib, &lib_st);
+	size_t last = LAUNCH_FILES_MAX - 1;
+
+	(void)state;
+	p.learned = false;
+	for (int i = 0; i < LAUNCH_FILES_MAX; i++) {
+		p.ino = 1000 + i;
+		assert_int_equal(launch_files__add(a, &p), 0);
+	}
+	p.ino = 5000;
+	p.learned = true;
+	assert_int_equal(launch_files__add(a, &p), 0);
+	assert_int_equal(launch_files__count(a), LAUNCH_FILES_MAX);
+	assert_int_equal(launch_files__learned(a), 1);
+	assert_true(launch_files__at(a, last)->ino == 5000 && launch_files__at(a, last)->learned);
+	assert_true(launch_files__at(a, last - 1)->ino == 1000 + last - 1);
+	/* The next one learned takes the place of the last loaded one left. */
+	p.ino = 5001;
+	assert_int_equal(launch_files__add(a, &p), 0);
+	assert_true(launch_files__at(a, last - 1)->ino == 5001);
+	launch_files__free(a);
+}
+
 static void test_cache_path_from_the_environment(void **state)
 {
 	(void)state;
@@ -252,6 +278,10 @@ static void test_exe_of_this_process(void **state)
 	assert_int_equal(stat(name, &st), 0);
 	assert_true(st.st_ino == ino && st.st_dev == dev);
 	assert_int_equal(launch_files__exe_of(0x7ffffff0, &dev, &ino, name, sizeof(name)), -ESRCH);
+	/* Without a name: the identity alone. */
+	dev = ino = 0;
+	assert_int_equal(launch_files__exe_of(getpid(), &dev, &ino, NULL, 0), 0);
+	assert_true(st.st_ino == ino && st.st_dev == dev);
 }
 
 int main(void)
@@ -265,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_a_symlink_is_not_followed),
 		cmocka_unit_test(test_missing_file_loads_nothing),
 		cmocka_unit_test(test_at_most_max_pairs),
+		cmocka_unit_test(test_full_of_loaded_a_learned_pair_takes_the_oldest_place),
 		cmocka_unit_test(test_cache_path_from_the_environment),
 		cmocka_unit_test(test_exe_of_this_process),
 	};

@@ -62,12 +62,27 @@ int launch_files__add(struct launch_files *lf, const struct launch_file *nf)
 		    f->exe_ino == nf->exe_ino)
 			return 0;
 	}
-	if (lf->v.len >= LAUNCH_FILES_MAX)
+	f = NULL;
+	/* Full: a pair learned now goes before the oldest one loaded. */
+	for (size_t i = lf->v.len; lf->v.len >= LAUNCH_FILES_MAX && nf->learned && i-- > 0;) {
+		if (!vec_at(&lf->v, struct launch_file, i)->learned) {
+			f = vec_at(&lf->v, struct launch_file, i);
+			break;
+		}
+	}
+	if (!f && lf->v.len >= LAUNCH_FILES_MAX)
 		return 0;
 	exe = strdup(nf->exe ? nf->exe : "");
 	path = strdup(nf->path);
-	f = exe && path ? vec__push(&lf->v) : NULL;
-	if (!f) {
+	if (!exe || !path) {
+		free(exe);
+		free(path);
+		return -ENOMEM;
+	}
+	if (f) {
+		free(f->exe);
+		free(f->path);
+	} else if (!(f = vec__push(&lf->v))) {
 		free(exe);
 		free(path);
 		return -ENOMEM;
@@ -103,14 +118,16 @@ int launch_files__exe_of(int pid, uint64_t *dev, uint64_t *ino, char *name, size
 	snprintf(link, sizeof(link), "/proc/%d/exe", pid);
 	if (stat(link, &st))
 		return errno == ENOENT ? -ESRCH : -errno;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	if (!name)
+		return 0;
 	n = readlink(link, name, len - 1);
 	if (n < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	name[n] = '\0';
 	if (n >= 10 && !strcmp(name + n - 10, " (deleted)"))
 		return -ENOENT;
-	*dev = st.st_dev;
-	*ino = st.st_ino;
 	return 0;
 }
 

@@ -27,13 +27,17 @@ struct launch_files;
 
 /* The cache file when CUPROBE_CACHE does not name one ("off": none). */
 #define LAUNCH_FILES_CACHE "/var/cache/cuprobe/launch-files"
-/* At most this many (program, file) pairs, newest first; more are not kept. */
+/*
+ * At most this many (program, file) pairs. One that the session learns when
+ * it has as many takes the place of the last one loaded (the cache file's
+ * oldest); past that, none.
+ */
 #define LAUNCH_FILES_MAX 256
 
 /* NULL and errno when out of memory. */
 struct launch_files *launch_files__new(void);
 void launch_files__free(struct launch_files *lf);
-/* Adds a pair once (the same program and file); past LAUNCH_FILES_MAX, none. 0 or -ENOMEM. */
+/* Adds a pair once (the same program and file); see LAUNCH_FILES_MAX. 0 or -ENOMEM. */
 int launch_files__add(struct launch_files *lf, const struct launch_file *f);
 size_t launch_files__count(const struct launch_files *lf);
 const struct launch_file *launch_files__at(const struct launch_files *lf, size_t i);
@@ -41,8 +45,9 @@ const struct launch_file *launch_files__at(const struct launch_files *lf, size_t
 size_t launch_files__learned(const struct launch_files *lf);
 
 /*
- * The program process pid runs: its executable's identity and name. 0, or
- * -errno (-ESRCH: gone; -ENOENT: its executable was deleted).
+ * The program process pid runs: its executable's identity and, unless name
+ * is NULL, its name. 0, or -errno (-ESRCH: gone; -ENOENT: its executable
+ * was deleted, said only with a name).
  */
 int launch_files__exe_of(int pid, uint64_t *dev, uint64_t *ino, char *name, size_t len);
 

@@ -483,7 +483,7 @@ int probeset__scan(struct probeset *ps)
 
 	scan_begin(ps);
 	/* Before the maps: the program they are of, or one that ran before them (remember). */
-	if (launch_files__exe_of(ps->pid, &ps->scan_exe_dev, &ps->scan_exe_ino, path, sizeof(path)))
+	if (launch_files__exe_of(ps->pid, &ps->scan_exe_dev, &ps->scan_exe_ino, NULL, 0))
 		ps->scan_exe_dev = ps->scan_exe_ino = 0;
 	err = procmaps__read_exec(ps->pid, &m);
 	if (err)
@@ -603,12 +603,10 @@ static int proc_uid(pid_t pid, uid_t *uid)
 int probeset__preregister(struct probeset *ps, bool (*yield)(void *), void *arg)
 {
 	const struct launch_files *lf = ps->env->launch_files;
-	char exe[PATH_MAX];
 
 	scan_begin(ps);
 	if (!ps->prereg_next &&
-	    (launch_files__exe_of(ps->pid, &ps->prereg_exe_dev, &ps->prereg_exe_ino, exe,
-				  sizeof(exe)) ||
+	    (launch_files__exe_of(ps->pid, &ps->prereg_exe_dev, &ps->prereg_exe_ino, NULL, 0) ||
 	     proc_uid(ps->pid, &ps->prereg_uid)))
 		return 0;
 	for (size_t i = ps->prereg_next; i < launch_files__count(lf); i++) {

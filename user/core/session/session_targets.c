@@ -638,8 +638,6 @@ void session__end_command(struct session *s)
 	session_target_exit(s, t);
 }
 
-
-/* The device and inode of the program pid runs; 0, 0 when it cannot be told. */
 struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent)
 {
 	struct target *t;
