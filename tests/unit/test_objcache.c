@@ -191,6 +191,56 @@ static void test_no_marks_no_walk(void **state)
 	}
 }
 
+/*
+ * The names are looked up through a hash of them (elf_file.c): a name asked
+ * for twice is found for both, and a list too long for the index (compared
+ * one by one) answers as a short one, through the walk and through the tables.
+ */
+static void test_long_and_repeated_names(void **state)
+{
+	const char *libs[] = { "libstatic.so", "libexported.so" };
+	enum { LONG = 300 };
+	static char filler[LONG][24];
+	const char *many[LONG];
+	uint64_t want[NNAMES], got[LONG], offs[LONG];
+	bool walked;
+
+	(void)state;
+	for (size_t i = 0; i < LONG; i++) {
+		snprintf(filler[i], sizeof(filler[i]), "filler_%zu", i);
+		many[i] = filler[i];
+	}
+	for (size_t i = 0; i < NNAMES; i++)
+		many[LONG - NNAMES + i] = names[i];
+	many[0] = "cudaLaunchKernel";
+	for (size_t k = 0; k < 2; k++) {
+		const char *p = path_of(libs[k]);
+		const char *twice[] = { "cudaMalloc", "cudaLaunchKernel", "cudaMalloc" };
+		struct elf_file *ef;
+		int n = elf_func_offsets(p, names, NNAMES, want);
+
+		assert_true(n >= 2);
+		/* The long list: past the index, every name compared. */
+		assert_int_equal(elf_func_offsets(p, many, LONG, got), n + 1);
+		assert_int_equal(got[0], want[0]);
+		for (size_t i = 0; i < NNAMES; i++)
+			assert_int_equal(got[LONG - NNAMES + i], want[i]);
+		ef = elf_file__open(p);
+		assert_non_null(ef);
+		assert_int_equal(obj_func_offsets(ef, many, LONG, offs, &walked), 3);
+		assert_int_equal(offs[0], want[0]);
+		assert_int_equal(offs[LONG - NNAMES], want[0]);
+		assert_int_equal(offs[LONG - NNAMES + 1], want[1]);
+		/* Asked twice, through the index: both found. */
+		assert_int_equal(obj_func_offsets(ef, twice, 3, offs, &walked), 3);
+		assert_int_not_equal(offs[0], 0);
+		assert_int_equal(offs[0], want[1]);
+		assert_int_equal(offs[2], want[1]);
+		assert_int_equal(offs[1], want[0]);
+		elf_file__close(ef);
+	}
+}
+
 /* Not an ELF file: -ENOEXEC, as elf_func_offsets says. */
 static void test_not_elf(void **state)
 {
@@ -246,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_real_libraries_agree_with_the_walk),
 		cmocka_unit_test(test_static_runtime_is_walked),
 		cmocka_unit_test(test_no_marks_no_walk),
+		cmocka_unit_test(test_long_and_repeated_names),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_cache_reads_a_file_once),
 	};

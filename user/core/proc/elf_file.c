@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "core/proc/elf_file.h"
 #include "core/proc/procmaps.h"
+#include "util/hashmap.h"
 
 #define VERSYM_HIDDEN 0x8000
 /* The note type of SystemTap's USDT probes (sys/sdt.h). */
@@ -327,28 +328,79 @@ int elf_file__interp(struct elf_file *ef, char *buf, size_t len)
 	return -ENOENT;
 }
 
+/*
+ * The names asked for, indexed by hash: a walk of a .symtab (NCCL's has 18,000
+ * functions) then costs one hash and, mostly, no strcmp per symbol, not one
+ * strcmp per name asked for (70), which took 3-18 ms while the process waited.
+ * Open addressing, linear probing: every slot of a name's hash is visited, so
+ * a name asked for twice is found for both.
+ */
+#define WANTED_SLOTS 256
+
 struct wanted {
 	struct elf_file *ef;
 	const char *const *names;
 	size_t n;
 	uint64_t *offsets;
 	int *ranks; /* -1: not found yet */
+	size_t mask;	/* 0: no index, every name is compared */
+	struct {
+		size_t hash;
+		int idx;	/* -1: empty */
+	} slot[WANTED_SLOTS];
 };
+
+static void wanted_index(struct wanted *w)
+{
+	size_t size = 16;
+
+	while (size < 2 * w->n)
+		size *= 2;
+	if (size > WANTED_SLOTS) {
+		w->mask = 0;
+		return;
+	}
+	w->mask = size - 1;
+	for (size_t i = 0; i < size; i++)
+		w->slot[i].idx = -1;
+	for (size_t i = 0; i < w->n; i++) {
+		size_t h = hash_str(w->names[i]), j = h & w->mask;
+
+		while (w->slot[j].idx >= 0)
+			j = (j + 1) & w->mask;
+		w->slot[j].hash = h;
+		w->slot[j].idx = (int)i;
+	}
+}
+
+static void match_one(struct wanted *w, size_t i, const GElf_Sym *sym, int rank)
+{
+	const struct elf_load *l;
+
+	if (rank <= w->ranks[i])
+		return;
+	l = elf_load_by_vaddr(w->ef->loads, w->ef->nloads, sym->st_value);
+	if (!l)
+		return;
+	w->offsets[i] = sym->st_value - l->vaddr + l->offset;
+	w->ranks[i] = rank;
+}
 
 static int match_wanted(const char *name, const GElf_Sym *sym, int rank, void *ctx)
 {
 	struct wanted *w = ctx;
-	const struct elf_load *l;
+	size_t h, j;
 
-	for (size_t i = 0; i < w->n; i++) {
-		if (rank <= w->ranks[i] || strcmp(name, w->names[i]))
-			continue;
-		l = elf_load_by_vaddr(w->ef->loads, w->ef->nloads, sym->st_value);
-		if (!l)
-			continue;
-		w->offsets[i] = sym->st_value - l->vaddr + l->offset;
-		w->ranks[i] = rank;
+	if (!w->mask) {
+		for (size_t i = 0; i < w->n; i++)
+			if (!strcmp(name, w->names[i]))
+				match_one(w, i, sym, rank);
+		return 0;
 	}
+	h = hash_str(name);
+	for (j = h & w->mask; w->slot[j].idx >= 0; j = (j + 1) & w->mask)
+		if (w->slot[j].hash == h && !strcmp(name, w->names[w->slot[j].idx]))
+			match_one(w, (size_t)w->slot[j].idx, sym, rank);
 	return 0;
 }
 
@@ -369,6 +421,7 @@ int elf_func_offsets(const char *path, const char *const *names, size_t n, uint6
 	}
 	for (size_t i = 0; i < n; i++)
 		w.ranks[i] = -1;
+	wanted_index(&w);
 	err = elf_file__for_each_func(w.ef, match_wanted, &w);
 	for (size_t i = 0; i < n; i++)
 		found += w.ranks[i] >= 0;
@@ -687,6 +740,8 @@ int elf_file__table_find(struct elf_file *ef, unsigned int sh_type, const char *
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	int err = 0, found = 0;
+
+	wanted_index(&w);
 
 	while (!err && (scn = elf_nextscn(ef->elf, scn)))
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == sh_type)
