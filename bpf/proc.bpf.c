@@ -59,7 +59,7 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	e->type = REC_FORK;
 	e->tgid = ctgid;
 	e->parent = ptgid;
-	e->pad = 0;
+	e->flags = child->mm == parent->mm ? FORK_F_SHARED_MM : 0;
 	e->ts_ns = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(e, 0);
 	return 0;
@@ -86,7 +86,7 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	e->type = REC_EXEC_SEEN;
 	e->tgid = tgid;
 	e->parent = 0;
-	e->pad = 0;
+	e->flags = 0;
 	e->ts_ns = bpf_ktime_get_ns();
 	bpf_ringbuf_submit(e, 0);
 	return 0;

@@ -173,11 +173,14 @@ struct step_event {
 	__u64 stale;	 /* hits of an older window's links so far */
 };
 
+/* The child shares its parent's memory until it runs a program (vfork, posix_spawn). */
+#define FORK_F_SHARED_MM 1
+
 struct fork_event {
 	__u32 type;	 /* REC_FORK */
 	__u32 tgid;	 /* the new process */
 	__u32 parent;	 /* the process that forked it */
-	__u32 pad;
+	__u32 flags;	 /* FORK_F_*; 0 for REC_EXEC_SEEN */
 	__u64 ts_ns;
 };
 

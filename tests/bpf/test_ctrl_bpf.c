@@ -397,6 +397,7 @@ static void test_follow_fork_and_exec(void **state)
 	assert_int_equal(t->n_forks, 1);
 	assert_int_equal(t->forks[0].tgid, pid);
 	assert_int_equal(t->forks[0].parent, getpid());
+	assert_int_equal(t->forks[0].flags, 0);
 	/* exec: held, and told. */
 	assert_int_equal(write(go[1], "g", 1), 1);
 	status = child_wait(pid, 5000);
@@ -411,6 +412,42 @@ static void test_follow_fork_and_exec(void **state)
 	status = child_wait(pid, 5000);
 	assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	close(go[1]);
+	bt__free(t);
+}
+
+/*
+ * A vfork child shares its parent's memory until its exec: the fork says so
+ * (FORK_F_SHARED_MM), and the loader then waits for the exec to scan it.
+ */
+static void test_vfork_shares_mm(void **state)
+{
+	struct proc_conf conf = { .sched = { .active = UINT32_MAX }, .flags = CONF_FOLLOW };
+	struct bt *t = bt__new(1 << 20);
+	int status;
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal(bpfobj__attach_proc(t->obj), 0);
+	assert_int_equal(bt__add_self(t, &conf, pack_state(0, 0, PHASE_RECORD)), 0);
+	pid = vfork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	/* Back here once the child's exec let go of this memory; the exec is held. */
+	status = child_wait(pid, 5000);
+	assert_true(status != -1 && WIFSTOPPED(status));
+	bt__drain(t);
+	assert_int_equal(t->n_forks, 1);
+	assert_int_equal(t->forks[0].tgid, pid);
+	assert_int_equal(t->forks[0].flags, FORK_F_SHARED_MM);
+	assert_int_equal(t->n_libmaps, 1);
+	assert_int_equal(t->libmaps[0].type, REC_EXEC);
+	assert_int_equal(kill(pid, SIGCONT), 0);
+	status = child_wait(pid, 5000);
+	assert_true(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	bt__free(t);
 }
 
@@ -446,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_libmap_holds),
 		cmocka_unit_test(test_libmap_without_state),
 		cmocka_unit_test(test_follow_fork_and_exec),
+		cmocka_unit_test(test_vfork_shares_mm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

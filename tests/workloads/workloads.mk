@@ -15,7 +15,8 @@ WORKLOADS := $(WL_DIR)/demo $(WL_DIR)/basic $(WL_DIR)/basic_ptsz $(WL_DIR)/stati
 	     $(WL_DIR)/nested $(WL_DIR)/libfakert.so $(WL_STUBS)/libcuda.so.1 \
 	     $(WL_DIR)/dlloop $(WL_DIR)/libtiny.so $(WL_DIR)/names \
 	     $(WL_DIR)/stacks $(WL_DIR)/stacks_stripped $(WL_DIR)/real_driver \
-	     $(WL_DIR)/librealrt.so $(WL_DIR)/real_nested $(WL_DIR)/capture $(WL_DIR)/graphs
+	     $(WL_DIR)/librealrt.so $(WL_DIR)/real_nested $(WL_DIR)/capture $(WL_DIR)/graphs \
+	     $(WL_DIR)/vfork_exec
 
 # Host code is built warning-free. Frame pointers make functions that need a
 # frame start with a push, which a uprobe emulates instead of single-stepping.
@@ -72,6 +73,11 @@ $(WL_DIR)/libtiny.so: $(WL_SRC)/tiny.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(WL_CFLAGS) -MMD -MP -MF $@.d -shared $< -o $@
+
+$(WL_DIR)/vfork_exec: $(WL_SRC)/vfork_exec.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(WL_CFLAGS) -MMD -MP -MF $@.d $< -o $@
 
 # The toolkit's stub libcuda (every call returns CUDA_ERROR_STUB_LIBRARY),
 # under the soname programs ask for.

@@ -432,6 +432,12 @@ static void watch_targets(struct session *s, uint64_t now)
 			continue;
 		if (t->plan.slice_ns && !t->plan.step && now >= t->slice_next)
 			session_end_slice(s, t, now);
+		if (t->scan_due && now >= t->scan_due) {
+			p_dbg("pid %d ran no program in %llu ms after its vfork: scanned as it is",
+			      t->pid, SHARED_MM_SCAN_NS / 1000000);
+			t->scan_due = 0;
+			session_rescan(s, t);
+		}
 		if (t->hold_since && now - t->hold_since > HOLD_MAX_NS) {
 			p_warn("pid %d: its new libraries took over %llu ms to probe: continued "
 			       "first; their first launches may be missed", t->pid,

@@ -403,7 +403,7 @@ static void on_fork(struct session *s, const struct fork_event *e)
 	struct child *c;
 
 	if (parent && parent->plan.follow && !session_find(s, e->tgid)) {
-		session_adopt(s, e->tgid, parent);
+		session_adopt(s, e->tgid, parent, e->flags & FORK_F_SHARED_MM);
 		return;
 	}
 	c = vec__push(&s->children);

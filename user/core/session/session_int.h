@@ -38,6 +38,12 @@ struct stacks;
  * loaded machine, short enough that a stuck prober costs a process little.
  */
 #define HOLD_MAX_NS (3000 * 1000 * 1000ull)
+/*
+ * A followed child that shares its parent's memory (vfork, posix_spawn) runs
+ * a program within microseconds: it is scanned at that exec. One that has
+ * not after this long is scanned as the copy of its parent it is.
+ */
+#define SHARED_MM_SCAN_NS (50 * 1000 * 1000ull)
 /* How often each target's BPF counters are looked at for lost ctrl events. */
 #define POLL_STATE_NS (200 * 1000 * 1000ull)
 
@@ -198,7 +204,8 @@ uint32_t session_lead(const struct target *t);
  */
 void session_want_ahead(struct session *s, struct target *t, uint32_t phase, uint32_t next_cycle);
 /* A followed process's new child, with its parent's plan (BPF made its entries). */
-struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent);
+struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent,
+			     bool shared_mm);
 /* A followed process ran a new program: its old probes go, the new program is probed. */
 void session_exec(struct session *s, struct target *t);
 /* The same, its old probes dropped and the new program probed from nothing. */

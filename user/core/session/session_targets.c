@@ -638,7 +638,8 @@ void session__end_command(struct session *s)
 	session_target_exit(s, t);
 }
 
-struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent)
+struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent,
+			     bool shared_mm)
 {
 	struct target *t;
 	int err;
@@ -655,12 +656,25 @@ struct target *session_adopt(struct session *s, pid_t pid, const struct target *
 		return NULL;
 	}
 	p_dbg("pid %d (%s), started by pid %d: recorded too", pid, t->comm, parent->pid);
+	/*
+	 * A vfork child runs in its parent's memory, whose probes are in, until
+	 * its exec (python's subprocess, posix_spawn): a scan of that copy would
+	 * attach links it drops a few µs later, and hold its exec behind their
+	 * attach (a grace period: 10-20 ms). Its exec's scan is the first.
+	 */
+	if (shared_mm) {
+		p_dbg("pid %d shares pid %d's memory (vfork): scanned at its exec", pid,
+		      parent->pid);
+		t->scan_due = clock_mono_ns() + SHARED_MM_SCAN_NS;
+		return t;
+	}
 	session_rescan(s, t);
 	return t;
 }
 
 void session_exec(struct session *s, struct target *t)
 {
+	t->scan_due = 0;
 	/*
 	 * The files its program's processes had launch probes in (in this
 	 * session: torchrun's ranks, Python's multiprocessing spawn; or in an

@@ -27,6 +27,7 @@ struct target {
 	bool exec_prepared;	/* its probeset was made for the program it is about to exec */
 	bool exec_pending;	/* it ran a new program while a scan was out: decided after it */
 	bool adopted;		/* a followed process's child */
+	uint64_t scan_due;	/* a vfork child: scanned then, had it run no program; 0: none */
 	bool prereg;		/* after its exec's scan: its program's launch files, before it maps them */
 	bool exited;
 	bool gone;		/* exited or detached: its cycles are written, its probes going */
