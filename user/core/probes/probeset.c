@@ -317,8 +317,11 @@ static void remember(struct probeset *ps, const struct map_entry *me, const char
 	 */
 	err = launch_files__exe_of(ps->pid, &f.exe_dev, &f.exe_ino, exe, sizeof(exe));
 	if (!err && (f.exe_dev != ps->scan_exe_dev || f.exe_ino != ps->scan_exe_ino ||
-		     atomic_load(&ps->interrupted)))
-		err = -ECHILD;
+		     atomic_load(&ps->interrupted))) {
+		p_dbg("pid %d: %s is not remembered for its program: the process ran another "
+		      "program during the scan", ps->pid, name);
+		return;
+	}
 	if (!err) {
 		f.exe = exe;
 		err = launch_files__add(ps->env->launch_files, &f);
