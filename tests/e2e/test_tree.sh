@@ -50,24 +50,24 @@ done
 # A launcher that starts its rank by vfork (Python's subprocess, posix_spawn): the
 # child runs in the launcher's memory until its exec, and is scanned there; one that
 # waits in it (vfork_exec) is scanned as the launcher's copy after 50 ms. Both exact.
-"$CUPROBE" record -v -o "$TMP/vf" -- python3 -c '
-import subprocess, sys
-sys.exit(subprocess.run(sys.argv[1:]).returncode)' \
-	env CUPROBE_GT="$TMP/vf.gt.json" "$W/basic" --threads 1 --iters 10 >"$TMP/vf.log" 2>&1
-rc=$?
-[ $rc -eq 0 ] && ok "record -- python3 subprocess: exit 0" || not_ok "record -- python3 subprocess: exit 0" "rc $rc: $(tail -3 "$TMP/vf.log")"
-expect "a vfork child is scanned at its exec, not as its parent's copy" \
-	grep -qE "pid [0-9]+ shares pid [0-9]+'s memory \(vfork\): scanned at its exec" "$TMP/vf.log"
-f=$(grep -l '"basic"' "$TMP/vf/run_0"/*.pt.trace.json 2>/dev/null | head -1)
-expect "the vfork child's program: every launch" $CHECK match --gt "$TMP/vf.gt.json" "${f:-none}"
-"$CUPROBE" record -v -o "$TMP/vfw" -- "$W/vfork_exec" 300 /usr/bin/env \
-	CUPROBE_GT="$TMP/vfw.gt.json" "$W/basic" --threads 1 --iters 10 >"$TMP/vfw.log" 2>&1
-rc=$?
-[ $rc -eq 0 ] && ok "record -- vfork_exec 300: exit 0" || not_ok "record -- vfork_exec 300: exit 0" "rc $rc: $(tail -3 "$TMP/vfw.log")"
-expect "a vfork child that runs no program for 50 ms is scanned as it is" \
-	grep -qE "pid [0-9]+ ran no program in 50 ms after its vfork: scanned as it is" "$TMP/vfw.log"
-f=$(grep -l '"basic"' "$TMP/vfw/run_0"/*.pt.trace.json 2>/dev/null | head -1)
-expect "the late exec's program: every launch" $CHECK match --gt "$TMP/vfw.gt.json" "${f:-none}"
+# vfork_case NAME WHAT PATTERN LAUNCHER...: record -v -- LAUNCHER env ... basic; the
+# log has PATTERN, and basic's trace (the vfork child's) every launch.
+vfork_case() {
+	local name=$1 what=$2 pattern=$3 rc f
+	shift 3
+	"$CUPROBE" record -v -o "$TMP/$name" -- "$@" /usr/bin/env CUPROBE_GT="$TMP/$name.gt.json" \
+		"$W/basic" --threads 1 --iters 10 >"$TMP/$name.log" 2>&1
+	rc=$?
+	[ $rc -eq 0 ] && ok "$what: exit 0" || not_ok "$what: exit 0" "rc $rc: $(tail -3 "$TMP/$name.log")"
+	expect "$what: -v says when the child was scanned" grep -qE "$pattern" "$TMP/$name.log"
+	f=$(grep -l '"basic"' "$TMP/$name/run_0"/*.pt.trace.json 2>/dev/null | head -1)
+	expect "$what: every launch of the child" $CHECK match --gt "$TMP/$name.gt.json" "${f:-none}"
+}
+vfork_case vf "python3's subprocess" \
+	"pid [0-9]+ shares pid [0-9]+'s memory \(vfork\): scanned at its exec" \
+	python3 -c 'import subprocess, sys; sys.exit(subprocess.run(sys.argv[1:]).returncode)'
+vfork_case vfw "vfork_exec 300 (no exec for 300 ms)" \
+	"pid [0-9]+ ran no program in 50 ms after its vfork: scanned as it is" "$W/vfork_exec" 300
 
 # A running launcher, with --children: ranks it starts after the attach are recorded.
 rm -f "$TMP"/rank*.gt.json
