@@ -352,6 +352,8 @@ struct session *session__new(const struct session_opts *o, const struct session_
 		goto fail;
 	}
 	load_launch_files(s);
+	/* On the guardian, which outlives every hold: NULL only without memory, and then none. */
+	s->warm = uprobe_warm__new(s->guard ? guard__pid(s->guard) : 0);
 	if (s->o.stack) {
 		s->stacks = stacks__new(bpfobj__stacks_fd(s->bpf), bpfobj__py_stacks_fd(s->bpf),
 					bpfobj__py_codes_fd(s->bpf), s->syms);
@@ -684,6 +686,8 @@ static void let_go(struct session *s)
 	for (size_t i = 0; i < s->targets.len; i++)
 		if (!TARGET(s, i)->exited)
 			session_answer_hold(s, TARGET(s, i));
+	uprobe_warm__free(s->warm);
+	s->warm = NULL;
 	guard__release(s->guard);
 	s->guard = NULL;
 }
@@ -709,6 +713,7 @@ void session__free(struct session *s)
 	prober__free(s->prober);
 	for (int i = 0; i < REAPERS; i++)
 		prober__free(s->reaper[i]);
+	uprobe_warm__free(s->warm);
 	guard__release(s->guard);
 	for (size_t i = 0; i < s->targets.len; i++)
 		free_target(TARGET(s, i));

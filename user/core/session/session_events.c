@@ -381,6 +381,8 @@ static void on_hold(struct session *s, const struct libmap_event *e)
 		return;
 	}
 	t->hold_seq = e->seq;
+	/* More holds are likely to follow: their attaches should not wait for a grace period. */
+	uprobe_warm__hold(s->warm);
 	/* A hold lasts from its first stop to the SIGCONT that answers them all. */
 	if (e->held && !t->held)
 		t->hold_ts = e->ts_ns;

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include "core/graphs/graph_store.h"
 #include "core/probes/probeset.h"
+#include "core/probes/uprobe_warm.h"
 #include "core/proc/procmaps.h"
 #include "core/schedule/proc_cycles.h"
 #include "core/session/launch_queue.h"
@@ -109,6 +110,7 @@ struct session {
 	struct ring_buffer *ctrl, *events;
 	struct prober *prober;
 	struct prober *reaper[REAPERS]; /* close detached links, off the prober's path: a lane each */
+	struct uprobe_warm *warm;	/* registration kept warm while holds come */
 	struct symbols *syms;
 	struct handle_names *names;	/* kernel handles' names, from the handle probes */
 	struct probe_env penv;	/* what every probeset shares; fixed once set */

@@ -434,6 +434,7 @@ static void hold_done(struct session *s, struct target *t, const struct probe_fa
 void session_holds_report(const struct session *s)
 {
 	const struct session_holds *h = &s->holds;
+	struct uprobe_warm_stats w;
 
 	if (h->files_read || h->files_reused)
 		p_dbg("object files: %lu read, %lu answered from the cache of earlier reads",
@@ -442,6 +443,14 @@ void session_holds_report(const struct session *s)
 		return;
 	p_dbg("holds: %lu, %.2f ms in all, the longest %.2f ms (pid %d%s)", h->count,
 	      h->total_ns / 1e6, h->max_ns / 1e6, h->max_pid, h->max_what);
+	uprobe_warm__stats(s->warm, &w);
+	if (w.off)
+		p_dbg("holds: uprobe registration not kept warm (%s): a hold that attaches may wait "
+		      "for an RCU grace period", w.why);
+	else
+		p_dbg("holds: uprobe registration kept warm for %.2f s (%lu writes, %lu of them "
+		      "waited for a grace period)", w.active_ns / 1e9, (unsigned long)w.writes,
+		      (unsigned long)w.slow);
 }
 
 /*

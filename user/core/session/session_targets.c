@@ -338,6 +338,8 @@ int session__spawn(struct session *s, char **argv, const sigset_t *mask)
 		close(go[1]);
 		return err;
 	}
+	/* Its start is a run of holds: the dynamic linker's, its libraries'. */
+	uprobe_warm__hold(s->warm);
 	pid = fork();
 	if (pid == 0)
 		child_exec(argv, s->o.agent, go[0], ex[1], mask);

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Uprobe registration kept warm while holds come (internals.md, "Holds"): a
+# record whose command loads a CUDA library keeps it warm and says so with
+# -v; it leaves no tracefs event behind; CUPROBE_WARM=off turns it off and
+# says so; a cuprobe killed with SIGKILL leaves its event, which the next
+# session removes. What it buys is measured in bench/ (torch_hold_max_ms_cold).
+source "$(dirname "$0")/lib.sh"
+
+EVENTS=/sys/kernel/tracing/uprobe_events
+if [ ! -w "$EVENTS" ]; then
+	not_ok "warm: tracefs's uprobe_events is writable" "$EVENTS: mount tracefs at /sys/kernel/tracing"
+	done_testing
+	exit 0
+fi
+# events_of PID: the tracefs events of cuprobe process PID.
+events_of() { grep -c "^p:cuprobe/warm_$1_" "$EVENTS"; }
+
+CUPROBE_GT=$TMP/dl.gt.json "$CUPROBE" record -v -o "$TMP/dl" -- "$W/dlopen_main" --iters 5 \
+	>"$TMP/dl.log" 2>&1 &
+rec=$!
+wait $rec
+rc=$?
+[ $rc = 0 ] && ok "warm: record of a dlopen'd CUDA library exits 0" ||
+	not_ok "warm: record of a dlopen'd CUDA library exits 0" "rc $rc: $(tail -3 "$TMP/dl.log")"
+expect "warm: its launches equal its ground truth" $CHECK match --gt "$TMP/dl.gt.json" \
+	"$(trace_in "$TMP/dl/run_0")"
+line=$(grep 'holds: uprobe registration kept warm for' "$TMP/dl.log")
+writes=$(sed -n 's/.*kept warm for [0-9.]* s (\([0-9]*\) writes.*/\1/p' <<<"$line")
+[ -n "$writes" ] && [ "$writes" -ge 1 ] && ok "warm: -v says registration was kept warm ($writes writes)" ||
+	not_ok "warm: -v says registration was kept warm" "${line:-no line}: $(grep 'holds:' "$TMP/dl.log")"
+[ "$(events_of $rec)" = 0 ] && ok "warm: the session leaves no tracefs event" ||
+	not_ok "warm: the session leaves no tracefs event" "$(grep "warm_${rec}_" "$EVENTS")"
+
+CUPROBE_WARM=off "$CUPROBE" record -v -o "$TMP/off" -- "$W/dlopen_main" --iters 2 >"$TMP/off.log" 2>&1
+expect "warm: CUPROBE_WARM=off is said with -v" \
+	grep -q 'uprobe registration not kept warm (CUPROBE_WARM=off): a hold that attaches may wait' "$TMP/off.log"
+! grep -q 'kept warm for' "$TMP/off.log" && ok "warm: CUPROBE_WARM=off makes no writes" ||
+	not_ok "warm: CUPROBE_WARM=off makes no writes" "$(grep 'kept warm' "$TMP/off.log")"
+
+# SIGKILL: the event stays (the kernel cannot take it out), and the next session removes it.
+"$CUPROBE" record -o "$TMP/kill" -- sleep 30 >"$TMP/kill.log" 2>&1 &
+rec=$!
+if until_true 10 grep -q "^p:cuprobe/warm_${rec}_" "$EVENTS"; then
+	cmd=$(pgrep -P $rec -x sleep)
+	kill -9 $rec
+	wait $rec 2>/dev/null
+	[ "$(events_of $rec)" = 1 ] && ok "warm: a killed cuprobe's event is left in tracefs" ||
+		not_ok "warm: a killed cuprobe's event is left in tracefs" "$(events_of $rec) events"
+	"$CUPROBE" record -o "$TMP/next" -- "$W/dlopen_main" --iters 1 >"$TMP/next.log" 2>&1
+	[ "$(events_of $rec)" = 0 ] && ok "warm: the next session removes a killed one's event" ||
+		not_ok "warm: the next session removes a killed one's event" "$(grep "warm_${rec}_" "$EVENTS")"
+else
+	not_ok "warm: a record's tracefs event exists while its command starts" "$(cat "$TMP/kill.log")"
+	kill -9 $rec 2>/dev/null
+fi
+[ -n "${cmd:-}" ] && kill -9 "$cmd" 2>/dev/null
+done_testing
