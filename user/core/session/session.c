@@ -297,6 +297,7 @@ static void load_launch_files(struct session *s)
 	if (!path)
 		return;
 	n = launch_files__load(s->penv.launch_files, path, &bad, why, sizeof(why));
+	s->cache_refused = n < 0;
 	if (n < 0 && why[0])
 		p_warn("%s", why);
 	else if (n < 0)
@@ -316,7 +317,12 @@ static void save_launch_files(struct session *s)
 	if (!path || !s->penv.launch_files || !launch_files__learned(s->penv.launch_files))
 		return;
 	err = launch_files__save(s->penv.launch_files, path, why, sizeof(why));
-	if (err)
+	/* A refusal names its fix, CUPROBE_CACHE=off among them; one said at the start, once. */
+	if (err && s->cache_refused)
+		p_dbg("%s", why[0] ? why : strerror(-err));
+	else if (err && strstr(why, "CUPROBE_CACHE"))
+		p_warn("%s", why);
+	else if (err)
 		p_warn("%s; set CUPROBE_CACHE=off to go without it", why[0] ? why : strerror(-err));
 }
 

@@ -111,6 +111,7 @@ struct session {
 	struct prober *prober;
 	struct prober *reaper[REAPERS]; /* close detached links, off the prober's path: a lane each */
 	struct uprobe_warm *warm;	/* registration kept warm while holds come */
+	bool cache_refused;	/* the cache of launch files could not be read: said once */
 	struct symbols *syms;
 	struct handle_names *names;	/* kernel handles' names, from the handle probes */
 	struct probe_env penv;	/* what every probeset shares; fixed once set */
