@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Uprobe registration kept warm while holds come (internals.md, "Holds"): a
 # record whose command loads a CUDA library keeps it warm and says so with
-# -v; it leaves no tracefs event behind; CUPROBE_WARM=off turns it off and
+# -v; so are windows well after the start, each a stretch of its own, their
+# launches exact; it leaves no tracefs event behind; CUPROBE_WARM=off turns it off and
 # says so; a cuprobe killed with SIGKILL leaves its event, which the next
 # session removes. What it buys is measured in bench/ (torch_hold_max_ms_cold).
 source "$(dirname "$0")/lib.sh"
@@ -25,11 +26,24 @@ rc=$?
 expect "warm: its launches equal its ground truth" $CHECK match --gt "$TMP/dl.gt.json" \
 	"$(trace_in "$TMP/dl/run_0")"
 line=$(grep 'holds: uprobe registration kept warm for' "$TMP/dl.log")
-writes=$(sed -n 's/.*kept warm for [0-9.]* s (\([0-9]*\) writes.*/\1/p' <<<"$line")
+writes=$(sed -n 's/.*kept warm for [0-9.]* s in [0-9]* stretches (\([0-9]*\) writes.*/\1/p' <<<"$line")
 [ -n "$writes" ] && [ "$writes" -ge 1 ] && ok "warm: -v says registration was kept warm ($writes writes)" ||
 	not_ok "warm: -v says registration was kept warm" "${line:-no line}: $(grep 'holds:' "$TMP/dl.log")"
 [ "$(events_of $rec)" = 0 ] && ok "warm: the session leaves no tracefs event" ||
 	not_ok "warm: the session leaves no tracefs event" "$(grep "warm_${rec}_" "$EVENTS")"
+
+# Windows well after the start (70 steps of 20 ms apart, the start's warm window being 1 s):
+# each is kept warm from before its attach to after its detach, a stretch of its own.
+CUPROBE_GT=$TMP/win.gt.json "$CUPROBE" record -v -o "$TMP/win" --step cuprobe_step \
+	--schedule wait=70,warmup=1,active=1,repeat=3 -- "$W/basic" --iters 220 --steps \
+	--sleep-ms 20 >"$TMP/win.log" 2>&1
+line=$(grep 'holds: uprobe registration kept warm for' "$TMP/win.log")
+stretches=$(sed -n 's/.*kept warm for [0-9.]* s in \([0-9]*\) stretches.*/\1/p' <<<"$line")
+[ -n "$stretches" ] && [ "$stretches" -ge 4 ] &&
+	ok "warm: the start and each of 3 later windows are kept warm ($stretches stretches)" ||
+	not_ok "warm: the start and each of 3 later windows are kept warm" "${line:-no line}"
+expect "warm: those windows' launches equal the ground truth" $CHECK match --gt "$TMP/win.gt.json" \
+	--steps 71 "$(trace_in "$TMP/win/run_0")"
 
 CUPROBE_WARM=off "$CUPROBE" record -v -o "$TMP/off" -- "$W/dlopen_main" --iters 2 >"$TMP/off.log" 2>&1
 expect "warm: CUPROBE_WARM=off is said with -v" \

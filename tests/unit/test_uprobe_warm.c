@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Uprobe registration kept warm (uprobe_warm.h): a hold starts the writes and
- * they stop after the window; the tracefs event exists while the session does
+ * they stop after the window; a window's keep lasts what it asks; the tracefs event exists while the session does
  * and is gone after; a killed session's event is removed by the next, a live
  * one's is not; CUPROBE_WARM=off and a base process that is gone say why and
  * leave nothing in tracefs. What the writes buy (holds that do not wait for
@@ -133,6 +133,37 @@ static void test_hold_starts_writes_event_goes_at_free(void **state)
 	assert_int_equal(events_with(prefix), 0);
 }
 
+/* A window's keep lasts what it asks for, not the hold's second; each is a stretch. */
+static void test_keep_for_a_window(void **state)
+{
+	struct uprobe_warm *w = uprobe_warm__new(base);
+	struct uprobe_warm_stats st, later;
+
+	(void)state;
+	assert_non_null(w);
+	uprobe_warm__keep(w, 150 * 1000000ULL);
+	st = wait_writes(w, 3);
+	assert_false(st.off);
+	assert_true(st.writes >= 3);
+	sleep_ms(400);
+	uprobe_warm__stats(w, &st);
+	sleep_ms(100);
+	uprobe_warm__stats(w, &later);
+	assert_int_equal(later.writes, st.writes);
+	assert_int_equal(later.stretches, 1);
+	assert_true(later.active_ns < UPROBE_WARM_WINDOW_MS * 1000000ULL);
+	/* A shorter keep inside a longer one does not cut it short. */
+	uprobe_warm__keep(w, 300 * 1000000ULL);
+	uprobe_warm__keep(w, 1000000ULL);
+	sleep_ms(100);
+	uprobe_warm__stats(w, &st);
+	sleep_ms(100);
+	uprobe_warm__stats(w, &later);
+	assert_true(later.writes > st.writes);
+	assert_int_equal(later.stretches, 2);
+	uprobe_warm__free(w);
+}
+
 static void add_event(const char *name, int memfd)
 {
 	int fd = open(TRACEFS "/uprobe_events", O_WRONLY | O_APPEND);
@@ -221,6 +252,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hold_starts_writes_event_goes_at_free),
+		cmocka_unit_test(test_keep_for_a_window),
 		cmocka_unit_test(test_stale_events_of_dead_sessions_go),
 		cmocka_unit_test(test_off_by_environment),
 		cmocka_unit_test(test_base_gone_says_why_leaves_nothing),

@@ -223,8 +223,10 @@ static void *run(void *arg)
 			pthread_cond_wait(&w->wake, &w->mu);
 			continue;
 		}
-		if (!w->since)
+		if (!w->since) {
 			w->since = now;
+			w->st.stretches++;
+		}
 		pthread_mutex_unlock(&w->mu);
 		if (!w->ready) {
 			w->ready = setup(w);
@@ -285,19 +287,26 @@ struct uprobe_warm *uprobe_warm__new(pid_t base)
 	return w;
 }
 
-void uprobe_warm__hold(struct uprobe_warm *w)
+void uprobe_warm__keep(struct uprobe_warm *w, uint64_t ns)
 {
-	uint64_t until = clock_mono_ns() + UPROBE_WARM_WINDOW_MS * 1000000ULL;
+	uint64_t until;
 	bool idle;
 
 	if (!w)
 		return;
+	until = clock_mono_ns() + ns;
 	pthread_mutex_lock(&w->mu);
 	idle = !w->since;
-	w->until = until;
+	if (until > w->until)
+		w->until = until;
 	if (idle && !w->st.off)
 		pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->mu);
+}
+
+void uprobe_warm__hold(struct uprobe_warm *w)
+{
+	uprobe_warm__keep(w, UPROBE_WARM_WINDOW_MS * 1000000ULL);
 }
 
 void uprobe_warm__stats(struct uprobe_warm *w, struct uprobe_warm_stats *st)

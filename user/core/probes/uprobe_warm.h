@@ -11,7 +11,8 @@
  *
  * A write within about a grace period of the last keeps rcu_sync from going
  * idle. While holds come, a thread makes one every UPROBE_WARM_PERIOD_MS,
- * and goes on UPROBE_WARM_WINDOW_MS after the latest hold. The write
+ * and goes on UPROBE_WARM_WINDOW_MS after the latest hold; and from a little
+ * before a window's attach to a little after its detach. The write
  * registers nothing: a tracefs uprobe event on a memfd that no process maps
  * (`cuprobe/warm_PID_N`) is kept registered by a perf event on the guardian
  * process, and a perf event on this thread is opened and closed; each of the
@@ -38,6 +39,7 @@ struct uprobe_warm_stats {
 	uint64_t writes;	/* filter writes made */
 	uint64_t slow;		/* of them, those that waited for a grace period */
 	uint64_t active_ns;	/* how long it was kept warm */
+	uint64_t stretches;	/* times it began after being idle */
 	bool off;		/* it could not be set up, or CUPROBE_WARM=off */
 	char why[200];		/* off: why */
 };
@@ -50,6 +52,8 @@ struct uprobe_warm_stats {
 struct uprobe_warm *uprobe_warm__new(pid_t base);
 /* A hold came or is about to: keep registration warm for the window from now. */
 void uprobe_warm__hold(struct uprobe_warm *w);
+/* An attach or a detach is coming within ns (a window's): kept warm for ns from now. */
+void uprobe_warm__keep(struct uprobe_warm *w, uint64_t ns);
 void uprobe_warm__stats(struct uprobe_warm *w, struct uprobe_warm_stats *st);
 /* Stops the thread, closes the events, removes the tracefs event. NULL is fine. */
 void uprobe_warm__free(struct uprobe_warm *w);

@@ -305,12 +305,45 @@ static bool probes_soon(struct target *t)
 	return false;
 }
 
+/*
+ * A window's attach and its detach register and unregister uprobes, and wait
+ * for a grace period where registration has gone cold: it is kept warm from
+ * WARM_AHEAD_NS before the attach is due to WARM_AHEAD_NS past the step that
+ * closes the window (uprobe_warm.h).
+ */
+#define WARM_AHEAD_NS (50 * 1000 * 1000ull)
+#define WARM_AHEAD_MAX 64
+
+static void warm_for_window(struct session *s, struct target *t, uint32_t phase)
+{
+	uint64_t ahead;
+
+	if (!t->step_ns || !t->plan.step)
+		return;
+	if (phase_probes(phase)) {
+		uprobe_warm__keep(s->warm, 2 * t->step_ns + WARM_AHEAD_NS);
+		return;
+	}
+	if (t->lead_mode == MODE_OFF)
+		return;
+	ahead = session_lead(t) + 1 + (WARM_AHEAD_NS + t->step_ns - 1) / t->step_ns;
+	if (ahead > WARM_AHEAD_MAX)
+		ahead = WARM_AHEAD_MAX;
+	for (uint64_t k = 1; k <= ahead; k++) {
+		if (phase_probes(proc_cycles__phase_ahead(t->cycles, k))) {
+			uprobe_warm__keep(s->warm, (k + 1) * t->step_ns);
+			return;
+		}
+	}
+}
+
 void session_want_ahead(struct session *s, struct target *t, uint32_t phase, uint32_t next_cycle)
 {
 	t->leading = !phase_probes(phase);
 	t->lead_mode = t->asked ? t->asked_mode : session_hook_mode(s, t, next_cycle);
 	if (!(s->o.modes & 1u << t->lead_mode))
 		t->lead_mode = MODE_OFF;
+	warm_for_window(s, t, phase);
 	session_want_probes(s, t, phase_probes(phase) ||
 					  (t->lead_mode != MODE_OFF && probes_soon(t)));
 }

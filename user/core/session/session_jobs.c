@@ -448,9 +448,9 @@ void session_holds_report(const struct session *s)
 		p_dbg("holds: uprobe registration not kept warm (%s): a hold that attaches may wait "
 		      "for an RCU grace period", w.why);
 	else
-		p_dbg("holds: uprobe registration kept warm for %.2f s (%lu writes, %lu of them "
-		      "waited for a grace period)", w.active_ns / 1e9, (unsigned long)w.writes,
-		      (unsigned long)w.slow);
+		p_dbg("holds: uprobe registration kept warm for %.2f s in %lu stretches (%lu writes, "
+		      "%lu of them waited for a grace period)", w.active_ns / 1e9,
+		      (unsigned long)w.stretches, (unsigned long)w.writes, (unsigned long)w.slow);
 }
 
 /*
