@@ -32,10 +32,10 @@ writes=$(sed -n 's/.*kept warm for [0-9.]* s in [0-9]* stretches (\([0-9]*\) wri
 [ "$(events_of $rec)" = 0 ] && ok "warm: the session leaves no tracefs event" ||
 	not_ok "warm: the session leaves no tracefs event" "$(grep "warm_${rec}_" "$EVENTS")"
 
-# Windows well after the start (70 steps of 20 ms apart, the start's warm window being 1 s):
+# Windows well after the start (100 steps of 20 ms apart, the start's warm window being 1 s):
 # each is kept warm from before its attach to after its detach, a stretch of its own.
 CUPROBE_GT=$TMP/win.gt.json "$CUPROBE" record -v -o "$TMP/win" --step cuprobe_step \
-	--schedule wait=70,warmup=1,active=1,repeat=3 -- "$W/basic" --iters 220 --steps \
+	--schedule wait=100,warmup=1,active=1,repeat=3 -- "$W/basic" --iters 310 --steps \
 	--sleep-ms 20 >"$TMP/win.log" 2>&1
 line=$(grep 'holds: uprobe registration kept warm for' "$TMP/win.log")
 stretches=$(sed -n 's/.*kept warm for [0-9.]* s in \([0-9]*\) stretches.*/\1/p' <<<"$line")
@@ -43,7 +43,7 @@ stretches=$(sed -n 's/.*kept warm for [0-9.]* s in \([0-9]*\) stretches.*/\1/p' 
 	ok "warm: the start and each of 3 later windows are kept warm ($stretches stretches)" ||
 	not_ok "warm: the start and each of 3 later windows are kept warm" "${line:-no line}"
 expect "warm: those windows' launches equal the ground truth" $CHECK match --gt "$TMP/win.gt.json" \
-	--steps 71 "$(trace_in "$TMP/win/run_0")"
+	--steps 101 "$(trace_in "$TMP/win/run_0")"
 
 CUPROBE_WARM=off "$CUPROBE" record -v -o "$TMP/off" -- "$W/dlopen_main" --iters 2 >"$TMP/off.log" 2>&1
 expect "warm: CUPROBE_WARM=off is said with -v" \
