@@ -256,7 +256,7 @@ void session_ring_turn(struct session *s);
 void session_ring_start(struct session *s);
 /* A growth under way waited for (before the BPF object goes). */
 void session_ring_stop(struct session *s);
-/* Its final size, said at the end when it grew. */
+/* Its final size, said at the end when it grew, a growth under way waited for first. */
 void session_ring_report(struct session *s);
 /*
  * session_lost.c: a cycle written or lost (ci->err), before the front-end

@@ -376,6 +376,8 @@ void session_ring_report(struct session *s)
 {
 	char buf[24];
 
+	/* A growth whose slot update is still in flight is said, and counted, before the total. */
+	session_ring_stop(s);
 	if (!s->ring.grows)
 		return;
 	size_str(bpfobj__events_bytes(s->bpf), buf, sizeof(buf));
