@@ -161,6 +161,9 @@ static bool trusted(const struct stat *st)
 	return (st->st_uid == geteuid() || st->st_uid == 0) && !(st->st_mode & (S_IWGRP | S_IWOTH));
 }
 
+/* The fix every refusal that no other fix helps ends with. */
+#define GO_WITHOUT "; set CUPROBE_CACHE=off to go without it"
+
 static int untrusted(const char *what, const char *path, const struct stat *st, char *why,
 		     size_t len)
 {
@@ -231,7 +234,8 @@ int launch_files__load(struct launch_files *lf, const char *path, size_t *bad, c
 			return 0;
 		err = -errno;
 		snprintf(why, len, "cannot read the cache %s: %s%s", path, strerror(errno),
-			 errno == ELOOP ? " (a symlink): remove it, or set CUPROBE_CACHE=off" : "");
+			 errno == ELOOP ? " (a symlink): remove it, or set CUPROBE_CACHE=off" :
+					  GO_WITHOUT);
 		return err;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
@@ -350,7 +354,8 @@ int launch_files__save(const struct launch_files *lf, const char *path, char *wh
 	dfd = safe_file__make_dirs(dir, 0700, &made);
 	if (dfd < 0) {
 		err = dfd;
-		snprintf(why, len, "cannot make the cache's folder %s: %s", dir, strerror(-err));
+		snprintf(why, len, "cannot make the cache's folder %s: %s" GO_WITHOUT, dir,
+			 strerror(-err));
 		goto out;
 	}
 	if (fstat(dfd, &st) || !trusted(&st)) {
@@ -360,14 +365,14 @@ int launch_files__save(const struct launch_files *lf, const char *path, char *wh
 	sf = safe_file__open(dfd, base, SAFE_FILE_REPLACE, 0600);
 	if (!sf) {
 		err = -errno;
-		snprintf(why, len, "cannot write the cache %s: %s", path, strerror(errno));
+		snprintf(why, len, "cannot write the cache %s: %s" GO_WITHOUT, path, strerror(errno));
 		goto out;
 	}
 	err = write_all(safe_file__fd(sf), out);
 	if (!err)
 		err = safe_file__publish(sf);
 	if (err)
-		snprintf(why, len, "cannot write the cache %s: %s", path, strerror(-err));
+		snprintf(why, len, "cannot write the cache %s: %s" GO_WITHOUT, path, strerror(-err));
 out:
 	safe_file__free(sf);
 	if (dfd >= 0)

@@ -317,13 +317,13 @@ static void save_launch_files(struct session *s)
 	if (!path || !s->penv.launch_files || !launch_files__learned(s->penv.launch_files))
 		return;
 	err = launch_files__save(s->penv.launch_files, path, why, sizeof(why));
-	/* A refusal names its fix, CUPROBE_CACHE=off among them; one said at the start, once. */
+	/* A refusal names its fix (launch_files.c); one said at the start is said once. */
 	if (err && s->cache_refused)
 		p_dbg("%s", why[0] ? why : strerror(-err));
-	else if (err && strstr(why, "CUPROBE_CACHE"))
+	else if (err && why[0])
 		p_warn("%s", why);
 	else if (err)
-		p_warn("%s; set CUPROBE_CACHE=off to go without it", why[0] ? why : strerror(-err));
+		p_warn("%s; set CUPROBE_CACHE=off to go without it", strerror(-err));
 }
 
 struct session *session__new(const struct session_opts *o, const struct session_hooks *h)
