@@ -25,9 +25,10 @@ struct uprobe_warm {
 	pid_t base_pid;
 	uint64_t until;		/* kept warm until then (mono ns) */
 	uint64_t since;		/* the current stretch began then; 0: idle */
-	bool stop, ready;
+	bool stop;
 	struct uprobe_warm_stats st;
 	/* The thread's own from here. */
+	bool ready;		/* set up: the event and its base perf event are there */
 	char tracefs[64];
 	char name[48];		/* the event, in GROUP */
 	int memfd, base, tp_id;

@@ -273,7 +273,16 @@ uint32_t session_lead(const struct target *t)
  */
 #define FIRST_LEAD 1
 
-/* Whether a step of the next lead steps wants launch probes (warmup or active). */
+/* The first of the next max steps that wants launch probes (warmup or active): 1..max, 0: none. */
+static uint64_t probes_in(const struct target *t, uint64_t max)
+{
+	for (uint64_t k = 1; k <= max; k++)
+		if (phase_probes(proc_cycles__phase_ahead(t->cycles, k)))
+			return k;
+	return 0;
+}
+
+/* Whether a step of the next lead steps wants launch probes. */
 static bool probes_soon(struct target *t)
 {
 	uint32_t lead = attach_lead(t);
@@ -288,21 +297,18 @@ static bool probes_soon(struct target *t)
 		lead = t->lead;
 	if (first && lead < FIRST_LEAD)
 		lead = FIRST_LEAD;
-	for (uint32_t k = 1; k <= lead; k++) {
-		if (!phase_probes(proc_cycles__phase_ahead(t->cycles, k)))
-			continue;
-		if (first)
-			p_dbg("pid %d: a window at its first step: launch probes in now, while it "
-			      "is held", t->pid);
-		else if (!t->told_lead)
-			p_info("pid %d: attaching launch probes takes up to %.1f ms%s, a step %.1f "
-			       "ms: they go in %u steps before warmup, recording nothing until it",
-			       t->pid, (t->attach_ns ?: ATTACH_GUESS_NS) / 1e6,
-			       t->attach_ns ? "" : " (a first guess)", t->step_ns / 1e6, lead);
-		t->told_lead |= !first;
-		return true;
-	}
-	return false;
+	if (!probes_in(t, lead))
+		return false;
+	if (first)
+		p_dbg("pid %d: a window at its first step: launch probes in now, while it is held",
+		      t->pid);
+	else if (!t->told_lead)
+		p_info("pid %d: attaching launch probes takes up to %.1f ms%s, a step %.1f ms: they "
+		       "go in %u steps before warmup, recording nothing until it",
+		       t->pid, (t->attach_ns ?: ATTACH_GUESS_NS) / 1e6,
+		       t->attach_ns ? "" : " (a first guess)", t->step_ns / 1e6, lead);
+	t->told_lead |= !first;
+	return true;
 }
 
 /*
@@ -316,7 +322,7 @@ static bool probes_soon(struct target *t)
 
 static void warm_for_window(struct session *s, struct target *t, uint32_t phase)
 {
-	uint64_t ahead;
+	uint64_t ahead, k;
 
 	if (!t->step_ns || !t->plan.step)
 		return;
@@ -329,12 +335,9 @@ static void warm_for_window(struct session *s, struct target *t, uint32_t phase)
 	ahead = session_lead(t) + 1 + (WARM_AHEAD_NS + t->step_ns - 1) / t->step_ns;
 	if (ahead > WARM_AHEAD_MAX)
 		ahead = WARM_AHEAD_MAX;
-	for (uint64_t k = 1; k <= ahead; k++) {
-		if (phase_probes(proc_cycles__phase_ahead(t->cycles, k))) {
-			uprobe_warm__keep(s->warm, (k + 1) * t->step_ns);
-			return;
-		}
-	}
+	k = probes_in(t, ahead);
+	if (k)
+		uprobe_warm__keep(s->warm, (k + 1) * t->step_ns);
 }
 
 void session_want_ahead(struct session *s, struct target *t, uint32_t phase, uint32_t next_cycle)
