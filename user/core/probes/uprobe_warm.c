@@ -65,16 +65,21 @@ static int uprobe_events_write(const char *tracefs, const char *line)
 	return err;
 }
 
+/* NULL and errno: the first place's, where tracefs belongs. */
 static const char *find_tracefs(void)
 {
 	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 	char path[96];
+	int first = 0;
 
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		snprintf(path, sizeof(path), "%s/uprobe_events", dirs[i]);
 		if (!access(path, W_OK))
 			return dirs[i];
+		if (!first)
+			first = errno;
 	}
+	errno = first;
 	return NULL;
 }
 
@@ -145,8 +150,9 @@ static bool setup(struct uprobe_warm *w)
 	int err;
 
 	if (!tracefs) {
-		set_off(w, "no uprobe_events in /sys/kernel/tracing or /sys/kernel/debug/tracing "
-			   "to write to (mount tracefs there)", -errno);
+		set_off(w, "no writable uprobe_events in /sys/kernel/tracing or "
+			   "/sys/kernel/debug/tracing (mount tracefs there; run cuprobe as root)",
+			-errno);
 		return false;
 	}
 	snprintf(w->tracefs, sizeof(w->tracefs), "%s", tracefs);
