@@ -76,17 +76,29 @@ rc=$?
 [ $rc = 0 ] && ok "holds: record of $((NLIBS + 1)) dlopens exits 0" ||
 	not_ok "holds: record of $((NLIBS + 1)) dlopens exits 0" "rc $rc: $(tail -3 "$TMP/many.log")"
 trace=$(trace_in "$TMP/many/run_0")
-python3 - "$TMP/many.log" "$trace" $NLIBS <<'PY'
+# Two more runs for the holds' lengths: a hold stretched by this machine's load in one run
+# is not in the others, where one that walks the big object's symbols would be in all three.
+for r in 2 3; do
+	"$CUPROBE" record -v -o "$TMP/many$r" -- "$TMP/loader" "${libs[@]}" >"$TMP/many$r.log" 2>&1
+done
+python3 - "$TMP/many.log" "$trace" $NLIBS "$TMP/many2.log" "$TMP/many3.log" <<'PY'
 import json, re, statistics, sys
-log, trace, nlibs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-lines = open(log).read().splitlines()
-held = [l for l in lines if re.search(r": held [0-9.]+ ms", l)]
+log, trace, nlibs, more = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+def holds(path):
+    held = [l for l in open(path).read().splitlines() if re.search(r": held [0-9.]+ ms", l)]
+    own = {}
+    for l in held:
+        m = re.search(r"held ([0-9.]+) ms for (lib(?:tiny[0-9]+|big)\.so) \((\d+) objects?, (\d+) probed\)", l)
+        if m:
+            own[m.group(2)] = (float(m.group(1)), int(m.group(4)))
+    return held, own
+held, own = holds(log)
 ms = [float(re.search(r"held ([0-9.]+) ms", l).group(1)) for l in held]
-own = {}
-for l in held:
-    m = re.search(r"held ([0-9.]+) ms for (lib(?:tiny[0-9]+|big)\.so) \((\d+) objects?, (\d+) probed\)", l)
-    if m:
-        own[m.group(2)] = (float(m.group(1)), int(m.group(4)))
+# Each object's shortest hold of the three runs.
+shortest = {k: v[0] for k, v in own.items()}
+for path in more:
+    for k, v in holds(path)[1].items():
+        shortest[k] = min(shortest.get(k, v[0]), v[0])
 def check(name, cond, why):
     print(("ok - " if cond else "not ok - ") + name + ("" if cond else ": " + why))
 check("holds: every dlopen'd object is held for and said with -v", len(own) == nlibs + 1,
@@ -97,14 +109,16 @@ check("holds: one hold per dlopen, none before the linker maps", len(empty) <= 2
       f"{len(empty)} holds found nothing new")
 check("holds: objects without CUDA have nothing probed", own and all(p == 0 for _, p in own.values()),
       str([k for k, (_, p) in own.items() if p]))
-if own:
-    med = statistics.median(t for t, _ in own.values())
-    worst = max(own.items(), key=lambda kv: kv[1][0])
-    # Generous: 20x the median hold; the big object has 2x200000 symbols.
-    check("holds: no hold over 20x the median hold", worst[1][0] <= 20 * max(med, 0.05),
-          f"median {med:.2f} ms, {worst[0]} {worst[1][0]:.2f} ms")
-    check("holds: the big object's hold is no more than 20x the median", own.get("libbig.so", (1e9,))[0] <= 20 * max(med, 0.05),
-          f"median {med:.2f} ms, libbig.so {own.get('libbig.so')}")
+if shortest:
+    med = statistics.median(shortest.values())
+    worst = max(shortest.items(), key=lambda kv: kv[1])
+    # Generous: 20x the median hold (each object's shortest of three runs); the big object
+    # has 2x200000 symbols, whose walk would take it far past that in every run.
+    check("holds: no hold over 20x the median hold", worst[1] <= 20 * max(med, 0.05),
+          f"median {med:.2f} ms, {worst[0]} {worst[1]:.2f} ms at best of three runs")
+    check("holds: the big object's hold is no more than 20x the median",
+          shortest.get("libbig.so", 1e9) <= 20 * max(med, 0.05),
+          f"median {med:.2f} ms, libbig.so {shortest.get('libbig.so')} ms at best of three runs")
 try:
     h = json.load(open(trace))["cuprobe"]["holds"]
 except Exception as e:
