@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 #include "core/probes/uprobe_warm.h"
+#include "core/proc/procmaps.h"
 
 #define TRACEFS "/sys/kernel/tracing"
 
@@ -202,6 +203,47 @@ static void test_stale_events_of_dead_sessions_go(void **state)
 	close(memfd);
 }
 
+/* Events named exactly name (not only starting so). */
+static int events_named(const char *name)
+{
+	char s[96];
+
+	snprintf(s, sizeof(s), "cuprobe/%s ", name);
+	return events_with(s);
+}
+
+/* The session's start time in the name: a dead session's pid now another process's is no owner. */
+static void test_stale_event_of_a_reused_pid_goes(void **state)
+{
+	int memfd = memfd_create("test-warm", 0);
+	char reused_name[80], live_name[80], old_name[64];
+	pid_t live = pausing_child();
+	unsigned long long start = proc_start_ticks(live);
+
+	(void)state;
+	assert_true(memfd >= 0);
+	assert_int_equal(ftruncate(memfd, 4096), 0);
+	assert_true(start > 1);
+	/* The same pid, started at another time: a session that died, its pid taken since. */
+	snprintf(reused_name, sizeof(reused_name), "warm_%d_%llu_0", live, start - 1);
+	snprintf(live_name, sizeof(live_name), "warm_%d_%llu_1", live, start);
+	/* An older cuprobe's name, without a start time: its pid alone says. */
+	snprintf(old_name, sizeof(old_name), "warm_%d_2", live);
+	add_event(reused_name, memfd);
+	add_event(live_name, memfd);
+	add_event(old_name, memfd);
+	assert_int_equal(uprobe_warm__remove_stale(TRACEFS), 1);
+	assert_int_equal(events_named(reused_name), 0);
+	assert_int_equal(events_named(live_name), 1);
+	assert_int_equal(events_named(old_name), 1);
+	kill(live, SIGKILL);
+	waitpid(live, NULL, 0);
+	assert_int_equal(uprobe_warm__remove_stale(TRACEFS), 2);
+	assert_int_equal(events_named(live_name), 0);
+	assert_int_equal(events_named(old_name), 0);
+	close(memfd);
+}
+
 static void test_off_by_environment(void **state)
 {
 	struct uprobe_warm *w;
@@ -254,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_hold_starts_writes_event_goes_at_free),
 		cmocka_unit_test(test_keep_for_a_window),
 		cmocka_unit_test(test_stale_events_of_dead_sessions_go),
+		cmocka_unit_test(test_stale_event_of_a_reused_pid_goes),
 		cmocka_unit_test(test_off_by_environment),
 		cmocka_unit_test(test_base_gone_says_why_leaves_nothing),
 	};

@@ -75,29 +75,6 @@ static void read_cgroup(pid_t pid, char *buf, size_t len)
 }
 
 /* Field 22 of /proc/PID/stat, after the comm in parentheses. */
-uint64_t procinfo__start(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long v = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d "
-			 "%*d %*d %*d %*d %llu", &v) != 1)
-		return 0;
-	return v;
-}
-
 int procinfo__read(pid_t pid, struct procinfo *pi)
 {
 	char path[64];
@@ -114,7 +91,7 @@ int procinfo__read(pid_t pid, struct procinfo *pi)
 	pi->exe[n > 0 ? n : 0] = '\0';
 	read_cgroup(pid, pi->cgroup, sizeof(pi->cgroup));
 	procinfo__container(pi->cgroup, pi->container, sizeof(pi->container));
-	pi->start_ticks = procinfo__start(pid);
+	pi->start_ticks = proc_start_ticks(pid);
 	return pi->start_ticks ? 0 : -ESRCH;
 }
 

@@ -30,7 +30,5 @@ int procinfo__cuda(pid_t pid);
 void procinfo__container(const char *cgroup, char *buf, size_t len);
 /* CPU time the process has used, in ns. 0 or -ESRCH. */
 int procinfo__cpu_ns(pid_t pid, uint64_t *ns);
-/* The process's start time in clock ticks after boot, 0 when gone. */
-uint64_t procinfo__start(pid_t pid);
 
 #endif /* DAEMON_PROCINFO_H */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "core/proc/procmaps.h"
 #include "daemon/service.h"
 #include "daemon/service_int.h"
 #include "daemon/store.h"
@@ -222,7 +223,7 @@ static void check_candidates(struct daemon *d, uint64_t now)
 			i++;
 			continue;
 		}
-		cuda = procinfo__start(c->pid) == c->start_ticks ? procinfo__cuda(c->pid) : -ESRCH;
+		cuda = proc_start_ticks(c->pid) == c->start_ticks ? procinfo__cuda(c->pid) : -ESRCH;
 		if (cuda == 0 && c->stage < NRECHECK) {
 			c->due = c->since + (uint64_t)(recheck_s[c->stage++] * NS);
 			i++;

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "core/probes/uprobe_warm.h"
+#include "core/proc/procmaps.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -30,7 +31,7 @@ struct uprobe_warm {
 	/* The thread's own from here. */
 	bool ready;		/* set up: the event and its base perf event are there */
 	char tracefs[64];
-	char name[48];		/* the event, in GROUP */
+	char name[64];		/* the event, in GROUP */
 	int memfd, base, tp_id;
 	pid_t tid;
 };
@@ -94,13 +95,20 @@ int uprobe_warm__remove_stale(const char *tracefs)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start = 0;
+		unsigned int n;
 		char event[64];
-		int pid, n;
+		int pid, got;
 
-		/* p:cuprobe/warm_PID_N PATH:OFFSET */
-		if (sscanf(line, "p:" GROUP "/warm_%d_%d", &pid, &n) != 2 || pid <= 0)
+		/*
+		 * p:cuprobe/warm_PID_START_N PATH:OFFSET, START the session's start
+		 * time (a pid reused by another process is not the session's); an
+		 * older cuprobe's warm_PID_N is judged by its pid alone.
+		 */
+		got = sscanf(line, "p:" GROUP "/warm_%d_%llu_%u", &pid, &start, &n);
+		if (got < 2 || pid <= 0 || pid == getpid())
 			continue;
-		if (pid == getpid() || !kill(pid, 0) || errno != ESRCH)
+		if (got == 3 ? proc_start_ticks(pid) == start : !kill(pid, 0) || errno != ESRCH)
 			continue;
 		if (sscanf(line, "p:" GROUP "/%63s", event) != 1)
 			continue;
@@ -162,7 +170,8 @@ static bool setup(struct uprobe_warm *w)
 		set_off(w, "memfd_create", -errno);
 		return false;
 	}
-	snprintf(w->name, sizeof(w->name), "warm_%d_%u", getpid(),
+	snprintf(w->name, sizeof(w->name), "warm_%d_%llu_%u", getpid(),
+		 (unsigned long long)proc_start_ticks(getpid()),
 		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
 	snprintf(line, sizeof(line), "p:" GROUP "/%s /proc/%d/fd/%d:0x0\n", w->name, getpid(),
 		 w->memfd);

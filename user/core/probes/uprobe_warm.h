@@ -14,12 +14,12 @@
  * and goes on UPROBE_WARM_WINDOW_MS after the latest hold; and from a little
  * before a window's attach to a little after its detach. The write
  * registers nothing: a tracefs uprobe event on a memfd that no process maps
- * (`cuprobe/warm_PID_N`) is kept registered by a perf event on the guardian
+ * (`cuprobe/warm_PID_START_N`, START the session's start time) is kept registered by a perf event on the guardian
  * process, and a perf event on this thread is opened and closed; each of the
  * two adds to or takes from the uprobe's filter a process that maps nothing
  * of the file (uprobe_apply: the write, and no synchronize). A session that
  * ends leaves no event behind; one that was killed leaves its event, which
- * the next one removes.
+ * the next one removes (its pid gone, or now another process's).
  */
 #ifndef CORE_PROBES_UPROBE_WARM_H
 #define CORE_PROBES_UPROBE_WARM_H

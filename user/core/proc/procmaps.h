@@ -82,4 +82,7 @@ int target_file_open(const char *path, bool follow);
 /* "/proc/self/fd/N": a path to fd that opens without blocking (libbpf, the kernel). */
 void target_file_fd_path(int fd, char *buf, size_t len);
 
+/* The process's start time in clock ticks after boot (/proc/PID/stat): tells a reused pid. 0 when gone. */
+uint64_t proc_start_ticks(pid_t pid);
+
 #endif /* CORE_PROC_PROCMAPS_H */
