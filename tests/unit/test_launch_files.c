@@ -96,21 +96,32 @@ static void test_gone_or_replaced_pairs_are_not_saved(void **state)
 {
 	struct launch_files *a = launch_files__new(), *b = launch_files__new();
 	struct launch_file p = pair(prog, &prog_st, lib, &lib_st), q;
-	char other[PATH_MAX], spaced[PATH_MAX], why[512];
-	struct stat st;
+	char other[PATH_MAX], spaced[PATH_MAX], held1[PATH_MAX], held2[PATH_MAX], why[512];
+	struct stat st, h1, h2;
 	size_t bad;
 
 	(void)state;
 	snprintf(other, sizeof(other), "%s/libgone.so", dir);
 	snprintf(spaced, sizeof(spaced), "%s/lib y.so", dir);
+	/*
+	 * The made-up inodes are those of two files kept for the test, so that
+	 * no other file of it has them (a guess such as lib's + 1 was sometimes
+	 * the inode the next file got, and its pair was taken for a duplicate).
+	 */
+	snprintf(held1, sizeof(held1), "%s/held1", dir);
+	snprintf(held2, sizeof(held2), "%s/held2", dir);
 	write_file(spaced, "y");
+	write_file(held1, "1");
+	write_file(held2, "2");
 	assert_int_equal(stat(spaced, &st), 0);
+	assert_int_equal(stat(held1, &h1), 0);
+	assert_int_equal(stat(held2, &h2), 0);
 	q = p;
 	q.path = other; /* no such file */
-	q.ino = lib_st.st_ino + 1;
+	q.ino = h1.st_ino;
 	assert_int_equal(launch_files__add(a, &q), 0);
 	q = pair(prog, &prog_st, lib, &lib_st);
-	q.ino = lib_st.st_ino + 7; /* the path is another file now */
+	q.ino = h2.st_ino; /* the path is another file now */
 	assert_int_equal(launch_files__add(a, &q), 0);
 	q = pair(prog, &prog_st, spaced, &st); /* a name the format cannot hold */
 	assert_int_equal(launch_files__add(a, &q), 0);
