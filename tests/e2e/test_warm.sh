@@ -4,10 +4,18 @@
 # -v; so are windows well after the start, each a stretch of its own, their
 # launches exact; it leaves no tracefs event behind; CUPROBE_WARM=off turns it off and
 # says so; a cuprobe killed with SIGKILL leaves its event, which the next
-# session removes. What it buys is measured in bench/ (torch_hold_max_ms_cold).
+# session removes. Where no tracefs is mounted, cuprobe mounts one for its own
+# thread, leaving the mounts it sees as they were. What it buys is measured in
+# bench/ (torch_hold_max_ms_cold).
+EVENTS=/sys/kernel/tracing/uprobe_events
+# A host with no tracefs mounted: this script looks at the events through a
+# mount of its own, in a mount namespace of its own (the host's mounts stay).
+if [ ! -e "$EVENTS" ] && [ -z "${WARM_OWN_NS:-}" ]; then
+	WARM_OWN_NS=1 exec unshare --mount --propagation private -- bash -c \
+		'mount -t tracefs tracefs /sys/kernel/tracing && exec "$0" "$@"' "$0" "$@"
+fi
 source "$(dirname "$0")/lib.sh"
 
-EVENTS=/sys/kernel/tracing/uprobe_events
 if [ ! -w "$EVENTS" ]; then
 	not_ok "warm: tracefs's uprobe_events is writable" "$EVENTS: mount tracefs at /sys/kernel/tracing"
 	done_testing
@@ -68,4 +76,26 @@ else
 	kill -9 $rec 2>/dev/null
 fi
 [ -n "${cmd:-}" ] && kill -9 "$cmd" 2>/dev/null
+
+# No tracefs where cuprobe looks (a mount namespace without it): the warmer's thread
+# mounts its own; the namespace cuprobe ran in still has none after.
+PIDFILE=$TMP/ns.pid unshare --mount --propagation private -- bash -c '
+	umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null
+	[ -e /sys/kernel/tracing/uprobe_events ] && { echo "tracefs still mounted"; exit 9; }
+	"$@" & echo $! >"$PIDFILE"; wait $!; rc=$?
+	[ -e /sys/kernel/tracing/uprobe_events ] && { echo "tracefs left mounted"; exit 8; }
+	exit $rc' bash env CUPROBE_GT="$TMP/ns.gt.json" "$CUPROBE" record -v -o "$TMP/ns" -- \
+	"$W/dlopen_main" --iters 3 >"$TMP/ns.log" 2>&1
+rc=$?
+[ $rc = 0 ] && ok "warm, no tracefs mounted: record exits 0 and leaves no tracefs mounted" ||
+	not_ok "warm, no tracefs mounted: record exits 0 and leaves no tracefs mounted" \
+		"rc $rc: $(tail -3 "$TMP/ns.log")"
+expect "warm, no tracefs mounted: -v says cuprobe mounted its own and kept registration warm" \
+	grep -qE 'kept warm for [0-9.]+ s in [0-9]+ stretches \([1-9][0-9]* writes.*no tracefs was mounted: cuprobe mounted one for its own thread' \
+	"$TMP/ns.log"
+expect "warm, no tracefs mounted: its launches equal its ground truth" $CHECK match \
+	--gt "$TMP/ns.gt.json" "$(trace_in "$TMP/ns/run_0")"
+left=$(events_of "$(cat "$TMP/ns.pid")")
+[ "$left" = 0 ] && ok "warm, no tracefs mounted: the session leaves no tracefs event" ||
+	not_ok "warm, no tracefs mounted: the session leaves no tracefs event" "$left left"
 done_testing

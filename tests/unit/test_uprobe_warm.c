@@ -4,8 +4,10 @@
  * they stop after the window; a window's keep lasts what it asks; the tracefs event exists while the session does
  * and is gone after; a killed session's event is removed by the next, a live
  * one's is not; CUPROBE_WARM=off and a base process that is gone say why and
- * leave nothing in tracefs. What the writes buy (holds that do not wait for
- * a grace period) is measured in bench/ (torch_hold_max_ms_cold).
+ * leave nothing in tracefs; with no tracefs mounted, the warmer mounts its
+ * own for its thread and leaves the process's mounts as they were. What the
+ * writes buy (holds that do not wait for a grace period) is measured in
+ * bench/ (torch_hold_max_ms_cold).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +20,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <cmocka.h>
@@ -69,9 +74,22 @@ static pid_t pausing_child(void)
 	return c;
 }
 
+static bool tracefs_here(void)
+{
+	return !access(TRACEFS "/uprobe_events", F_OK);
+}
+
 static int setup(void **state)
 {
 	(void)state;
+	/*
+	 * A host with no tracefs mounted: the tests look at the events through a
+	 * mount of their own, in a mount namespace of their own.
+	 */
+	if (!tracefs_here() &&
+	    (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	     mount("tracefs", TRACEFS, "tracefs", 0, NULL)))
+		return -1;
 	base = pausing_child();
 	return 0;
 }
@@ -290,6 +308,54 @@ static void test_base_gone_says_why_leaves_nothing(void **state)
 	uprobe_warm__free(w);
 }
 
+/*
+ * In a child whose mount namespace has no tracefs: the warmer mounts its own
+ * and writes; the child's mounts are as they were after. Its exit status
+ * names the first check that failed (cmocka's asserts belong to the parent).
+ */
+static int no_tracefs_child(void)
+{
+	struct uprobe_warm *w;
+	struct uprobe_warm_stats st;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return 10;
+	umount2(TRACEFS, MNT_DETACH);
+	umount2("/sys/kernel/debug", MNT_DETACH);
+	if (tracefs_here())
+		return 11;
+	w = uprobe_warm__new(base);
+	if (!w)
+		return 12;
+	uprobe_warm__hold(w);
+	st = wait_writes(w, 3);
+	uprobe_warm__free(w);
+	if (st.off || !st.own_tracefs)
+		return 13;
+	if (st.writes < 3)
+		return 14;
+	return tracefs_here() ? 15 : 0;
+}
+
+static void test_no_tracefs_mounted_mounts_its_own(void **state)
+{
+	char prefix[64];
+	pid_t c = fork();
+	int status;
+
+	(void)state;
+	if (c == 0)
+		_exit(no_tracefs_child());
+	assert_true(c > 0);
+	assert_int_equal(waitpid(c, &status, 0), c);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* Its event went at its end, as with tracefs mounted. */
+	snprintf(prefix, sizeof(prefix), "cuprobe/warm_%d_", c);
+	assert_int_equal(events_with(prefix), 0);
+	assert_true(tracefs_here());
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +365,7 @@ int main(void)
 		cmocka_unit_test(test_stale_event_of_a_reused_pid_goes),
 		cmocka_unit_test(test_off_by_environment),
 		cmocka_unit_test(test_base_gone_says_why_leaves_nothing),
+		cmocka_unit_test(test_no_tracefs_mounted_mounts_its_own),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,10 +68,31 @@ static int uprobe_events_write(const char *tracefs, const char *line)
 	return err;
 }
 
+#define TRACEFS_DIR "/sys/kernel/tracing"
+
+/*
+ * No tracefs mounted where it belongs (a host without systemd's mounts, a
+ * container): mounted for this thread alone, in a mount namespace of its own
+ * (a thread may unshare its file system information), so the host's mounts
+ * stay as they are and nothing is left mounted when cuprobe is gone. The
+ * uprobe events are the kernel's, whichever mount shows them. 0 or -errno.
+ */
+static int mount_own_tracefs(void)
+{
+	if (unshare(CLONE_FS | CLONE_NEWNS))
+		return -errno;
+	/* Nothing mounted here from now on reaches the namespace it came from. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return -errno;
+	if (mount("tracefs", TRACEFS_DIR, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL))
+		return -errno;
+	return access(TRACEFS_DIR "/uprobe_events", W_OK) ? -errno : 0;
+}
+
 /* NULL and errno: the first place's, where tracefs belongs. */
 static const char *find_tracefs(void)
 {
-	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	static const char *const dirs[] = { TRACEFS_DIR, "/sys/kernel/debug/tracing" };
 	char path[96];
 	int first = 0;
 
@@ -157,8 +180,14 @@ static bool setup(struct uprobe_warm *w)
 	FILE *f;
 	int err;
 
+	if (!tracefs && errno == ENOENT && !mount_own_tracefs()) {
+		tracefs = TRACEFS_DIR;
+		pthread_mutex_lock(&w->mu);
+		w->st.own_tracefs = true;
+		pthread_mutex_unlock(&w->mu);
+	}
 	if (!tracefs) {
-		set_off(w, "no writable uprobe_events in /sys/kernel/tracing or "
+		set_off(w, "no writable uprobe_events in " TRACEFS_DIR " or "
 			   "/sys/kernel/debug/tracing (mount tracefs there; run cuprobe as root)",
 			-errno);
 		return false;

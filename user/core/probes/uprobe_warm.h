@@ -19,7 +19,8 @@
  * two adds to or takes from the uprobe's filter a process that maps nothing
  * of the file (uprobe_apply: the write, and no synchronize). A session that
  * ends leaves no event behind; one that was killed leaves its event, which
- * the next one removes (its pid gone, or now another process's).
+ * the next one removes (its pid gone, or now another process's). Where no
+ * tracefs is mounted, the thread mounts one in a mount namespace of its own.
  */
 #ifndef CORE_PROBES_UPROBE_WARM_H
 #define CORE_PROBES_UPROBE_WARM_H
@@ -41,6 +42,7 @@ struct uprobe_warm_stats {
 	uint64_t active_ns;	/* how long it was kept warm */
 	uint64_t stretches;	/* times it began after being idle */
 	bool off;		/* it could not be set up, or CUPROBE_WARM=off */
+	bool own_tracefs;	/* none was mounted: its thread mounted one of its own */
 	char why[200];		/* off: why */
 };
 

@@ -449,8 +449,10 @@ void session_holds_report(const struct session *s)
 		      "for an RCU grace period", w.why);
 	else
 		p_dbg("holds: uprobe registration kept warm for %.2f s in %lu stretches (%lu writes, "
-		      "%lu of them waited for a grace period)", w.active_ns / 1e9,
-		      (unsigned long)w.stretches, (unsigned long)w.writes, (unsigned long)w.slow);
+		      "%lu of them waited for a grace period)%s", w.active_ns / 1e9,
+		      (unsigned long)w.stretches, (unsigned long)w.writes, (unsigned long)w.slow,
+		      w.own_tracefs ? "; no tracefs was mounted: cuprobe mounted one for its own "
+				      "thread, in a mount namespace of its own" : "");
 }
 
 /*
