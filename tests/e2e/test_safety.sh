@@ -56,6 +56,24 @@ live=$(ps -eo stat=,comm=,args= | grep -F -- "$TMP/kills" | awk '$2 == "cuprobe-
 [ "$live" -eq 0 ] && ok "guardians leave once their cuprobe is gone" ||
 	not_ok "guardians leave once their cuprobe is gone" "$live still run"
 
+# ---- record -- CMD killed while its command waits to exec ---------------------
+# The command's child waits for the parent's go (its probes in) before exec; a parent
+# killed first must end it, and with it the guardian. CUPROBE_SPAWN_TEST_PAUSE_MS holds
+# the parent between the fork and the probing, long enough to be killed in.
+CUPROBE_SPAWN_TEST_PAUSE_MS=1000 "$CUPROBE" record -o "$TMP/spawnkill" -- "$W/basic" --iters 5 \
+	>"$TMP/spawnkill.log" 2>&1 &
+rec=$!
+sleep 0.5
+# The child has not run the command yet: its name is still cuprobe's (the guardian's is cuprobe-guard).
+waiting=$(pgrep -P $rec -x cuprobe | wc -l)
+kill -9 $rec
+wait $rec 2>/dev/null
+gone() { ! pgrep -f -- "$TMP/spawnkill" >/dev/null; }
+[ "$waiting" -ge 1 ] && until_true 5 gone &&
+	ok "record -- CMD killed before its command's exec: the waiting child and the guardian end" ||
+	not_ok "record -- CMD killed before its command's exec: the waiting child and the guardian end" \
+		"$waiting child waiting when killed; left: $(pgrep -af -- "$TMP/spawnkill")"
+
 # ---- a tiny ring: holds still answered, the target never frozen -------------
 # CPU time (utime + stime, in ticks) only grows while the process runs.
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }

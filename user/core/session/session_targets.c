@@ -278,21 +278,30 @@ static int resolve_command(const char *cmd, char *buf, size_t len)
 	return -ENOENT;
 }
 
-static void child_exec(char **cmd, const char *agent, int go_fd, int err_fd, const sigset_t *mask)
+/*
+ * The command's child, between fork and exec. go[1] and ex[0] are the
+ * parent's ends: closed first, so that a parent killed before it said go
+ * is an end of file here (with them open, the child would wait forever and
+ * keep the guardian's pipe open with it).
+ */
+static void child_exec(char **cmd, const char *agent, const int go[2], const int ex[2],
+		       const sigset_t *mask)
 {
 	char c;
 	int e;
 
+	close(go[1]);
+	close(ex[0]);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	/* The driver loads the agent at cuInit; it stays dormant until a window opens. */
 	if (agent && agent[0])
 		setenv("CUDA_INJECTION64_PATH", agent, 1);
 	/* Wait until the parent has probed what the command will map; its death is a no. */
-	if (read(go_fd, &c, 1) != 1)
+	if (read(go[0], &c, 1) != 1)
 		_exit(127);
 	execvp(cmd[0], cmd);
 	e = errno;
-	if (write(err_fd, &e, sizeof(e)) < 0)
+	if (write(ex[1], &e, sizeof(e)) < 0)
 		_exit(127);
 	_exit(127);
 }
@@ -316,6 +325,20 @@ static int prepare_child(struct session *s, pid_t pid, const char *exe)
 		p_info("step symbol %s is not in %s: looking for it in libraries as they load",
 		       t->plan.step->symbol, exe);
 	return err;
+}
+
+/*
+ * Test hook: CUPROBE_SPAWN_TEST_PAUSE_MS=N (at most 1000) waits N ms after the
+ * command's fork, before it is probed: a cuprobe killed while its command
+ * waits to exec, whatever the machine's load (tests/e2e/test_safety.sh).
+ */
+static void spawn_test_pause(void)
+{
+	const char *v = getenv("CUPROBE_SPAWN_TEST_PAUSE_MS");
+	int ms = v ? atoi(v) : 0;
+
+	if (ms > 0 && ms <= 1000)
+		usleep((useconds_t)ms * 1000);
 }
 
 int session__spawn(struct session *s, char **argv, const sigset_t *mask)
@@ -342,9 +365,11 @@ int session__spawn(struct session *s, char **argv, const sigset_t *mask)
 	uprobe_warm__hold(s->warm);
 	pid = fork();
 	if (pid == 0)
-		child_exec(argv, s->o.agent, go[0], ex[1], mask);
+		child_exec(argv, s->o.agent, go, ex, mask);
 	close(go[0]);
 	close(ex[1]);
+	if (pid > 0)
+		spawn_test_pause();
 	err = pid < 0 ? -errno : prepare_child(s, pid, exe);
 	if (err && pid > 0) {
 		p_err("cannot probe %s: %s", exe, strerror(-err));
