@@ -46,14 +46,18 @@ $(BENCH_DIR)/empty.skel.h: $(BENCH_DIR)/empty.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name empty_bpf > $@
 
-# It links cuprobe's own attach and symbol code: the baseline attaches as cuprobe does.
-BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,core/probes/uprobe_link.o core/proc/symbols.o core/proc/elf_file.o core/proc/procmaps.o util/log.o util/safe_file.o \
-		     util/hashmap.o util/vec.o)
+# It links cuprobe's own attach, placement and symbol code: the baseline attaches as
+# cuprobe does, and libbpf, libelf and Capstone from their archives, so that it runs on
+# a machine without them (the GPU check carries it: tests/gpu/run.sh).
+BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,core/probes/uprobe_link.o core/probes/placement.o \
+		     core/proc/symbols.o core/proc/elf_file.o core/proc/procmaps.o util/log.o \
+		     util/safe_file.o util/hashmap.o util/vec.o)
 
 $(BENCH_DIR)/empty_uprobe: bench/empty_uprobe.c $(BENCH_DIR)/empty.skel.h $(BENCH_USER_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -D_GNU_SOURCE -Iuser -Iinclude -I$(BENCH_DIR) $(CFLAGS) -MF $@.d $< \
-		$(BENCH_USER_OBJS) -lbpf -lelf -lz -lstdc++ -o $@
+		$(BENCH_USER_OBJS) -l:libbpf.a -l:libelf.a -l:libcapstone.a -l:libz.a -l:libzstd.a \
+		-lstdc++ -o $@
 
 # Launches into NVIDIA's real libcuda (dlopened by path), direct or through a
 # stand-in runtime next to the loop. Frame pointers: the runtime's entry is a push.

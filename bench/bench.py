@@ -248,7 +248,12 @@ def probe_vs_empty():
 # --- the real driver: driver_probe_vs_empty_uprobe, nested_launch_vs_empty_uprobe, vs_bpftrace
 
 def real_libcuda():
-    """NVIDIA's libcuda as scripts/install-real.sh unpacks it (Debian's libcuda1)."""
+    """NVIDIA's libcuda: REAL_LIBCUDA where set (a GPU machine's own driver: tests/gpu/run.sh),
+    else as scripts/install-real.sh unpacks it (Debian's libcuda1)."""
+    if os.environ.get("REAL_LIBCUDA"):
+        if not os.path.isfile(os.environ["REAL_LIBCUDA"]):
+            raise BenchError("REAL_LIBCUDA=%s is not a file" % os.environ["REAL_LIBCUDA"])
+        return os.environ["REAL_LIBCUDA"]
     base = os.path.join(REAL_DIR, "libcuda1", "usr", "lib")
     for d, _, files in os.walk(base):
         for f in sorted(files):
@@ -298,12 +303,13 @@ def real_env():
 def driver_probe_vs_empty():
     lib = real_env()
     say("== driver_probe_vs_empty_uprobe: cost per launch of cuprobe's probe on the real")
-    say("   cuLaunchKernel (%s) over an empty uprobe on its je at +10 (emulated)" % lib)
+    say("   cuLaunchKernel (%s) over an empty uprobe where cuprobe places its own" % lib)
+    say("   (empty_uprobe --place: the je at +10 on the 535 driver, emulated)")
     say("   after 600 ms of untimed launches: cuprobe's loader reads libcuda's symbols as")
     say("   the loop starts, which on a small machine takes the loop's CPU")
     loop = [REAL_LOOP, "--launches", "100000", "--warmup-ms", "600"]
     return added_cost(loop, cuprobe_on(loop), lambda: loop_result(run(
-        [EMPTY, "--lib", lib, "--func", "cuLaunchKernel", "--at", "10", "--"] + loop)[0]),
+        [EMPTY, "--lib", lib, "--func", "cuLaunchKernel", "--place", "--"] + loop)[0]),
         "empty uprobe")
 
 

@@ -5,11 +5,14 @@
  * attaches its launch probe (a uprobe_multi link where the kernel has one),
  * so the two differ only in the program that runs.
  *
- *   empty_uprobe [--perf] [--lib PATH] [--func NAME] [--at N] -- COMMAND [ARGS...]
+ *   empty_uprobe [--perf] [--lib PATH] [--func NAME] [--at N | --place] -- COMMAND [ARGS...]
  *
  * --perf attaches a perf-event uprobe instead of a uprobe_multi link; --at N
- * puts it N bytes into the function (on an instruction the kernel emulates).
- * Exits with the command's status.
+ * puts it N bytes into the function (on an instruction the kernel emulates);
+ * --place puts it where cuprobe puts its own (user/core/probes/placement.c),
+ * and says where on stderr. Exits with the command's status. Linked with
+ * libbpf, libelf and Capstone's archives, so that it runs where they are not
+ * installed (the GPU check, tests/gpu/run.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +25,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <bpf/libbpf.h>
+#include "core/probes/placement.h"
 #include "core/probes/uprobe_link.h"
 #include "empty.skel.h"
 #include "core/proc/symbols.h"
@@ -31,16 +35,19 @@ struct opts {
 	const char *lib;
 	const char *func;
 	unsigned long at;
+	bool place;
 	char **cmd;
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: empty_uprobe [--perf] [--lib PATH] [--func NAME] -- COMMAND [ARGS...]\n"
+	fprintf(f, "usage: empty_uprobe [--perf] [--lib PATH] [--func NAME] [--at N | --place] -- "
+		   "COMMAND [ARGS...]\n"
 		   "  --lib PATH   library to probe (default $CUDA_HOME/lib64/libcudart.so.13)\n"
 		   "  --func NAME  function to probe (default cudaLaunchKernel)\n"
 		   "  --perf       a perf-event uprobe instead of a uprobe_multi link\n"
-		   "  --at N       N bytes into the function, not on its entry\n");
+		   "  --at N       N bytes into the function, not on its entry\n"
+		   "  --place      where cuprobe puts its probe (the first emulated instruction)\n");
 }
 
 static int parse_opts(struct opts *o, int argc, char **argv)
@@ -50,6 +57,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		{ "lib", required_argument, NULL, 'l' },
 		{ "func", required_argument, NULL, 'f' },
 		{ "at", required_argument, NULL, 'a' },
+		{ "place", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -73,6 +81,9 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 		case 'a':
 			o->at = strtoul(optarg, NULL, 0);
 			break;
+		case 'p':
+			o->place = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -81,7 +92,7 @@ static int parse_opts(struct opts *o, int argc, char **argv)
 			return -EINVAL;
 		}
 	}
-	if (optind >= argc) {
+	if (optind >= argc || (o->place && o->at)) {
 		usage(stderr);
 		return -EINVAL;
 	}
@@ -100,6 +111,19 @@ static int attach(struct empty_bpf *skel, const struct opts *o, pid_t pid,
 	if (n <= 0)
 		return n ?: -ENOENT;
 	off += o->at;
+	if (o->place) {
+		int fd = open(o->lib, O_RDONLY | O_CLOEXEC), err;
+		uint64_t entry = off;
+
+		if (fd < 0)
+			return -errno;
+		err = placement_adjust(fd, o->lib, &o->func, 1, &off);
+		close(fd);
+		if (err)
+			return err;
+		fprintf(stderr, "empty_uprobe: %s at +%llu\n", o->func,
+			(unsigned long long)(off - entry));
+	}
 	return attach_uprobes(skel->progs.empty, !o->perf, &spec, link);
 }
 

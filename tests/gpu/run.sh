@@ -19,6 +19,8 @@
 #   g   torch.cuda.graph replays (tests/gpu/graph_replay.py) under cuprobe record --cupti
 #       (g1: each replay's expansion against CUPTI's kernels of its correlation id) and
 #       record alone (g2: each replay of known content, with kernels)
+#   h   make bench's per-launch figures (probe_vs_empty_uprobe, driver_ and
+#       nested_launch_vs_empty_uprobe) on this machine's CPU and driver (.output/bench carried)
 # then compares the traces and step times (tests/gpu/compare.py), and sets
 # compare's inflation beside torch.profiler's own (tests/gpu/inflation.py).
 #
@@ -378,6 +380,30 @@ if stage g2 120 "$CUPROBE" record --step "$STEP_PROBE" -o "$WORK/g2" -- \
 	graph_check g2 --kernels-from "$WORK/g1" || failed+=(g2)
 else
 	failed+=(g2)
+fi
+
+# ---- 3e. make bench's per-launch figures on this machine's CPU and driver -------------
+# (h) What the shared VM without a GPU cannot settle: a recorded launch's cost over an
+# empty uprobe's, on this machine's CPU (its trap and helper costs) and its driver (the
+# thunk, placed where cuprobe places it): probe_vs_empty_uprobe on libcudart with the
+# devices hidden (its launches fail before the driver, as on the VM), and
+# driver_probe_vs_empty_uprobe and nested_launch_vs_empty_uprobe on this driver's
+# cuLaunchKernel (called without cuInit). Needs .output/bench carried (make bench-tools).
+say ""
+say "== 3e. make bench's per-launch figures here =="
+H_LIBCUDA=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 .*x86-64/ { print $NF; exit }')
+if [ ! -x .output/bench/empty_uprobe ] || [ ! -x .output/bench/real_loop ]; then
+	say "[h] skipped: .output/bench is not here (make bench-tools, and carry .output/bench)"
+elif [ -z "$H_LIBCUDA" ]; then
+	say "[h] skipped: ldconfig knows no libcuda.so.1"
+else
+	H_LIBCUDA=$(readlink -f "$H_LIBCUDA")
+	say "[h] driver: $H_LIBCUDA"
+	CUDA_VISIBLE_DEVICES= REAL_LIBCUDA=$H_LIBCUDA BENCH_REPS=${H_REPS:-5} \
+		BENCH_ONLY=probe_vs_empty_uprobe,driver_probe_vs_empty_uprobe,nested_launch_vs_empty_uprobe \
+		stage h 150 $PY bench/bench.py
+	grep -E '^(== | +[ABC] | +\(B-A\)| +ERROR|bench: )' "$WORK/h.log" |
+		sed 's/^/    | /' | tee -a "$SUMMARY"
 fi
 
 # ---- 4. the comparison ----------------------------------------------------------------

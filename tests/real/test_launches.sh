@@ -90,4 +90,17 @@ for fn in cuLaunchKernel cuLaunchKernel_ptsz cuLaunchKernelEx cuLaunchKernelEx_p
 done
 [ -z "$missing" ] && ok "placement: -v says every probed driver export's probe moved to +10" ||
 	not_ok "placement: -v says every probed driver export's probe moved to +10" "not said for:$missing"
+# The bench's baseline places its empty uprobe as cuprobe does (the GPU check's stage (h)
+# relies on it on a driver whose thunk may differ), and needs no libbpf where it runs.
+EMPTY=$ROOT/.output/bench/empty_uprobe
+"$EMPTY" --lib "$REAL_LIBCUDA" --func cuLaunchKernel --place -- "$W/real_driver" --time 1000 \
+	>"$TMP/place" 2>&1
+grep -qx "empty_uprobe: cuLaunchKernel at +10" "$TMP/place" && [ -n "$(ns_per_call "$TMP/place")" ] &&
+	ok "placement: the bench's empty uprobe goes where cuprobe's probe goes (+10)" ||
+	not_ok "placement: the bench's empty uprobe goes where cuprobe's probe goes (+10)" \
+		"$(tr '\n' ' ' <"$TMP/place")"
+! ldd "$EMPTY" | grep -qE 'libbpf|libelf|libcapstone' &&
+	ok "the bench's empty uprobe links libbpf, libelf and Capstone from their archives" ||
+	not_ok "the bench's empty uprobe links libbpf, libelf and Capstone from their archives" \
+		"$(ldd "$EMPTY" | grep -E 'libbpf|libelf|libcapstone' | tr '\n' ' ')"
 done_testing
