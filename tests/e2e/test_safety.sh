@@ -74,6 +74,19 @@ gone() { ! pgrep -f -- "$TMP/spawnkill" >/dev/null; }
 	not_ok "record -- CMD killed before its command's exec: the waiting child and the guardian end" \
 		"$waiting child waiting when killed; left: $(pgrep -af -- "$TMP/spawnkill")"
 
+# ---- a stderr whose reader is gone does not end the recording -----------------
+# cuprobe record -v ... 2>&1 | head: once the reader has gone, a message fails (EPIPE)
+# instead of raising SIGPIPE, which would end cuprobe and lose the recording. The
+# command's own output goes elsewhere: its status is cuprobe's.
+( CUPROBE_GT=$TMP/epipe.gt.json "$CUPROBE" record -v -o "$TMP/epipe" -- sh -c \
+	'"$0" --steps --iters 10 --sleep-ms 20 >/dev/null 2>&1' "$W/basic" 2>&1
+  echo $? >"$TMP/epipe.rc" ) | true
+rc=$(cat "$TMP/epipe.rc")
+[ "$rc" = 0 ] && ok "record -v, its stderr's reader gone: it records on and exits with the command's 0" ||
+	not_ok "record -v, its stderr's reader gone: it records on and exits with the command's 0" "rc $rc"
+expect "record -v, its stderr's reader gone: its launches equal the ground truth" $CHECK match --any-step \
+	--gt "$TMP/epipe.gt.json" $(ls "$TMP"/epipe/run_0/*.pt.trace.json 2>/dev/null)
+
 # ---- a tiny ring: holds still answered, the target never frozen -------------
 # CPU time (utime + stime, in ticks) only grows while the process runs.
 cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }

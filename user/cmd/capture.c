@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <jansson.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -419,6 +420,8 @@ int capture_main(int argc, char **argv)
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
+	/* A daemon that closes the connection is an error said, not a silent death (curl's way). */
+	signal(SIGPIPE, SIG_IGN);
 	if (o.job)
 		return fleet__run(&o);
 	ans = ask(&o);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <time.h>
 #include <bpf/libbpf.h>
 #include "util/log.h"
 
@@ -8,6 +10,35 @@ int log_level = LOG_INFO;
 static bool log_status_line;
 /* Any thread may log: one message at a time, and the status line is shared state. */
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * A stderr whose reader is gone (`cuprobe record -v ... 2>&1 | head`): a
+ * message must fail there, not raise SIGPIPE, whose default action would end
+ * the recording and lose it. SIGPIPE is blocked on the writing thread while
+ * it writes, and the one its write raised is taken back before it is let go.
+ * Per thread and per message, so that no disposition or mask is left for a
+ * command cuprobe starts to inherit.
+ */
+static void pipe_guard(sigset_t *old)
+{
+	sigset_t pipe;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe, old);
+}
+
+static void pipe_unguard(const sigset_t *old)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t pipe, pending;
+
+	sigemptyset(&pipe);
+	sigaddset(&pipe, SIGPIPE);
+	if (!sigismember(old, SIGPIPE) && !sigpending(&pending) && sigismember(&pending, SIGPIPE))
+		sigtimedwait(&pipe, NULL, &now);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
 
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
@@ -17,11 +48,13 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 		[LOG_INFO] = "cuprobe: ",
 		[LOG_DEBUG] = "cuprobe: debug: ",
 	};
+	sigset_t old;
 	va_list ap;
 
 	if (lvl > log_level && lvl != LOG_ERROR)
 		return;
 	pthread_mutex_lock(&log_mu);
+	pipe_guard(&old);
 	if (log_status_line) {
 		fputs("\r\033[K", stderr);
 		log_status_line = false;
@@ -31,39 +64,55 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+	pipe_unguard(&old);
 	pthread_mutex_unlock(&log_mu);
 }
 
 void log_status(const char *fmt, ...)
 {
+	sigset_t old;
 	va_list ap;
 
 	if (log_level < LOG_INFO)
 		return;
 	pthread_mutex_lock(&log_mu);
+	pipe_guard(&old);
 	fputs("\r\033[K", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	log_status_line = true;
+	pipe_unguard(&old);
 	pthread_mutex_unlock(&log_mu);
 }
 
 void log_status_end(void)
 {
+	sigset_t old;
+
 	pthread_mutex_lock(&log_mu);
+	pipe_guard(&old);
 	if (log_status_line)
 		fputc('\n', stderr);
 	log_status_line = false;
+	pipe_unguard(&old);
 	pthread_mutex_unlock(&log_mu);
 }
 
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 {
+	sigset_t old;
+	int n;
+
 	/* cuprobe says itself what failed and what to do; -v adds libbpf's view. */
 	if (log_level < LOG_DEBUG || lvl == LIBBPF_DEBUG)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	pthread_mutex_lock(&log_mu);
+	pipe_guard(&old);
+	n = vfprintf(stderr, fmt, ap);
+	pipe_unguard(&old);
+	pthread_mutex_unlock(&log_mu);
+	return n;
 }
 
 void log_setup_libbpf(void)
