@@ -180,7 +180,14 @@ static bool setup(struct uprobe_warm *w)
 	FILE *f;
 	int err;
 
-	if (!tracefs && errno == ENOENT && !mount_own_tracefs()) {
+	if (!tracefs && errno == ENOENT) {
+		err = mount_own_tracefs();
+		if (err) {
+			set_off(w, "no tracefs mounted at " TRACEFS_DIR " or /sys/kernel/debug/tracing, "
+				   "and none could be mounted for cuprobe alone (mount tracefs there; run "
+				   "cuprobe as root)", err);
+			return false;
+		}
 		tracefs = TRACEFS_DIR;
 		pthread_mutex_lock(&w->mu);
 		w->st.own_tracefs = true;
