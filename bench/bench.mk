@@ -56,7 +56,7 @@ BENCH_USER_OBJS := $(addprefix $(OUTPUT)/user/,core/probes/uprobe_link.o core/pr
 $(BENCH_DIR)/empty_uprobe: bench/empty_uprobe.c $(BENCH_DIR)/empty.skel.h $(BENCH_USER_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -D_GNU_SOURCE -Iuser -Iinclude -I$(BENCH_DIR) $(CFLAGS) -MF $@.d $< \
-		$(BENCH_USER_OBJS) -l:libbpf.a -l:libelf.a -l:libcapstone.a -l:libz.a -l:libzstd.a \
+		$(BENCH_USER_OBJS) -l:libbpf.a -l:libelf.a -l:libcapstone.a -l:libz.a \
 		-lstdc++ -o $@
 
 # Launches into NVIDIA's real libcuda (dlopened by path), direct or through a

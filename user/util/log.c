@@ -12,23 +12,24 @@ static bool log_status_line;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /*
- * A stderr whose reader is gone (`cuprobe record -v ... 2>&1 | head`): a
- * message must fail there, not raise SIGPIPE, whose default action would end
- * the recording and lose it. SIGPIPE is blocked on the writing thread while
- * it writes, and the one its write raised is taken back before it is let go.
- * Per thread and per message, so that no disposition or mask is left for a
- * command cuprobe starts to inherit.
+ * Every write to stderr holds log_mu, with SIGPIPE blocked on the writing
+ * thread. A stderr whose reader is gone (`cuprobe record -v ... 2>&1 | head`)
+ * then makes a message fail instead of raising SIGPIPE, whose default action
+ * would end the recording and lose it; the SIGPIPE a write raised is taken
+ * back before the mask is restored. Per thread and per message, so that no
+ * disposition or mask is left for a command cuprobe starts to inherit.
  */
-static void pipe_guard(sigset_t *old)
+static void log_lock(sigset_t *old)
 {
 	sigset_t pipe;
 
 	sigemptyset(&pipe);
 	sigaddset(&pipe, SIGPIPE);
+	pthread_mutex_lock(&log_mu);
 	pthread_sigmask(SIG_BLOCK, &pipe, old);
 }
 
-static void pipe_unguard(const sigset_t *old)
+static void log_unlock(const sigset_t *old)
 {
 	static const struct timespec now = { 0, 0 };
 	sigset_t pipe, pending;
@@ -38,6 +39,7 @@ static void pipe_unguard(const sigset_t *old)
 	if (!sigismember(old, SIGPIPE) && !sigpending(&pending) && sigismember(&pending, SIGPIPE))
 		sigtimedwait(&pipe, NULL, &now);
 	pthread_sigmask(SIG_SETMASK, old, NULL);
+	pthread_mutex_unlock(&log_mu);
 }
 
 void log_msg(enum log_level lvl, const char *fmt, ...)
@@ -53,8 +55,7 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 
 	if (lvl > log_level && lvl != LOG_ERROR)
 		return;
-	pthread_mutex_lock(&log_mu);
-	pipe_guard(&old);
+	log_lock(&old);
 	if (log_status_line) {
 		fputs("\r\033[K", stderr);
 		log_status_line = false;
@@ -64,8 +65,7 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	pipe_unguard(&old);
-	pthread_mutex_unlock(&log_mu);
+	log_unlock(&old);
 }
 
 void log_status(const char *fmt, ...)
@@ -75,28 +75,24 @@ void log_status(const char *fmt, ...)
 
 	if (log_level < LOG_INFO)
 		return;
-	pthread_mutex_lock(&log_mu);
-	pipe_guard(&old);
+	log_lock(&old);
 	fputs("\r\033[K", stderr);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	log_status_line = true;
-	pipe_unguard(&old);
-	pthread_mutex_unlock(&log_mu);
+	log_unlock(&old);
 }
 
 void log_status_end(void)
 {
 	sigset_t old;
 
-	pthread_mutex_lock(&log_mu);
-	pipe_guard(&old);
+	log_lock(&old);
 	if (log_status_line)
 		fputc('\n', stderr);
 	log_status_line = false;
-	pipe_unguard(&old);
-	pthread_mutex_unlock(&log_mu);
+	log_unlock(&old);
 }
 
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
@@ -107,11 +103,9 @@ static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap
 	/* cuprobe says itself what failed and what to do; -v adds libbpf's view. */
 	if (log_level < LOG_DEBUG || lvl == LIBBPF_DEBUG)
 		return 0;
-	pthread_mutex_lock(&log_mu);
-	pipe_guard(&old);
+	log_lock(&old);
 	n = vfprintf(stderr, fmt, ap);
-	pipe_unguard(&old);
-	pthread_mutex_unlock(&log_mu);
+	log_unlock(&old);
 	return n;
 }
 
