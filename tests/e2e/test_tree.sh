@@ -105,4 +105,30 @@ wait $rec
 expect "-p LAUNCHER: a child that uses CUDA is said, with --children or -p to record it" \
 	grep -qE "pid [0-9]+ \(basic\), started by pid $launcher, uses CUDA but is not recorded" "$TMP/nokids.log"
 expect_fail "--children without -p" "--children goes with -p" "$CUPROBE" record --children -- true
+
+# Short-lived forked children that map the runtime (a DataLoader's workers, an epoch
+# at a time): each is followed and probed as it comes, and one that exits while its
+# probes go in is no warning (before: "cannot probe ...: No such process").
+cat > "$TMP/workers.py" <<'PY'
+import ctypes, os, sys, time
+ctypes.CDLL("/usr/local/cuda/lib64/libcudart.so.13")
+for epoch in range(4):
+    kids = []
+    for w in range(4):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(0.008 * (w + epoch))
+            os._exit(0)
+        kids.append(pid)
+    for pid in kids:
+        os.waitpid(pid, 0)
+PY
+bad=""
+for i in 1 2 3; do
+	"$CUPROBE" record -o "$TMP/workers$i" -- python3 "$TMP/workers.py" >"$TMP/workers$i.log" 2>&1 ||
+		bad="$bad run $i: exit $?;"
+	grep -q 'warning' "$TMP/workers$i.log" && bad="$bad run $i: $(grep -m1 warning "$TMP/workers$i.log");"
+done
+[ -z "$bad" ] && ok "forked children exiting while they are probed: exit 0, no warning" ||
+	not_ok "forked children exiting while they are probed: exit 0, no warning" "$bad"
 done_testing

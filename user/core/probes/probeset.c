@@ -523,6 +523,11 @@ int probeset__scan(struct probeset *ps)
 		}
 		object_path(ps->pid, me->path, path, sizeof(path));
 		err = examine(ps, me, path, fd);
+		/* A process that exits while it is probed (a short-lived child) is no fault. */
+		if (err == -ESRCH) {
+			p_dbg("pid %d: exited while %s was probed", ps->pid, me->path);
+			break;
+		}
 		/* One bad object does not stop the others. */
 		if (err)
 			p_warn("pid %d: cannot probe %s: %s", ps->pid, me->path, strerror(-err));
@@ -716,14 +721,11 @@ static void free_all(struct probeset *ps, bool sync)
 {
 	/* Entries before returns, as on any detach. */
 	for (size_t i = 0; i < ps->objs.len; i++) {
-		for (int g = 0; g < LG__COUNT; g++) {
-			probeset_dispose_in(ps->env, sync, &OBJ(ps, i)->entry[g], g);
-			probeset_dispose_in(ps->env, sync, &OBJ(ps, i)->ret[g], g);
-		}
-		probeset_dispose(ps->env, sync, &OBJ(ps, i)->name_entry);
-		probeset_dispose(ps->env, sync, &OBJ(ps, i)->name_ret);
-		probeset_dispose(ps->env, sync, &OBJ(ps, i)->capture_entry);
-		probeset_dispose(ps->env, sync, &OBJ(ps, i)->capture_ret);
+		for (int g = 0; g < LG__COUNT; g++)
+			probeset_dispose_pair(ps->env, sync, &OBJ(ps, i)->entry[g], &OBJ(ps, i)->ret[g]);
+		probeset_dispose_pair(ps->env, sync, &OBJ(ps, i)->name_entry, &OBJ(ps, i)->name_ret);
+		probeset_dispose_pair(ps->env, sync, &OBJ(ps, i)->capture_entry,
+				      &OBJ(ps, i)->capture_ret);
 		probeset_dispose(ps->env, sync, &OBJ(ps, i)->event_entry);
 		if (OBJ(ps, i)->fd >= 0)
 			close(OBJ(ps, i)->fd);
