@@ -22,6 +22,11 @@
 //   --wait-probes   before the first timed launch, wait (up to 30 s) until
 //                   the launch probes are in, then 200 ms more: for a
 //                   loader attaching with -p
+//   --children N    children mode: --rounds rounds of N children forked at
+//                   once, each making --launches launches and exiting, the
+//                   next round when all have (a DataLoader's workers, an
+//                   epoch each); reports when the last one was reaped
+//   --rounds N      children mode: the rounds (default 3)
 //
 // A uprobe is an int3 written over the first byte of the probed function in
 // this process's copy of the code, so the program sees its own probes: it
@@ -39,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,6 +74,8 @@ struct options {
 	const char *log = nullptr;
 	bool wait_probes = false;
 	bool until_sigterm = false;
+	long children = 0;
+	long rounds = 3;
 };
 
 static uint64_t now_ns(void)
@@ -138,7 +146,7 @@ static void usage_exit(const char *what)
 	fprintf(stderr,
 		"launch_loop: %s\nusage: launch_loop [--launches N] [--threads N] [--blocks N] "
 		"[--steps N] [--until-sigterm] [--work-ns N] [--step-us N] [--log FILE] "
-		"[--wait-probes]\n",
+		"[--wait-probes] [--children N] [--rounds N]\n",
 		what);
 	exit(2);
 }
@@ -190,6 +198,10 @@ static struct options parse_options(int argc, char **argv)
 			o.step_us = parse_count(a, v);
 		else if (!strcmp(a, "--log"))
 			o.log = v;
+		else if (!strcmp(a, "--children"))
+			o.children = parse_count(a, v);
+		else if (!strcmp(a, "--rounds"))
+			o.rounds = parse_count(a, v);
 		else
 			usage_exit("unknown or incomplete option");
 		i++;
@@ -394,6 +406,42 @@ static int watch(const struct options *o)
 	return 0;
 }
 
+// Children mode: rounds of short-lived children, each probed as a target of its own.
+static int children(const struct options *o)
+{
+	uint64_t t0 = now_ns();
+
+	for (long r = 0; r < o->rounds; r++) {
+		for (long c = 0; c < o->children; c++) {
+			pid_t pid = fork();
+
+			if (pid < 0) {
+				fprintf(stderr, "launch_loop: fork: %s\n", strerror(errno));
+				return 1;
+			}
+			if (!pid) {
+				for (long i = 0; i < o->launches; i++) {
+					launch_once();
+					busy(o->work_ns);
+				}
+				_exit(0);
+			}
+		}
+		for (long c = 0; c < o->children; c++) {
+			int status;
+
+			if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+				fprintf(stderr, "launch_loop: a child failed\n");
+				return 1;
+			}
+		}
+	}
+	printf("launch_loop: mode=children children=%ld rounds=%ld run_ns=%lu end_ns=%lu\n",
+	       o->children, o->rounds, (unsigned long)(now_ns() - t0), (unsigned long)now_ns());
+	fflush(stdout);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct options o = parse_options(argc, argv);
@@ -401,6 +449,8 @@ int main(int argc, char **argv)
 	// The first call fails initialising the runtime: keep that out of the timing.
 	launch_once();
 	find_entries();
+	if (o.children)
+		return children(&o);
 	if (o.step_us)
 		return watch(&o);
 	if (o.steps || o.until_sigterm)

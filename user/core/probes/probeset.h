@@ -30,13 +30,14 @@ struct probe_env {
 	bool captures;			/* probe the stream capture calls (capture.h): the
 					 * same */
 	/*
-	 * Detaching a uprobe takes tens of ms: a detached link is handed to
-	 * dispose (another thread closes it), so that the next attach need not
-	 * wait. The link stops mattering at once: BPF filters by phase. Links
-	 * of one lane are closed in order (an entry before its return); lanes
-	 * close side by side, each close's wait on the kernel overlapping.
+	 * Detaching a uprobe takes tens of ms (the kernel waits for a grace
+	 * period): detached links are handed to dispose (other threads close
+	 * them), so that the next attach need not wait. A link stops mattering
+	 * at once: BPF filters by phase. first is closed before then (an entry
+	 * before its return; either may be NULL); pairs close side by side,
+	 * and the kernel's waits of concurrent closes overlap.
 	 */
-	void (*dispose)(struct uprobe_link *l, void *arg, unsigned int lane);
+	void (*dispose)(struct uprobe_link *first, struct uprobe_link *then, void *arg);
 	void *dispose_arg;
 	/*
 	 * What each object file holds, read once for every process (objcache.h):

@@ -14,19 +14,23 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-void probeset_dispose_in(const struct probe_env *env, bool sync, struct uprobe_link **l,
-			 unsigned int lane)
+void probeset_dispose_pair(const struct probe_env *env, bool sync, struct uprobe_link **first,
+			   struct uprobe_link **then)
 {
-	if (*l && env->dispose && !sync)
-		env->dispose(*l, env->dispose_arg, lane);
-	else
-		uprobe_link__destroy(*l);
-	*l = NULL;
+	if ((*first || *then) && env->dispose && !sync) {
+		env->dispose(*first, *then, env->dispose_arg);
+	} else {
+		uprobe_link__destroy(*first);
+		uprobe_link__destroy(*then);
+	}
+	*first = *then = NULL;
 }
 
 void probeset_dispose(const struct probe_env *env, bool sync, struct uprobe_link **l)
 {
-	probeset_dispose_in(env, sync, l, LG_REST);
+	struct uprobe_link *none = NULL;
+
+	probeset_dispose_pair(env, sync, l, &none);
 }
 
 /*
@@ -239,10 +243,8 @@ int probeset_attach_events(struct probeset *ps, struct examined *e)
 
 void probeset_detach_launch(const struct probeset *ps, struct examined *e)
 {
-	for (int g = 0; g < LG__COUNT; g++) {
-		probeset_dispose_in(ps->env, ps->want.sync, &e->entry[g], g);
-		probeset_dispose_in(ps->env, ps->want.sync, &e->ret[g], g);
-	}
+	for (int g = 0; g < LG__COUNT; g++)
+		probeset_dispose_pair(ps->env, ps->want.sync, &e->entry[g], &e->ret[g]);
 }
 
 /* The agent's switch follows the window: CUPTI runs from warmup to the window's end. */

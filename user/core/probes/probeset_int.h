@@ -96,8 +96,9 @@ struct probeset {
 };
 
 /* The links (probeset_attach.c). Each returns 0 or -errno unless void. */
-void probeset_dispose_in(const struct probe_env *env, bool sync, struct uprobe_link **l,
-			 unsigned int lane);
+/* Links closed here (sync) or handed to env->dispose, first before then; set NULL. */
+void probeset_dispose_pair(const struct probe_env *env, bool sync, struct uprobe_link **first,
+			   struct uprobe_link **then);
 void probeset_dispose(const struct probe_env *env, bool sync, struct uprobe_link **l);
 int probeset_attach_libmap(struct probeset *ps, const char *path, const char *name, uint64_t off);
 int probeset_attach_launch(struct probeset *ps, struct examined *e);

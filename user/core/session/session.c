@@ -56,18 +56,40 @@ int session_epoll_add(int epfd, int fd, uint64_t tag)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-/* Called on the prober thread: the reaper closes the link while the prober goes on. */
-static void close_link(void *arg)
+/* Links the prober let go, closed on a reaper in order: an entry before its return. */
+struct reap_job {
+	struct uprobe_link *first, *then;
+};
+
+static void close_links(void *arg)
 {
-	uprobe_link__destroy(arg);
+	struct reap_job *j = arg;
+
+	uprobe_link__destroy(j->first);
+	uprobe_link__destroy(j->then);
+	free(j);
 }
 
-static void dispose_link(struct uprobe_link *l, void *arg, unsigned int lane)
+/*
+ * Called on the prober thread, which goes on while a reaper closes. Each
+ * close waits on the kernel for tens of ms, but closes made at once share
+ * the wait: jobs go round the reapers, so that a process's twenty links, or
+ * the exits of a DataLoader's workers, close in the time of a few.
+ */
+static void dispose_links(struct uprobe_link *first, struct uprobe_link *then, void *arg)
 {
 	struct session *s = arg;
+	struct reap_job *j = malloc(sizeof(*j));
+	unsigned int k = __atomic_fetch_add(&s->reap_next, 1, __ATOMIC_RELAXED);
 
-	if (prober__submit(s->reaper[lane % REAPERS], close_link, NULL, l))
-		uprobe_link__destroy(l);
+	if (j) {
+		*j = (struct reap_job){ .first = first, .then = then };
+		if (!prober__submit(s->reaper[k % REAPERS], close_links, NULL, j))
+			return;
+		free(j);
+	}
+	uprobe_link__destroy(first);
+	uprobe_link__destroy(then);
 }
 
 enum window_mode session_hook_mode(struct session *s, const struct target *t, uint32_t k)
@@ -185,7 +207,7 @@ static void setup_env(struct session *s)
 	s->graphs = (struct graph_budget){ .max = GRAPH_BUDGET_ITEMS };
 	c->graphs = &s->graphs;
 	s->penv = (struct probe_env){
-		.cupti = s->o.modes & 1u << MODE_CUPTI, .dispose = dispose_link, .dispose_arg = s,
+		.cupti = s->o.modes & 1u << MODE_CUPTI, .dispose = dispose_links, .dispose_arg = s,
 		/* Launches by handle are named, and captures told, only where launches are probed. */
 		.names = (s->o.modes & ~(1u << MODE_OFF)) != 0,
 		.captures = (s->o.modes & ~(1u << MODE_OFF)) != 0,
@@ -329,6 +351,7 @@ static void save_launch_files(struct session *s)
 struct session *session__new(const struct session_opts *o, const struct session_hooks *h)
 {
 	struct session *s = calloc(1, sizeof(*s));
+	bool reapers_missing = false;
 	int err;
 
 	if (!s)
@@ -351,9 +374,10 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	s->penv.launch_files = launch_files__new();
 	s->prober = prober__new();
 	for (int i = 0; i < REAPERS; i++)
-		s->reaper[i] = prober__new();
+		if (!(s->reaper[i] = prober__new()))
+			reapers_missing = true;
 	if (!s->syms || !s->names || !s->penv.objects || !s->penv.launch_files || !s->prober ||
-	    !s->reaper[0] || !s->reaper[1] || !s->reaper[2]) {
+	    reapers_missing) {
 		err = -ENOMEM;
 		goto fail;
 	}

@@ -16,8 +16,8 @@
 #include "core/probes/launch_api.h"
 #include "cuprobe.h"
 
-/* Reaper threads: one lane per launch link group (enum launch_group), the rest in LG_REST's. */
-#define REAPERS LG__COUNT
+/* Reaper threads, which close links side by side (dispose_links). */
+#define REAPERS 32
 #include "util/vec.h"
 
 struct bpfobj;
@@ -109,7 +109,8 @@ struct session {
 	struct guard *guard;
 	struct ring_buffer *ctrl, *events;
 	struct prober *prober;
-	struct prober *reaper[REAPERS]; /* close detached links, off the prober's path: a lane each */
+	struct prober *reaper[REAPERS]; /* close detached links, off the prober's path */
+	unsigned int reap_next;		/* the next job's reaper, round the REAPERS */
 	struct uprobe_warm *warm;	/* registration kept warm while holds come */
 	bool cache_refused;	/* the cache of launch files could not be read: said once */
 	struct symbols *syms;
