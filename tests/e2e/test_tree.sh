@@ -108,16 +108,30 @@ expect_fail "--children without -p" "--children goes with -p" "$CUPROBE" record 
 
 # Short-lived forked children that map the runtime (a DataLoader's workers, an epoch
 # at a time): each is followed and probed as it comes, and one that exits while its
-# probes go in is no warning (before: "cannot probe ...: No such process").
+# probes go in is no warning (before: "cannot probe ...: No such process"). A worker
+# that never launched leaves no trace (it has its parent's RANK: a second rank 0); the
+# one of the last round that launches, once its probes are in, has its own.
 cat > "$TMP/workers.py" <<'PY'
 import ctypes, os, sys, time
-ctypes.CDLL("/usr/local/cuda/lib64/libcudart.so.13")
+rt = ctypes.CDLL("/usr/local/cuda/lib64/libcudart.so.13")
+rt.cudaLaunchKernel.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32,
+                                ctypes.c_uint64, ctypes.c_uint32, ctypes.c_void_p,
+                                ctypes.c_size_t, ctypes.c_void_p]
 for epoch in range(4):
     kids = []
     for w in range(4):
         pid = os.fork()
         if pid == 0:
-            time.sleep(0.008 * (w + epoch))
+            if epoch == 3 and w == 0:
+                # Launch once its own probes are in (tens of ms). The int3 on the
+                # entry cannot tell: the child has its parent's copy of the code.
+                time.sleep(1.0)
+                for _ in range(15):
+                    rt.cudaLaunchKernel(0x1234, 1 | (1 << 32), 1, 32 | (1 << 32), 1, None, 0, None)
+                time.sleep(0.1)
+                os._exit(0)
+            # Epochs 0 and 1: gone within ms (while probed); 2: probed, no launch.
+            time.sleep(0.3 if epoch == 2 else 0.008 * (w + epoch))
             os._exit(0)
         kids.append(pid)
     for pid in kids:
@@ -131,4 +145,12 @@ for i in 1 2 3; do
 done
 [ -z "$bad" ] && ok "forked children exiting while they are probed: exit 0, no warning" ||
 	not_ok "forked children exiting while they are probed: exit 0, no warning" "$bad"
+python3 - "$TMP"/workers1/run_0 <<'PY' && ok "forked workers: no trace for those that never launched, one for the one that did" || not_ok "forked workers: no trace for those that never launched, one for the one that did" "see above"
+import glob, json, sys
+got = sorted(json.load(open(f))["cuprobe"]["launches"] for f in glob.glob(sys.argv[1] + "/*.pt.trace.json"))
+# The command (no launch: it is the command, so its trace is written) and the worker.
+if got != [0, 15]:
+    print("launches per trace:", got)
+    sys.exit(1)
+PY
 done_testing

@@ -403,6 +403,14 @@ static bool target_counts(struct session *s, struct target *t, struct cycle_coun
 	return true;
 }
 
+/* Whether a launch probe of t was ever hit; true when BPF cannot say. */
+static bool ever_launched(struct session *s, struct target *t)
+{
+	struct proc_state ps;
+
+	return bpfobj__proc_state(s->bpf, t->pid, &ps) || ps.launch_hits || ps.stale || ps.nested;
+}
+
 /* Writes what t's cycles still hold, with its counters as they are now. */
 static int stop_cycles(struct session *s, struct target *t)
 {
@@ -427,8 +435,14 @@ static int stop_cycles(struct session *s, struct target *t)
 void session_end_target(struct session *s, struct target *t)
 {
 	session_consume_all(s);
-	/* A shell or launcher of the tree that never took up CUDA leaves no empty trace. */
-	if (t->adopted && !t->facts.has_launch_apis) {
+	/*
+	 * A shell or launcher of the tree that never took up CUDA leaves no empty
+	 * trace, nor does a forked worker that never launched (a DataLoader's:
+	 * it has its parent's RANK, and a folder of ranks would have two).
+	 */
+	if (t->adopted && t->cycles && (!t->facts.has_launch_apis || !ever_launched(s, t))) {
+		if (t->facts.has_launch_apis)
+			p_dbg("pid %d (%s) made no launch: no trace", t->pid, t->comm);
 		proc_cycles__free(t->cycles);
 		t->cycles = NULL;
 	}
