@@ -153,4 +153,37 @@ if got != [0, 15]:
     print("launches per trace:", got)
     sys.exit(1)
 PY
+
+# -p --children on a process whose children come and go (workers of a few ms each): a
+# child gone before its attach is no error (the user did not name it), and those
+# attached are adopted: none that never launched leaves a trace.
+cat > "$TMP/churn.py" <<'PY'
+import ctypes, os, sys, time
+ctypes.CDLL("/usr/local/cuda/lib64/libcudart.so.13")
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    kids = []
+    for w in range(8):
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(0.002 * w)
+            os._exit(0)
+        kids.append(pid)
+    for pid in kids:
+        os.waitpid(pid, 0)
+PY
+bad=""
+for i in 1 2 3; do
+	python3 "$TMP/churn.py" 4 &
+	churn=$!
+	sleep 0.5
+	"$CUPROBE" record -o "$TMP/churn$i" -p $churn --children --duration 1 >"$TMP/churn$i.log" 2>&1 ||
+		bad="$bad run $i: exit $?;"
+	wait $churn
+	grep -qE 'error|warning' "$TMP/churn$i.log" && bad="$bad run $i: $(grep -m1 -E 'error|warning' "$TMP/churn$i.log");"
+	n=$(ls "$TMP/churn$i"/run_0/*.pt.trace.json 2>/dev/null | wc -l)
+	[ "$n" = 1 ] || bad="$bad run $i: $n traces (the -p target's alone expected);"
+done
+[ -z "$bad" ] && ok "-p --children on churning children: exit 0, no error, no trace of theirs" ||
+	not_ok "-p --children on churning children: exit 0, no error, no trace of theirs" "$bad"
 done_testing

@@ -60,7 +60,8 @@ static struct bpf_program *prog_of(const struct bpfobj *b, enum bpfobj_prog p)
 static void set_multi(struct cuprobe_bpf *skel)
 {
 	struct bpf_program *progs[] = { skel->progs.launch_entry, skel->progs.launch_return,
-					skel->progs.agent_enable, skel->progs.name_entry,
+					skel->progs.libmap, skel->progs.agent_enable,
+					skel->progs.name_entry,
 					skel->progs.name_return, skel->progs.capture_entry,
 					skel->progs.capture_return };
 
@@ -189,8 +190,13 @@ bool bpfobj__multi(const struct bpfobj *b)
 int bpfobj__attach(struct bpfobj *b, enum bpfobj_prog prog, const struct uprobe_spec *s,
 		   struct uprobe_link **out)
 {
-	/* The step probe is rare and holds semaphores: one perf-event link per site is fine. */
-	bool multi = b->multi && prog != PROG_STEP && prog != PROG_LIBMAP;
+	/*
+	 * The step probe is rare and holds semaphores: one perf-event link per site
+	 * is fine. The linker's hook is in every process, on every hold's path: a
+	 * perf-event uprobe there took 20-360 ms to make here, a uprobe_multi link
+	 * a few.
+	 */
+	bool multi = b->multi && prog != PROG_STEP;
 
 	return attach_uprobes(prog_of(b, prog), multi, s, out);
 }

@@ -278,15 +278,23 @@ static int examine_one(struct probeset *ps, struct examined *e)
 		err = probeset_attach_launch(ps, e);
 	/* Without names, launches are still recorded: a failure here is said, not fatal. */
 	if (!err && (e->api_off[API_cuLaunchKernel] || e->runtime) &&
-	    (n = probeset_attach_names(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime)))
-		p_warn("pid %d: cannot probe the calls that make kernel handles in %s: %s; "
-		       "launches by handle there are unnamed", ps->pid, path, strerror(-n));
+	    (n = probeset_attach_names(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime))) {
+		if (n == -ESRCH)
+			err = n; /* the process is gone: the caller says so */
+		else
+			p_warn("pid %d: cannot probe the calls that make kernel handles in %s: %s; "
+			       "launches by handle there are unnamed", ps->pid, path, strerror(-n));
+	}
 	/* Nor without captures: said, since their launches are then taken for executions. */
 	if (!err && (e->api_off[API_cuLaunchKernel] || e->runtime) &&
-	    (n = probeset_attach_captures(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime)))
-		p_warn("pid %d: cannot probe the stream capture calls in %s: %s; launches made "
-		       "while a stream is captured there are counted as launches", ps->pid, path,
-		       strerror(-n));
+	    (n = probeset_attach_captures(ps, e, offs, offs[SYM_DRIVER_MARK], e->runtime))) {
+		if (n == -ESRCH)
+			err = n;
+		else
+			p_warn("pid %d: cannot probe the stream capture calls in %s: %s; launches "
+			       "made while a stream is captured there are counted as launches",
+			       ps->pid, path, strerror(-n));
+	}
 	if (!err)
 		err = probeset_attach_events(ps, e);
 	if (!err && offs[SYM_DL_DEBUG_STATE])

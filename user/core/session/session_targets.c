@@ -145,7 +145,13 @@ int session__attach(struct session *s, pid_t pid)
 	return session__attach_plan(s, pid, &s->o.plan);
 }
 
-/* A followed process's children already there are followed too, and theirs. */
+static int attach_one(struct session *s, pid_t pid, const struct target_plan *p, bool adopted);
+
+/*
+ * A followed process's children already there are followed too, and theirs:
+ * adopted, as those to come are. One that exits meanwhile (a DataLoader's
+ * worker) is no fault: the user did not name it.
+ */
 static void attach_children(struct session *s, pid_t pid, const struct target_plan *p)
 {
 	char path[64], line[4096];
@@ -158,7 +164,7 @@ static void attach_children(struct session *s, pid_t pid, const struct target_pl
 	while (fscanf(f, "%4095s", line) == 1) {
 		pid_t child = (pid_t)atoi(line);
 
-		if (child > 0 && !session_find(s, child) && !session__attach_plan(s, child, p))
+		if (child > 0 && !session_find(s, child) && !attach_one(s, child, p, true))
 			p_info("pid %d, started by pid %d: recorded too", child, pid);
 	}
 	fclose(f);
@@ -196,12 +202,21 @@ static bool bring_agent(struct session *s, pid_t pid, const struct target_plan *
 
 int session__attach_plan(struct session *s, pid_t pid, const struct target_plan *p)
 {
+	return attach_one(s, pid, p, false);
+}
+
+static int attach_one(struct session *s, pid_t pid, const struct target_plan *p, bool adopted)
+{
 	struct target *t;
 	char msg[256];
 	bool told_agent;
 	int err;
 
 	err = target_check_pid(pid, msg, sizeof(msg));
+	if (err == -ESRCH && adopted) {
+		p_dbg("pid %d, a child of a followed process, exited before it was attached", pid);
+		return err;
+	}
 	if (err) {
 		p_err("%s", msg);
 		return err;
@@ -210,15 +225,19 @@ int session__attach_plan(struct session *s, pid_t pid, const struct target_plan 
 		return -EEXIST;
 	/* Before any probe of it: the agent's dlopen is not held by the library-map probe. */
 	told_agent = bring_agent(s, pid, p);
-	t = new_target(s, pid, false, p, false, &err);
+	t = new_target(s, pid, false, p, adopted, &err);
+	if (t)
+		t->adopted = adopted;
 	if (!err)
 		err = session_submit(s, t, JOB_SCAN, 0, NULL);
-	t->scanning = !err;
+	if (t)
+		t->scanning = !err;
 	prober__drain(s->prober);
 	if (!err && t->facts.err == -ESRCH)
 		err = -ESRCH;
 	if (err == -ESRCH) {
-		p_err("process %d exited while cuprobe attached; nothing recorded", pid);
+		log_msg(adopted ? LOG_DEBUG : LOG_ERROR,
+			"process %d exited while cuprobe attached; nothing recorded", pid);
 		return err;
 	}
 	if (err) {
