@@ -805,6 +805,11 @@ void proc_cycles__agent_chunk(struct proc_cycles *pc, const void *data, size_t l
 		gpu_store__add_chunk(pc->gpu, data, len);
 }
 
+bool proc_cycles__agent_heard(const struct proc_cycles *pc)
+{
+	return gpu_store__chunks(pc->gpu) > 0;
+}
+
 bool proc_cycles__flushed_since(const struct proc_cycles *pc, uint64_t ts)
 {
 	return !pc->gpu || gpu_store__flushed_at(pc->gpu) >= ts;

@@ -96,6 +96,8 @@ int proc_cycles__captured(struct proc_cycles *pc, const struct launch_event *e,
 void proc_cycles__graph_stats(const struct proc_cycles *pc, struct graph_store_stats *st);
 /* A chunk of the agent's records for this process (--cupti). */
 void proc_cycles__agent_chunk(struct proc_cycles *pc, const void *data, size_t len);
+/* Whether the process's agent sent anything (GPU records may be in its cycles). */
+bool proc_cycles__agent_heard(const struct proc_cycles *pc);
 /* The agent flushed a window at or after ts (its records are all in). */
 bool proc_cycles__flushed_since(const struct proc_cycles *pc, uint64_t ts);
 /*

@@ -457,9 +457,12 @@ void session_end_target(struct session *s, struct target *t)
 	/*
 	 * A shell or launcher of the tree that never took up CUDA leaves no empty
 	 * trace, nor does a forked worker that never launched (a DataLoader's:
-	 * it has its parent's RANK, and a folder of ranks would have two).
+	 * it has its parent's RANK, and a folder of ranks would have two), unless
+	 * its agent sent GPU records (of launches made where no probe is).
 	 */
-	if (t->adopted && t->cycles && (!t->facts.has_launch_apis || !ever_launched(s, t))) {
+	if (t->adopted && t->cycles &&
+	    (!t->facts.has_launch_apis ||
+	     (!ever_launched(s, t) && !proc_cycles__agent_heard(t->cycles)))) {
 		if (t->facts.has_launch_apis)
 			p_dbg("pid %d (%s) made no launch: no trace", t->pid, t->comm);
 		proc_cycles__free(t->cycles);
