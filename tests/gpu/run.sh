@@ -399,7 +399,15 @@ elif [ -z "$H_LIBCUDA" ]; then
 else
 	H_LIBCUDA=$(readlink -f "$H_LIBCUDA")
 	say "[h] driver: $H_LIBCUDA"
-	CUDA_VISIBLE_DEVICES= REAL_LIBCUDA=$H_LIBCUDA BENCH_REPS=${H_REPS:-5} \
+	# launch_loop's libcudart.so.13 is the toolkit's (RUNPATH); else the CUDA wheel's.
+	H_LDPATH=${LD_LIBRARY_PATH:-}
+	if ldd .output/bench/launch_loop 2>/dev/null | grep -q 'libcudart.*not found'; then
+		H_RT=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["cupti_dirs"]; print(d[0] if d else "")' \
+			"$WORK/check.json" 2>/dev/null)
+		H_LDPATH="$H_RT${H_LDPATH:+:$H_LDPATH}"
+		say "[h] libcudart.so.13 is not where launch_loop was built to find it: LD_LIBRARY_PATH=$H_RT"
+	fi
+	LD_LIBRARY_PATH=$H_LDPATH CUDA_VISIBLE_DEVICES= REAL_LIBCUDA=$H_LIBCUDA BENCH_REPS=${H_REPS:-5} \
 		BENCH_ONLY=probe_vs_empty_uprobe,driver_probe_vs_empty_uprobe,nested_launch_vs_empty_uprobe \
 		stage h 150 $PY bench/bench.py
 	grep -E '^(== | +[ABC] | +\(B-A\)| +ERROR|bench: )' "$WORK/h.log" |
