@@ -436,8 +436,10 @@ static int children(const struct options *o)
 			}
 		}
 	}
+	uint64_t t1 = now_ns();
+
 	printf("launch_loop: mode=children children=%ld rounds=%ld run_ns=%lu end_ns=%lu\n",
-	       o->children, o->rounds, (unsigned long)(now_ns() - t0), (unsigned long)now_ns());
+	       o->children, o->rounds, (unsigned long)(t1 - t0), (unsigned long)t1);
 	fflush(stdout);
 	return 0;
 }

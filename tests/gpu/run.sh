@@ -158,10 +158,12 @@ if [ -n "$C10" ] && command -v nm >/dev/null; then
 	say "$(basename "$C10") imports: $(nm -D --undefined-only "$C10" 2>/dev/null |
 		grep -oE 'cuda(Device|Stream)Synchronize[^ ]*' | sort -u | tr '\n' ' ')"
 fi
+# The CUDA wheel's library folder (libcupti.so.13, libcudart.so.13), empty if none.
+WHEEL_LIB=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["cupti_dirs"]; print(d[0] if d else "")' \
+	"$WORK/check.json" 2>/dev/null)
 # The agent needs libcupti.so.13: from its RUNPATH, else from the CUDA wheels.
 if grep -q 'libcupti.*not found' <<<"$AGENT_LIBS"; then
-	CUPTI_DIR=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["cupti_dirs"]; print(d[0] if d else "")' \
-		"$WORK/check.json")
+	CUPTI_DIR=$WHEEL_LIB
 	[ -n "$CUPTI_DIR" ] || die 2 "the agent's libcupti.so.13 is not found here, nor in the CUDA wheels"
 	export LD_LIBRARY_PATH="$CUPTI_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 	say "libcupti.so.13 is not in the agent's RUNPATH here: LD_LIBRARY_PATH=$CUPTI_DIR for every run"
@@ -402,10 +404,8 @@ else
 	# launch_loop's libcudart.so.13 is the toolkit's (RUNPATH); else the CUDA wheel's.
 	H_LDPATH=${LD_LIBRARY_PATH:-}
 	if ldd .output/bench/launch_loop 2>/dev/null | grep -q 'libcudart.*not found'; then
-		H_RT=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["cupti_dirs"]; print(d[0] if d else "")' \
-			"$WORK/check.json" 2>/dev/null)
-		H_LDPATH="$H_RT${H_LDPATH:+:$H_LDPATH}"
-		say "[h] libcudart.so.13 is not where launch_loop was built to find it: LD_LIBRARY_PATH=$H_RT"
+		H_LDPATH="$WHEEL_LIB${H_LDPATH:+:$H_LDPATH}"
+		say "[h] libcudart.so.13 is not where launch_loop was built to find it: LD_LIBRARY_PATH=$WHEEL_LIB"
 	fi
 	LD_LIBRARY_PATH=$H_LDPATH CUDA_VISIBLE_DEVICES= REAL_LIBCUDA=$H_LIBCUDA BENCH_REPS=${H_REPS:-5} \
 		BENCH_ONLY=probe_vs_empty_uprobe,driver_probe_vs_empty_uprobe,nested_launch_vs_empty_uprobe \

@@ -123,6 +123,7 @@ static struct target *new_target(struct session *s, pid_t pid, bool child,
 		free(t);
 		return NULL;
 	}
+	t->adopted = adopted;
 	*err = setup_target(s, t, p, adopted);
 	return t;
 }
@@ -226,8 +227,6 @@ static int attach_one(struct session *s, pid_t pid, const struct target_plan *p,
 	/* Before any probe of it: the agent's dlopen is not held by the library-map probe. */
 	told_agent = bring_agent(s, pid, p);
 	t = new_target(s, pid, false, p, adopted, &err);
-	if (t)
-		t->adopted = adopted;
 	if (!err)
 		err = session_submit(s, t, JOB_SCAN, 0, NULL);
 	if (t)
@@ -708,8 +707,6 @@ struct target *session_adopt(struct session *s, pid_t pid, const struct target *
 	int err;
 
 	t = new_target(s, pid, false, &parent->plan, true, &err);
-	if (t)
-		t->adopted = true;
 	if (err) {
 		if (err != -ESRCH)
 			p_warn("pid %d, started by pid %d: cannot record it: %s", pid, parent->pid,
