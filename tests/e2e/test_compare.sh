@@ -62,6 +62,25 @@ else
 	not_ok "page: headless Chromium renders compare.html" "chromium failed"
 fi
 
+# 1b. compare.md's own example, as it is written: four modes, 4 rounds of 10
+# steps, 16 windows back to back. Without a driver that loads the agent, each
+# cupti window has no GPU record to wait for; with the simulator, it waits for
+# the agent's. Every mode gets all its 4 windows either way.
+for how in plain sim; do
+	D=$TMP/doc_$how
+	pre=()
+	[ $how = sim ] && pre=("${SIM_ENV[@]}")
+	timeout 60 "$CUPROBE" compare -o "$D" --step cuprobe_step --modes off,bpf,cupti,latency \
+		--steps-per-mode 10 --rounds 4 -- "${pre[@]}" "$W/basic" --steps --threads 1 \
+		--sleep-ms 10 --iters 1000 >"$D.out" 2>"$D.err"
+	expect "compare.md's example ($how): exits 0" test $? -eq 0
+	expect "compare.md's example ($how): 16 windows, 4 of each mode, 360 launches in each probe mode" \
+		$CC_PY json "$D/compare.json" modes=off,bpf,cupti,latency rounds=4 steps=10 exact=1 \
+		complete=true cupti=$([ $how = sim ] && echo 1 || echo 0)
+	expect "compare.md's example ($how): no error stopped it" \
+		test "$(grep -c 'stopped on an error' "$D.out")" -eq 0
+done
+
 # 2. -p: a running process, the default cupti left out; counts exact again.
 "$W/basic" --steps --threads 1 --sleep-ms 15 --iters 400 --ready-file "$TMP/p.ready" 2>/dev/null &
 wl=$!

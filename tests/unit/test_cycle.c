@@ -487,6 +487,43 @@ static void test_stop_writes_partial(void **state)
 	assert_true(f->seen.steps[f->seen.nsteps - 1].partial);
 }
 
+/* A cupti cycle of a process with no agent is written at its grace: no record can come. */
+static void test_cupti_no_agent_no_wait(void **state)
+{
+	struct fixture *f = *state;
+
+	f->seen.mode = MODE_CUPTI;
+	f->env.cupti_wait_ns = 1000000000000ull;
+	start(f, &(struct schedule){ .wait = 1, .active = 2, .repeat = 1 }, CLOCK_STEPS);
+	for (uint32_t n = 1; n <= 3; n++) {
+		step(f, n);
+		launch(f, n);
+	}
+	assert_int_equal(proc_cycles__flush(f->pc, 3500), 0);
+	assert_int_equal(f->seen.ncycles, 1);
+	check_cycle(&f->seen.cycles[0], 0, 1, 2, 2);
+}
+
+/* With the agent in the process, the same cycle waits for its records, up to --cupti-wait. */
+static void test_cupti_agent_waits(void **state)
+{
+	struct fixture *f = *state;
+
+	f->seen.mode = MODE_CUPTI;
+	f->t.facts.agent_found = true;
+	f->env.cupti_wait_ns = 10000;
+	start(f, &(struct schedule){ .wait = 1, .active = 2, .repeat = 1 }, CLOCK_STEPS);
+	for (uint32_t n = 1; n <= 3; n++) {
+		step(f, n);
+		launch(f, n);
+	}
+	assert_int_equal(proc_cycles__flush(f->pc, 3500), 0);
+	assert_int_equal(f->seen.ncycles, 0);
+	assert_int_equal(proc_cycles__flush(f->pc, 3000 + 10000), 0);
+	assert_int_equal(f->seen.ncycles, 1);
+	check_cycle(&f->seen.cycles[0], 0, 1, 2, 2);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -502,6 +539,8 @@ int main(void)
 		T(test_mode_off_writes_nothing),
 		T(test_slices_place_by_time),
 		T(test_stop_writes_partial),
+		T(test_cupti_no_agent_no_wait),
+		T(test_cupti_agent_waits),
 	};
 
 	/* The drops and lost steps these tests make are warned about: expected here. */

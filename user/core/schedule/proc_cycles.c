@@ -710,9 +710,20 @@ int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e)
 }
 
 /*
+ * No agent was found in the process and none was heard from by the end of
+ * the cycle's grace: no GPU record of the cycle can come (the agent's probe,
+ * which carries them, is attached only once the agent is found).
+ */
+static bool no_agent(const struct proc_cycles *pc)
+{
+	return !pc->t->facts.agent_found && !gpu_store__chunks(pc->gpu);
+}
+
+/*
  * Whether a finished cycle can be written: its grace has passed and, with
  * --cupti, its GPU records are in (the agent flushed after the cycle ended,
- * or every launch has its records), or the wait for them ran out.
+ * or every launch has its records), none can come, or the wait for them ran
+ * out.
  */
 static bool ready(struct proc_cycles *pc, struct open_cycle *oc, uint64_t now, bool *timed_out)
 {
@@ -721,7 +732,8 @@ static bool ready(struct proc_cycles *pc, struct open_cycle *oc, uint64_t now, b
 		return true;
 	if (now < oc->end_mono + pc->env->grace_ns)
 		return false;
-	if (oc->mode != MODE_CUPTI || gpu_store__flushed_at(pc->gpu) >= oc->end_mono)
+	if (oc->mode != MODE_CUPTI || gpu_store__flushed_at(pc->gpu) >= oc->end_mono ||
+	    no_agent(pc))
 		return true;
 	/* A full join is costly: try it only when new records came in. */
 	if (gpu_store__chunks(pc->gpu) != oc->checked_chunks) {
