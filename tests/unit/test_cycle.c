@@ -487,6 +487,40 @@ static void test_stop_writes_partial(void **state)
 	assert_true(f->seen.steps[f->seen.nsteps - 1].partial);
 }
 
+/*
+ * cupti windows that follow each other with no step between them (compare's
+ * rotation), while the agent sends nothing: every cycle waits for GPU
+ * records until --cupti-wait. The run goes on past any number of them; past
+ * the bound on waiting cycles, the oldest are written early, in order.
+ */
+static void test_cupti_cycles_back_to_back(void **state)
+{
+	struct fixture *f = *state;
+	struct cycle_status st;
+
+	f->seen.mode = MODE_CUPTI;
+	f->t.facts.agent_found = true;
+	f->env.cupti_wait_ns = 1000000000000ull;
+	start(f, &(struct schedule){ .active = 1 }, CLOCK_STEPS);
+	for (uint32_t n = 1; n <= 100; n++) {
+		step(f, n);
+		launch(f, n);
+		assert_int_equal(proc_cycles__flush(f->pc, n * 1000ull + 500), 0);
+	}
+	proc_cycles__status(f->pc, &st);
+	/* 101 cycles begun, the running one and 63 finished ones wait. */
+	assert_int_equal(st.written, 101 - 64);
+	assert_int_equal(proc_cycles__stop(f->pc, 100500, NULL), 0);
+	proc_cycles__status(f->pc, &st);
+	assert_int_equal(st.written, 101);
+	for (uint32_t k = 0; k < MAX_SEEN; k++) {
+		assert_int_equal(f->seen.cycles[k].k, k);
+		assert_int_equal(f->seen.cycles[k].err, 0);
+		assert_int_equal(f->seen.cycles[k].launches, k ? 1 : 0);
+		assert_non_null(f->seen.cycles[k].path);
+	}
+}
+
 /* A cupti cycle of a process with no agent is written at its grace: no record can come. */
 static void test_cupti_no_agent_no_wait(void **state)
 {
@@ -539,6 +573,7 @@ int main(void)
 		T(test_mode_off_writes_nothing),
 		T(test_slices_place_by_time),
 		T(test_stop_writes_partial),
+		T(test_cupti_cycles_back_to_back),
 		T(test_cupti_no_agent_no_wait),
 		T(test_cupti_agent_waits),
 	};

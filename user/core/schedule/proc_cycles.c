@@ -17,8 +17,13 @@
 #include "util/safe_file.h"
 #include "util/vec.h"
 
-/* A finished cycle waiting for its grace, and the next one already running. */
-#define MAX_OPEN 4
+/*
+ * Finished cycles wait for their grace and, in cupti windows, for their GPU
+ * records (up to --cupti-wait) while the next ones run: windows that follow
+ * each other with no step between them (compare's) end one every few steps.
+ * Past this many, the oldest is written at once, as if its wait had run out.
+ */
+#define MAX_OPEN 64
 
 struct open_cycle {
 	uint32_t k;
@@ -66,8 +71,8 @@ struct proc_cycles {
 	uint64_t base;		/* the step sched counts from */
 	bool by_time;		/* launches are placed by time, not step */
 	bool steps;		/* steps (or slices) are spans; a stop is partial */
-	struct open_cycle oc[MAX_OPEN];
-	size_t noc;
+	struct vec open;	/* struct open_cycle, oldest first */
+	bool told_full;		/* said that too many cycles waited */
 	uint64_t late;		/* not yet written in a trace: goes into the next */
 	uint64_t lost_steps;	/* boundaries lost since the last trace: go into the next */
 	struct trace_holds holds;	/* holds since the last trace: go into the next */
@@ -79,44 +84,79 @@ struct proc_cycles {
 	struct vec threads;	/* struct thread_name */
 };
 
+/* Open cycle i, oldest first. */
+static struct open_cycle *open_at(struct proc_cycles *pc, size_t i)
+{
+	return vec_at(&pc->open, struct open_cycle, i);
+}
+
 static struct open_cycle *find_open(struct proc_cycles *pc, uint32_t k)
 {
-	for (size_t i = 0; i < pc->noc; i++)
-		if (pc->oc[i].k == k)
-			return &pc->oc[i];
+	for (size_t i = 0; i < pc->open.len; i++)
+		if (open_at(pc, i)->k == k)
+			return open_at(pc, i);
 	return NULL;
 }
 
 /* The open cycle whose recorded steps hold step. */
 static struct open_cycle *cycle_of_step(struct proc_cycles *pc, uint64_t step)
 {
-	for (size_t i = 0; i < pc->noc; i++)
-		if (pc->oc[i].lo <= step && step <= pc->oc[i].hi)
-			return &pc->oc[i];
+	for (size_t i = 0; i < pc->open.len; i++)
+		if (open_at(pc, i)->lo <= step && step <= open_at(pc, i)->hi)
+			return open_at(pc, i);
 	return NULL;
 }
 
 /* The open cycle whose recorded time holds ts (time slices). */
 static struct open_cycle *cycle_of_time(struct proc_cycles *pc, uint64_t ts)
 {
-	for (size_t i = 0; i < pc->noc; i++)
-		if (pc->oc[i].start_mono <= ts && (pc->oc[i].hi == UINT64_MAX ||
-						   ts < pc->oc[i].end_mono))
-			return &pc->oc[i];
+	for (size_t i = 0; i < pc->open.len; i++) {
+		struct open_cycle *oc = open_at(pc, i);
+
+		if (oc->start_mono <= ts && (oc->hi == UINT64_MAX || ts < oc->end_mono))
+			return oc;
+	}
 	return NULL;
+}
+
+static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool partial,
+		       bool timed_out);
+
+/*
+ * MAX_OPEN cycles wait: the oldest is written now with what it has, as its
+ * wait running out would write it (said once), so that the run goes on.
+ */
+static int write_oldest(struct proc_cycles *pc, uint64_t now)
+{
+	struct open_cycle *oc = open_at(pc, 0);
+
+	if (!pc->told_full) {
+		pc->told_full = true;
+		p_warn("pid %d (%s): %d finished cycles wait to be written (for their launches "
+		       "still in the ring, or their GPU records within --cupti-wait %.1f s): from "
+		       "cycle %u on, the oldest is written early with what it has; longer windows "
+		       "or a shorter --cupti-wait avoid it", pc->t->pid, pc->t->comm, MAX_OPEN,
+		       (double)pc->env->cupti_wait_ns / 1e9, oc->k);
+	}
+	return write_cycle(pc, 0, oc->end_mono ? oc->end_mono : now, !oc->end_mono, true);
 }
 
 /* The running step records: it belongs to cycle pc->cycle, opened here at its first such step. */
 static int open_cycle(struct proc_cycles *pc, uint64_t start_mono)
 {
 	struct open_cycle *oc;
+	int err;
 
 	if (find_open(pc, (uint32_t)pc->cycle))
 		return 0;
-	if (pc->noc == MAX_OPEN)
-		return -EBUSY;
-	oc = &pc->oc[pc->noc++];
-	memset(oc, 0, sizeof(*oc));
+	if (pc->open.len == MAX_OPEN && (err = write_oldest(pc, start_mono)))
+		return err;
+	oc = vec__push(&pc->open);
+	if (!oc) {
+		p_err("pid %d (%s): out of memory for cycle %lld", pc->t->pid, pc->t->comm,
+		      (long long)pc->cycle);
+		return -ENOMEM;
+	}
 	oc->pending = VEC_INIT(struct gpu_launch);
 	oc->k = (uint32_t)pc->cycle;
 	oc->mode = pc->mode;
@@ -228,6 +268,7 @@ struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct t
 	if (!pc)
 		return NULL;
 	pc->threads = VEC_INIT(struct thread_name);
+	pc->open = VEC_INIT(struct open_cycle);
 	pc->env = env;
 	pc->t = t;
 	pc->sched = *sched;
@@ -578,7 +619,7 @@ static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t e
 static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool partial,
 		       bool timed_out)
 {
-	struct open_cycle *oc = &pc->oc[i];
+	struct open_cycle *oc = open_at(pc, i);
 	int err = 0;
 
 	if (oc->mode != MODE_OFF)
@@ -593,7 +634,8 @@ static int write_cycle(struct proc_cycles *pc, size_t i, uint64_t end_mono, bool
 	vec__free(&oc->pending);
 	free(oc->failed_path);
 	/* The rest keep their order, oldest first (proc_cycles__flush relies on it). */
-	memmove(&pc->oc[i], &pc->oc[i + 1], (--pc->noc - i) * sizeof(pc->oc[0]));
+	memmove(oc, oc + 1, (pc->open.len - i - 1) * sizeof(*oc));
+	vec__truncate(&pc->open, pc->open.len - 1);
 	return 0;
 }
 
@@ -754,8 +796,8 @@ int proc_cycles__flush(struct proc_cycles *pc, uint64_t now)
 {
 	int ret = 0;
 
-	while (pc->noc) {
-		struct open_cycle *oc = &pc->oc[0];
+	while (pc->open.len) {
+		struct open_cycle *oc = open_at(pc, 0);
 		bool timed_out;
 
 		if (!oc->end_mono || !ready(pc, oc, now, &timed_out))
@@ -772,7 +814,7 @@ int proc_cycles__stop(struct proc_cycles *pc, uint64_t now, const struct cycle_c
 	/* The step that was running when the recording stopped. */
 	end_step(pc, pc->step_tid, now, c, true);
 	ret = proc_cycles__flush(pc, UINT64_MAX);
-	while (pc->noc)
+	while (pc->open.len)
 		ret = write_cycle(pc, 0, now, pc->steps, false) ?: ret;
 	return ret;
 }
@@ -838,11 +880,12 @@ void proc_cycles__free(struct proc_cycles *pc)
 {
 	if (!pc)
 		return;
-	for (size_t i = 0; i < pc->noc; i++) {
-		trace__free(pc->oc[i].t);
-		vec__free(&pc->oc[i].pending);
-		free(pc->oc[i].failed_path);
+	for (size_t i = 0; i < pc->open.len; i++) {
+		trace__free(open_at(pc, i)->t);
+		vec__free(&open_at(pc, i)->pending);
+		free(open_at(pc, i)->failed_path);
 	}
+	vec__free(&pc->open);
 	gpu_store__free(pc->gpu);
 	graph_store__free(pc->graphs);
 	vec__free(&pc->threads);
