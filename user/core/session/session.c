@@ -412,8 +412,10 @@ bool session_consume(struct session *s, struct ring_buffer *rb)
 		s->backlog = true;
 		return false;
 	}
-	if (n < 0 && !s->err)
+	if (n < 0 && !s->err) {
+		p_err("cannot read the BPF ring buffer: %s", strerror(-n));
 		s->err = n;
+	}
 	return true;
 }
 

@@ -95,6 +95,7 @@ static void on_name(struct session *s, const struct name_event *e)
 	if (!session_find(s, e->tgid) || e->api >= NAME__COUNT)
 		return;
 	if (handle_names__add(s->names, s->syms, &copy)) {
+		p_err("pid %u: out of memory for a kernel handle's name", e->tgid);
 		s->err = -ENOMEM;
 		return;
 	}
@@ -128,8 +129,10 @@ static void captured_node(struct session *s, const struct launch_event *e)
 	if (!t || !t->cycles || e->api >= API__COUNT)
 		return;
 	kernel_name(s, e, handle, sizeof(handle), &kernel);
-	if (proc_cycles__captured(t->cycles, e, kernel) && !s->err)
+	if (proc_cycles__captured(t->cycles, e, kernel) && !s->err) {
+		p_err("pid %d: out of memory for a node of a captured graph", t->pid);
 		s->err = -ENOMEM;
+	}
 }
 
 /* A launch from the ring or a CPU's stage: queued, or placed now when the queue is full. */
@@ -168,8 +171,10 @@ static void on_graph(struct session *s, const struct graph_event *e)
 		as.flags = e->flags & GRAPH_F_KERNEL_HANDLE ? LAUNCH_F_HANDLE : 0;
 		kernel_name(s, &as, handle, sizeof(handle), &kernel);
 	}
-	if (proc_cycles__graph(t->cycles, e, kernel) && !s->err)
+	if (proc_cycles__graph(t->cycles, e, kernel) && !s->err) {
+		p_err("pid %d: out of memory for a CUDA graph's nodes", t->pid);
 		s->err = -ENOMEM;
+	}
 	if (op == GOP_CAPTURED)
 		t->capture_last = clock_mono_ns();
 }
