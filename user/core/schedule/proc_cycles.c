@@ -392,8 +392,11 @@ int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, co
 	if (oc->mode == MODE_OFF) {
 		/* Probes still in from the last window: counted, never written. */
 	} else if (oc->mode == MODE_CUPTI) {
-		if (hold_launch(oc, e, kernel, unnamed, correlation, graph))
+		if (hold_launch(oc, e, kernel, unnamed, correlation, graph)) {
+			p_err("pid %d (%s): out of memory for a launch of cycle %u", pc->t->pid,
+			      pc->t->comm, oc->k);
 			return -ENOMEM;
+		}
 	} else if (cycle_trace(pc, oc)) {
 		trace__launch(oc->t, e, kernel, correlation, graph);
 	} /* else the cycle is lost: its launches are counted, and said when it ends */
