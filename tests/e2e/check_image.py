@@ -225,6 +225,15 @@ def cmd_manifest(daemonset, unit, rootfs):
     m = re.search(r"^StateDirectory=(\S+)$", u, re.M)
     if not m or not out.startswith(f"/var/lib/{m.group(1)}/"):
         errs.append(f"output {out} is not under the unit's StateDirectory")
+    # The same bounds: memory, and the time SIGTERM has to write the windows in progress.
+    m = re.search(r"^MemoryMax=(\d+)M$", u, re.M)
+    lim = ctr.get("resources", {}).get("limits", {}).get("memory")
+    if not m or lim != f"{m.group(1)}Mi":
+        errs.append(f"the unit's MemoryMax {m and m.group(1)}M and the limit {lim} differ")
+    m = re.search(r"^TimeoutStopSec=(\d+)$", u, re.M)
+    grace = pod["spec"].get("terminationGracePeriodSeconds")
+    if not m or int(m.group(1)) != grace:
+        errs.append(f"the unit's TimeoutStopSec {m and m.group(1)} and terminationGracePeriodSeconds {grace} differ")
     dflt = dict(conf(open(rootfs + cfg).read())) if os.path.isfile(rootfs + cfg) else {}
     if not dflt:
         errs.append(f"the image has no default {cfg}")
