@@ -7,6 +7,7 @@
 #                     scripts/install-real.sh fetches NVIDIA's real libcuda and CUDA wheels)
 #   make test-torch   the torch tier: installs torch into that venv (~3.4 GB, kept), then runs it
 #   make bench        benchmarks (ratios against a baseline measured in the same run)
+#   make image        the daemon's container image, an OCI archive (buildah; Containerfile)
 #   make install      PREFIX=/usr/local (default) and DESTDIR= for packagers: the
 #                     binary, the agent in lib/cuprobe/ and the man pages
 #   V=1               show commands; VMLINUX_H=, CUDA_HOME=, BPFTOOL=, CLANG= override
@@ -82,7 +83,7 @@ TSAN_OBJS  := $(patsubst user/%.c,$(OUTPUT)/tsan/user/%.o,$(USER_SRCS))
 
 .DELETE_ON_ERROR:
 .SECONDARY: $(SKELS) $(BPF_OBJS) $(OUTPUT)/cuprobe.bpf.o
-.PHONY: all deps real-deps demo test test-torch unit bench clean workloads san install FORCE
+.PHONY: all deps real-deps demo test test-torch unit bench clean workloads san install image FORCE
 
 all: cuprobe agent
 
@@ -233,6 +234,19 @@ install: cuprobe $(AGENT_LIB)
 	$(Q)[ -e $(CONFDIR)/daemon.conf ] || install -m 0644 deploy/daemon.conf $(CONFDIR)/daemon.conf
 	$(Q)install -m 0644 deploy/daemon.conf deploy/daemonset.yaml deploy/prometheus.yml \
 		deploy/web.yml $(EXAMPLEDIR)/
+
+# make image: the daemon's container image (Containerfile), built from scratch
+# with buildah (no registry) and written as an OCI archive for podman/docker load.
+IMAGE_VERSION  ?= $(or $(VERSION),0.1.0)
+IMAGE_TAG      ?= cuprobe:$(IMAGE_VERSION)
+IMAGE_ARCHIVE  ?= $(OUTPUT)/image/cuprobe-image.tar
+IMAGE_REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+IMAGE_SOURCE   ?= $(shell git config --get remote.origin.url 2>/dev/null)
+
+image: cuprobe $(AGENT_LIB)
+	$(call msg,IMAGE,$(IMAGE_ARCHIVE))
+	$(Q)IMAGE_TAG='$(IMAGE_TAG)' IMAGE_ARCHIVE='$(IMAGE_ARCHIVE)' IMAGE_VERSION='$(IMAGE_VERSION)' \
+		IMAGE_REVISION='$(IMAGE_REVISION)' IMAGE_SOURCE='$(IMAGE_SOURCE)' scripts/build-image.sh
 
 clean:
 	$(call msg,CLEAN)

@@ -15,6 +15,9 @@ pkgs="$pkgs libcapstone-dev bpftrace"
 pkgs="$pkgs libyaml-dev libgnutls28-dev libcrypt-dev libssl-dev openssl whois"
 # The fleet test's hosts: network namespaces and veths (ip), a mount namespace (unshare).
 pkgs="$pkgs iproute2 util-linux"
+# The container image (make image: buildah, vfs storage, no runtime needed) and its test:
+# capsh runs the daemon with only the DaemonSet's capabilities; PyYAML reads the manifest.
+pkgs="$pkgs buildah libcap2-bin python3-yaml"
 missing=""
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"

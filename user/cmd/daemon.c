@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd/commands.h"
+#include "daemon/caps.h"
 #include "daemon/dconf.h"
 #include "daemon/service.h"
 #include "daemon/webconf.h"
@@ -19,6 +20,28 @@ struct args {
 	int verbose;
 	bool quiet;
 };
+
+/* Root in a container may hold only some of root's capabilities: the missing
+ * ones are said before anything fails for want of them. 0, or -EPERM (said). */
+static int check_caps(void)
+{
+	char buf[512];
+	uint64_t eff;
+
+	if (daemon_caps__effective(&eff))
+		return 0;
+	if (daemon_caps__missing(eff, buf, sizeof(buf))) {
+		fprintf(stderr, "cuprobe daemon: missing capabilities: %s: grant them (in a container, "
+			"securityContext.capabilities.add as in deploy/daemonset.yaml), or run it as "
+			"root with all of root's\n", buf);
+		return -EPERM;
+	}
+	daemon_caps__degraded(eff, buf, sizeof(buf));
+	if (buf[0])
+		p_warn("without %s: such files are opened by their names, or not probed "
+		       "(deleted ones); deploy/daemonset.yaml adds them", buf);
+	return 0;
+}
 
 static int set_config(void *obj, const char *name, const char *arg, char *err, size_t len)
 {
@@ -155,6 +178,9 @@ int daemon_main(int argc, char **argv)
 	if (geteuid() != 0) {
 		fprintf(stderr, "cuprobe daemon: must run as root (it loads BPF programs and reads "
 			"every process's maps): run it with sudo, or as the systemd unit\n");
+		dconf__free(&c);
+		rc = 1;
+	} else if (check_caps()) {
 		dconf__free(&c);
 		rc = 1;
 	} else {
