@@ -116,10 +116,11 @@ int auth_delay__start(struct auth_delay *d, const struct sockaddr *addr, uint64_
 /* The delay after an address's n-th wrong password, in seconds. */
 static uint64_t delay_s(uint32_t n)
 {
-	if (n < 2)
+	uint32_t k = n - AUTH_DELAY_FREE - 1;
+
+	if (n <= AUTH_DELAY_FREE)
 		return 0;
-	return n - 2 < 16 && (1ull << (n - 2)) < AUTH_DELAY_MAX_S ? 1ull << (n - 2) :
-	       AUTH_DELAY_MAX_S;
+	return k < 16 && (1ull << k) < AUTH_DELAY_MAX_S ? 1ull << k : AUTH_DELAY_MAX_S;
 }
 
 void auth_delay__end(struct auth_delay *d, const struct sockaddr *addr, bool ok, uint64_t now)

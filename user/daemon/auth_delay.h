@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Wrong passwords per client address (IP, any port), with a growing delay:
- * an address's first wrong password costs nothing (a typo), its n-th keeps
- * its next check off for 2^(n-2) s, AUTH_DELAY_MAX_S at most; failures are
- * forgotten AUTH_DELAY_FORGET_S after the last. One check of an address runs
+ * an address's first AUTH_DELAY_FREE wrong passwords cost nothing (typos, a
+ * test of a wrong one), the next keep its next check off for 1, 2, 4 ... s,
+ * AUTH_DELAY_MAX_S at most; failures are forgotten AUTH_DELAY_FORGET_S after
+ * the last. One check of an address runs
  * at a time. The table holds AUTH_DELAY_ADDRS addresses, the least recently
  * seen making room for a new one, so that many addresses cannot grow it.
  * libmicrohttpd's thread owns it (auth.c); time is given, CLOCK_MONOTONIC ns.
@@ -16,6 +17,7 @@
 #include <sys/socket.h>
 
 #define AUTH_DELAY_ADDRS 256
+#define AUTH_DELAY_FREE 3
 #define AUTH_DELAY_MAX_S 60
 #define AUTH_DELAY_FORGET_S 600
 
