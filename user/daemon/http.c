@@ -4,7 +4,8 @@
  * 503 itself; closes it at its deadline), libmicrohttpd's polling thread
  * (reads the request, queues the answer) and the daemon's (answers). Their
  * shared state, the slots and the queue, is behind h->mu, which is never held
- * while calling into libmicrohttpd.
+ * while calling into libmicrohttpd. A fourth, the password checker (auth.h),
+ * only resumes a connection it checked: the outcome is auth.c's to read.
  */
 #include <arpa/inet.h>
 #include <errno.h>
