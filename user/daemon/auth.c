@@ -129,7 +129,6 @@ static enum cert_state client_cert(struct MHD_Connection *c)
 	return CERT_OK;
 }
 
-
 static void say(struct auth_answer *ans, unsigned int status, unsigned int retry_s,
 		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
@@ -237,7 +236,8 @@ static void wait_check(struct auth *a, struct MHD_Connection *c, const struct we
 		free(w);
 		free(copy);
 		auth_delay__cancel(a->delay, client_addr(c));
-		return say(ans, 503, 1, "cuprobe daemon: out of memory: try again\n");
+		say(ans, 503, 1, "cuprobe daemon: out of memory: try again\n");
+		return;
 	}
 	w->job = (struct pwcheck_job){ .hash = (u ? u : &a->w->users[0])->hash, .pass = copy,
 				       .resume = resume, .arg = c };
@@ -270,16 +270,19 @@ static void password(struct auth *a, struct MHD_Connection *c, const char *user,
 	bool keyed;
 
 	/* Before the cache: a delayed address must not learn from it at hash speed. */
-	if (left)
-		return say(ans, 429, left, "cuprobe daemon: too many wrong passwords from your "
-			   "address: no password of its is checked for %u s\n", left);
+	if (left) {
+		say(ans, 429, left, "cuprobe daemon: too many wrong passwords from your address: "
+		    "try again in %u s, with the right one\n", left);
+		return;
+	}
 	keyed = u && !digest(a, user, u->hash, pass, d);
 	if (keyed && cached(a, d))
 		return;
 	if (auth_delay__start(a->delay, addr, now))
-		return say(ans, 429, 1, "cuprobe daemon: a password check from your address is "
-			   "under way: try again in 1 s\n");
-	wait_check(a, c, u, pass, keyed ? d : NULL, ans);
+		say(ans, 429, 1, "cuprobe daemon: a password check from your address is under way: "
+		    "try again in 1 s\n");
+	else
+		wait_check(a, c, u, pass, keyed ? d : NULL, ans);
 	explicit_bzero(d, sizeof(d));
 }
 
@@ -312,18 +315,16 @@ void auth__check(struct auth *a, struct MHD_Connection *c, const char *url,
 	if (webconf__is_open(w, url))
 		return;
 	if (cert == CERT_BAD)
-		return say(ans, 403, 0, "cuprobe daemon: your client certificate does not verify "
-			   "against the daemon's client_ca_file (another CA, expired, or not yet "
-			   "valid)\n");
-	if (!webconf__authenticates(w))
-		return say(ans, 403, 0, "cuprobe daemon: %s: the web-config authenticates nobody, "
-			   "so only its open_paths are served (give it basic_auth_users or client "
-			   "certificates)\n", url);
-	if (cert != CERT_OK && (w->client_auth == CLIENT_AUTH_REQUIRE || !w->nusers))
-		return say(ans, 403, 0, "cuprobe daemon: give a client certificate signed by the "
-			   "daemon's client_ca_file (curl --cert --key, cuprobe capture --cert "
-			   "--key)\n");
-	if (w->nusers)
+		say(ans, 403, 0, "cuprobe daemon: your client certificate does not verify against "
+		    "the daemon's client_ca_file (another CA, expired, or not yet valid)\n");
+	else if (!webconf__authenticates(w))
+		say(ans, 403, 0, "cuprobe daemon: %s: the web-config authenticates nobody, so only "
+		    "its open_paths are served (give it basic_auth_users or client "
+		    "certificates)\n", url);
+	else if (cert != CERT_OK && (w->client_auth == CLIENT_AUTH_REQUIRE || !w->nusers))
+		say(ans, 403, 0, "cuprobe daemon: give a client certificate signed by the daemon's "
+		    "client_ca_file (curl --cert --key, cuprobe capture --cert --key)\n");
+	else if (w->nusers)
 		basic(a, c, ans);
 }
 
@@ -345,7 +346,8 @@ void auth__resumed(struct auth *a, struct auth_wait *w, struct auth_answer *ans)
 	*ans = (struct auth_answer){ .status = 0 };
 	if (!w->err && !pwcheck__take(a->checks, &w->job, &ok, &stopped)) {
 		/* Still the checker's (libmicrohttpd closed it suspended): left to it. */
-		return not_run(ans, -ESHUTDOWN);
+		not_run(ans, -ESHUTDOWN);
+		return;
 	}
 	if (w->err || stopped) {
 		if (stopped)
