@@ -12,13 +12,21 @@ ask PORT FROM REQUEST: one request (Python escapes in REQUEST), prints the
   status line and the seconds it took (the answer read to its end).
 serve PORT_FILE BODY: an HTTP server on loopback answering every request 200
   with BODY, its port written to PORT_FILE.
+guess PORT CAFILE USER SECONDS MAX REPORT FROM...: a login flood, one thread per
+  address FROM, each asking GET /metrics over TLS (trusting CAFILE) with USER
+  and a new wrong password each time, one request at a time, until SECONDS or
+  MAX requests; writes REPORT (JSON): per address, the count of each status
+  and the largest Retry-After seen.
 """
+import base64
 import http.server
 import json
 import os
 import select
 import socket
+import ssl
 import sys
+import threading
 import time
 
 
@@ -110,6 +118,52 @@ def serve(port_file, body):
     srv.serve_forever()
 
 
+def guess_one(port, ctx, user, end, most, src, out):
+    seen = {"codes": {}, "retry_after": 0}
+    for n in range(int(most)):
+        if time.monotonic() >= end:
+            break
+        cred = base64.b64encode(("%s:guess-%s-%d" % (user, src, n)).encode()).decode()
+        code, retry = "000", 0
+        try:
+            with ctx.wrap_socket(connect(port, src), server_hostname="127.0.0.1") as s:
+                s.settimeout(10)
+                s.sendall(("GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic %s\r\n"
+                           "Connection: close\r\n\r\n" % cred).encode())
+                data = b""
+                while True:
+                    d = s.recv(4096)
+                    if not d:
+                        break
+                    data += d
+            head = data.split(b"\r\n\r\n")[0].decode(errors="replace").split("\r\n")
+            code = head[0].split()[1] if head[0] else "000"
+            for h in head[1:]:
+                if h.lower().startswith("retry-after:"):
+                    retry = int(h.split(":")[1])
+        except (OSError, ValueError, IndexError):
+            pass
+        seen["codes"][code] = seen["codes"].get(code, 0) + 1
+        seen["retry_after"] = max(seen["retry_after"], retry)
+        time.sleep(0.01)
+    out[src] = seen
+
+
+def guess(port, cafile, user, seconds, most, report, *srcs):
+    ctx = ssl.create_default_context(cafile=cafile)
+    end = time.monotonic() + float(seconds)
+    out = {}
+    threads = [threading.Thread(target=guess_one, args=(int(port), ctx, user, end, most, src, out))
+               for src in srcs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    with open(report + ".tmp", "w") as f:
+        json.dump(out, f)
+    os.rename(report + ".tmp", report)
+
+
 if __name__ == "__main__":
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "hold":
@@ -118,5 +172,7 @@ if __name__ == "__main__":
         ask(*args)
     elif cmd == "serve":
         serve(*args)
+    elif cmd == "guess":
+        guess(*args)
     else:
         sys.exit("check_http.py: unknown command " + cmd)

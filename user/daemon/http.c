@@ -4,7 +4,8 @@
  * 503 itself; closes it at its deadline), libmicrohttpd's polling thread
  * (reads the request, queues the answer) and the daemon's (answers). Their
  * shared state, the slots and the queue, is behind h->mu, which is never held
- * while calling into libmicrohttpd.
+ * while calling into libmicrohttpd. A fourth, the password checker (auth.h),
+ * only resumes a connection it checked: the outcome is auth.c's to read.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -408,22 +409,17 @@ static struct slot *slot_of(struct MHD_Connection *c)
 }
 
 /*
- * The headers are in. /healthz is answered at once, by this thread alone (a
+ * Past authentication: /healthz is answered at once, by this thread alone (a
  * readiness probe that the daemon's thread cannot delay); a body announced
  * too large is refused before it is read.
  */
-static enum MHD_Result headers(struct http *h, struct MHD_Connection *c, const char *url,
-			       const char *method, void **con_cls)
+static enum MHD_Result admitted(struct http *h, struct MHD_Connection *c, const char *url,
+				const char *method, void **con_cls)
 {
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-	unsigned int status;
-	struct dreq *r;
-	char why[512];
+	struct dreq *r = *con_cls;
 	int n;
 
-	/* Before anything else: a refused client starts nothing and learns nothing. */
-	if (h->auth && (status = auth__check(h->auth, c, url, why, sizeof(why))))
-		return refuse(h, c, status, "%s", why);
 	n = MHD_get_connection_values(c, MHD_HEADER_KIND, NULL, NULL);
 	if (n > HTTP_MAX_HEADERS)
 		return refuse(h, c, 431, "%s: %d headers are more than %d\n", url, n,
@@ -436,12 +432,65 @@ static enum MHD_Result headers(struct http *h, struct MHD_Connection *c, const c
 	if (cl && strtoull(cl, NULL, 10) > HTTP_MAX_BODY)
 		return refuse(h, c, 413, "%s: a body of %s bytes is more than %d: this API takes "
 			      "its arguments in the URL\n", url, cl, HTTP_MAX_BODY);
-	r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r && !(r = calloc(1, sizeof(*r))))
 		return MHD_NO;
 	r->slot = slot_of(c);
 	*con_cls = r;
 	return MHD_YES;
+}
+
+/* Refused by auth.h: its status and text, and Retry-After when it says when to come back. */
+static enum MHD_Result refuse_auth(struct http *h, struct MHD_Connection *c,
+				   const struct auth_answer *ans)
+{
+	char ra[16];
+
+	snprintf(ra, sizeof(ra), "%u", ans->retry_s);
+	return refuse_hdr(h, c, ans->status, ans->retry_s ? MHD_HTTP_HEADER_RETRY_AFTER : NULL,
+			  ra, "%s", ans->why);
+}
+
+/*
+ * The headers are in. Before anything else, authentication: a refused client
+ * starts nothing and learns nothing. A password to check suspends the
+ * connection until checked (auth.h), here in a dreq of its own.
+ */
+static enum MHD_Result headers(struct http *h, struct MHD_Connection *c, const char *url,
+			       const char *method, void **con_cls)
+{
+	struct auth_answer ans;
+	struct dreq *r;
+
+	if (!h->auth)
+		return admitted(h, c, url, method, con_cls);
+	/* Before the check, which may suspend c: nothing can fail after that. */
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return MHD_NO;
+	auth__check(h->auth, c, url, &ans);
+	if (ans.status == AUTH_WAIT) {
+		r->auth = ans.wait;
+		*con_cls = r;
+		return MHD_YES;
+	}
+	free(r);
+	if (ans.status)
+		return refuse_auth(h, c, &ans);
+	return admitted(h, c, url, method, con_cls);
+}
+
+/* Its password was checked and the connection resumed: refused, or on as any other. */
+static enum MHD_Result checked(struct http *h, struct MHD_Connection *c, const char *url,
+			       const char *method, void **con_cls)
+{
+	struct dreq *r = *con_cls;
+	struct auth_answer ans;
+
+	auth__resumed(h->auth, r->auth, &ans);
+	r->auth = NULL;
+	if (ans.status)
+		return refuse_auth(h, c, &ans);
+	return admitted(h, c, url, method, con_cls);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -455,6 +504,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	(void)upload;
 	if (!r)
 		return headers(h, c, url, method, con_cls);
+	if (r->auth)
+		return checked(h, c, url, method, con_cls);
 	if (*upload_size) {
 		/* A body sent without its length (chunked) and too long: the connection goes. */
 		r->body_in += *upload_size;
@@ -475,6 +526,13 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 	(void)c;
 	(void)toe;
+	/* Closed before its check was read: the check still counts. */
+	if (r && r->auth) {
+		struct auth_answer ans;
+
+		auth__resumed(h->auth, r->auth, &ans);
+		r->auth = NULL;
+	}
 	if (r && r->kind == DREQ_CAPTURE) {
 		pthread_mutex_lock(&h->mu);
 		h->captures--;
@@ -606,6 +664,9 @@ void http__stop(struct http *h)
 	if (write(h->wake, &one, sizeof(one)) != sizeof(one))
 		abort();
 	pthread_join(h->acceptor, NULL);
+	/* Connections waiting for a password check are resumed (and refused 503). */
+	if (h->auth)
+		auth__stop(h->auth);
 	/* Suspended connections were all answered (resumed): libmicrohttpd requires it. */
 	MHD_stop_daemon(h->mhd);
 	http_free(h);

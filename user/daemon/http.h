@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct auth_wait;
+
 enum dreq_kind { DREQ_METRICS, DREQ_CAPTURE, DREQ_TARGETS, DREQ_TRACE };
 
 struct dreq {
@@ -50,6 +52,7 @@ struct dreq {
 	struct http *h;
 	void *conn;
 	void *slot;
+	struct auth_wait *auth;	/* its password check, while it runs (auth.h) */
 	size_t body_in;
 	bool queued, answered;
 };
