@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # cuprobe capture against fake daemons on loopback (fake_daemon.py), no root,
-# no GPU: everything within --timeout, a peer that drips included, over TLS too.
+# no GPU: its bounds (an answer held to 64 MiB, a trace to 1 GiB, everything to
+# --timeout, a peer that drips included, over TLS too), nothing half-written;
+# and what it says of a redirect and of an answer too large.
 source "$(dirname "$0")/lib.sh"
 
 FAKES=()
@@ -33,10 +35,56 @@ bounded() {
 	TOOK=$(( ($(date +%s%N) - t0) / 1000000 ))
 }
 
-# ---- TLS bounded by --timeout ----
+# ---- bounded by --timeout, and in size ----
 fake tlsdrip 127.0.0.1 tlsdrip
 bounded 20 "$CUPROBE" capture --job j --steps 1 -o "$TMP/out" \
 	--daemon "https://127.0.0.1:$(port tlsdrip)" --timeout 2
 expect "--job --timeout 2, a TLS handshake that drips a byte a second: given up within 5 s (${TOOK} ms)" \
 	test "$RC" = 1 -a "$TOOK" -lt 5000 -a -n "$(grep "no TLS handshake within --timeout" <<<"$OUT")"
+fake endless 127.0.0.1 endless
+bounded 60 /usr/bin/time -f "rss %M" "$CUPROBE" capture --daemon "127.0.0.1:$(port endless)" \
+	--pid 4242 --steps 1 --timeout 30
+rss=$(sed -n 's/^rss //p' <<<"$OUT")
+expect "--pid, an answer without end: refused past 64 MiB, said, exit 1" \
+	test "$RC" = 1 -a -n "$(grep "over 64 MiB" <<<"$OUT")"
+expect "... its memory under 256 MiB (${rss:-?} KiB)" test "${rss:-999999999}" -lt 262144
+fake drip 127.0.0.1 drip
+bounded 20 "$CUPROBE" capture --daemon "127.0.0.1:$(port drip)" --pid 4242 --steps 1 --timeout 2
+expect "--pid --timeout 2, a daemon that drips a byte a second: given up within 5 s (${TOOK} ms)" \
+	test "$RC" = 1 -a "$TOOK" -lt 5000 -a -n "$(grep "no answer within --timeout" <<<"$OUT")"
+bounded 20 "$CUPROBE" capture --daemon "https://127.0.0.1:$(port tlsdrip)" --pid 4242 --steps 1 \
+	--timeout 2
+expect "--pid --timeout 2, a TLS handshake that drips: given up within 5 s (${TOOK} ms)" \
+	test "$RC" = 1 -a "$TOOK" -lt 5000 -a -n "$(grep "within --timeout" <<<"$OUT")"
+
+# ---- GET /trace bounded, nothing half-written ----
+fake huge 127.0.0.1 job huge
+bounded 60 "$CUPROBE" capture --job j --steps 1 -o "$TMP/tr" --daemon "127.0.0.1:$(port huge)" \
+	--timeout 30
+expect "--job, a trace of Content-Length 2 GiB: refused at once (${TOOK} ms), said, exit 1" \
+	test "$RC" = 1 -a "$TOOK" -lt 10000 -a -n "$(grep "trace is over 1 GiB" <<<"$OUT")"
+expect "... nothing written in the run folder but the summary beside it" \
+	test -z "$(ls -A "$TMP/tr/j/run_0")" -a -s "$TMP/tr/j/run_0.capture.json"
+fake slow 127.0.0.1 job slow
+bounded 30 "$CUPROBE" capture --job j --steps 1 -o "$TMP/tr" --daemon "127.0.0.1:$(port slow)" \
+	--timeout 3
+expect "--job --timeout 3, a trace without end: stopped at --timeout, exit 1" \
+	test "$RC" = 1 -a "$TOOK" -lt 8000 -a -n "$(grep "rank 0: NOT written" <<<"$OUT")"
+expect "... and nothing half-written" test -z "$(ls -A "$TMP/tr/j/run_1")"
+
+# ---- what is said of a redirect and of an answer too large ----
+bounded 30 "$CUPROBE" capture --job j --steps 1 -o "$TMP/out" \
+	--daemon "127.0.0.1:$(port endless)" --timeout 20
+expect "--job, GET /targets over 64 MiB: said so, not \"samples no rank\"" \
+	test "$RC" = 1 -a -n "$(grep "over 64 MiB" <<<"$OUT")" \
+	-a -n "$(grep "no daemon answered GET /targets" <<<"$OUT")" \
+	-a -z "$(grep "samples a rank" <<<"$OUT")"
+fake redir 127.0.0.1 redirect https://127.0.0.9:9464/targets
+bounded 30 "$CUPROBE" capture --job j --steps 1 -o "$TMP/out" \
+	--daemon "127.0.0.1:$(port redir)" --timeout 10
+expect "--job, a 302: the status and where it points, not followed" \
+	grep -q "daemon 127.0.0.1:$(port redir): GET /targets: HTTP 302, a redirect to https://127.0.0.9:9464/targets: not followed" <<<"$OUT"
+bounded 30 "$CUPROBE" capture --daemon "127.0.0.1:$(port redir)" --pid 4242 --steps 1 --timeout 10
+expect "--pid, a 302: said the same way, exit 1" \
+	test "$RC" = 1 -a -n "$(grep "HTTP 302, a redirect to https://127.0.0.9:9464/targets" <<<"$OUT")"
 done_testing

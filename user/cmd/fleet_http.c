@@ -20,6 +20,12 @@
 /* Headers bigger than this are not a daemon's; a JSON answer bigger than this is not either. */
 #define HEAD_MAX (64 << 10)
 #define BODY_MAX (64 << 20)
+/*
+ * The largest trace GET /trace may hand over (curl's --max-filesize): a daemon's
+ * trace is cut at its window-max-bytes, 128M by default; 1G is the most the
+ * client takes (docs/daemon.md, "Job captures from the client").
+ */
+#define TRACE_MAX (1ll << 30)
 
 void fleet__urlenc(const char *s, char *out, size_t len)
 {
@@ -41,11 +47,9 @@ void fleet__urlenc(const char *s, char *out, size_t len)
 	out[k] = '\0';
 }
 
-/* Appends n bytes to a's body; -ENOMEM or -E2BIG past BODY_MAX. */
+/* Appends n bytes to a's body (read_answer holds it to BODY_MAX); 0 or -ENOMEM. */
 static int grow(struct fleet_answer *a, size_t *cap, const char *buf, size_t n)
 {
-	if (a->len + n + 1 > BODY_MAX)
-		return -E2BIG;
 	if (a->len + n + 1 > *cap) {
 		size_t nc = (a->len + n + 1) * 2;
 		char *nb = realloc(a->body, nc);
@@ -61,14 +65,27 @@ static int grow(struct fleet_answer *a, size_t *cap, const char *buf, size_t n)
 	return 0;
 }
 
-/* The status line and Content-Length (-1: none) of the headers in head. */
-static int parse_head(const char *head, long long *clen)
+/* The status line, Content-Length (-1: none) and Location of the headers in head. */
+static int parse_head(const char *head, long long *clen, struct fleet_answer *a)
 {
 	const char *p = strcasestr(head, "\r\nContent-Length:");
+	const char *loc = strcasestr(head, "\r\nLocation:");
 	int status = 0;
 
 	*clen = p ? strtoll(p + 17, NULL, 10) : -1;
+	if (loc) {
+		loc += 11 + strspn(loc + 11, " \t");
+		snprintf(a->location, sizeof(a->location), "%.*s", (int)strcspn(loc, "\r\n"), loc);
+	}
 	return sscanf(head, "HTTP/1.%*d %d", &status) == 1 ? status : 0;
+}
+
+/* A body's bytes so far (got, of clen when known) against its bound: 0 or -EFBIG. */
+static int over_bound(long long got, long long clen, bool to_file)
+{
+	long long max = to_file ? TRACE_MAX : BODY_MAX;
+
+	return got > max || clen > max ? -EFBIG : 0;
 }
 
 /* Reads the answer: headers, then the body to sink (a 200) or to memory. */
@@ -100,15 +117,16 @@ static int read_answer(struct capture_conn *c, int sink, struct fleet_answer *a)
 				continue;
 			}
 			in_body = true;
-			a->status = parse_head(head, &clen);
+			a->status = parse_head(head, &clen, a);
 			p = end + 4;
 			k = hl - (size_t)(end + 4 - head);
 			sink = a->status == 200 ? sink : -1;
 		}
 		got += (long long)k;
-		if (sink >= 0)
+		err = over_bound(got, clen, sink >= 0);
+		if (!err && sink >= 0)
 			err = write(sink, p, k) == (ssize_t)k ? 0 : -errno;
-		else
+		else if (!err)
 			err = grow(a, &cap, p, k);
 	}
 	free(head);
@@ -121,6 +139,30 @@ static int read_answer(struct capture_conn *c, int sink, struct fleet_answer *a)
 	if (!err && !a->body && sink < 0)
 		err = grow(a, &cap, "", 0);
 	return err;
+}
+
+/* What went wrong with an answer, for a message. */
+static const char *http_why(int err, bool to_file)
+{
+	switch (err) {
+	case -ETIMEDOUT:
+		return "no answer within --timeout (is it stopped?)";
+	case -EIO:
+		return "the connection failed (was the daemon killed?)";
+	case -EPIPE:
+		return "the answer was cut short";
+	case -EPROTO:
+		return "no HTTP answer (is a cuprobe daemon listening there?)";
+	case -E2BIG:
+		return "its headers are over 64 KiB (is a cuprobe daemon listening there?)";
+	case -EFBIG:
+		return to_file ? "the trace is over 1 GiB, the most cuprobe capture fetches "
+				 "(keep the daemon's window-max-bytes at 1G or less)" :
+				 "its answer is over 64 MiB, far more than a daemon's (is a "
+				 "cuprobe daemon listening there?)";
+	default:
+		return strerror(-err);
+	}
 }
 
 int fleet__http(const struct capture_opts *o, const struct fleet_daemon *d, const char *auth,
@@ -148,14 +190,28 @@ int fleet__http(const struct capture_opts *o, const struct fleet_daemon *d, cons
 	if (!err)
 		err = read_answer(c, sink, a);
 	capture_conn__close(c);
-	if (err)
-		snprintf(a->err, sizeof(a->err), "%s %s: %s", method, d->addr,
-			 err == -ETIMEDOUT || err == -EAGAIN || err == -EIO ?
-			 "no answer within --timeout (is it stopped, or killed?)" :
-			 err == -EPIPE ? "the answer was cut short" :
-			 err == -EPROTO ? "no HTTP answer (is a cuprobe daemon listening there?)" :
-			 strerror(-err));
+	if (err) {
+		/* Part of an answer is none: its status would pass for the whole. */
+		a->status = 0;
+		snprintf(a->err, sizeof(a->err), "%s %.*s: %s", method,
+			 (int)strcspn(target, "?"), target, http_why(err, sink >= 0));
+	}
 	return err;
+}
+
+void fleet__said(const struct fleet_answer *a, char *out, size_t len)
+{
+	size_t n = a->body ? strcspn(a->body, "\n") : 0;
+
+	if (!a->status)
+		snprintf(out, len, "%s", a->err);
+	else if (a->status / 100 == 3)
+		snprintf(out, len, "HTTP %d, a redirect to %.200s: not followed (give that address "
+			 "itself, with its scheme)", a->status, a->location[0] ? a->location : "nowhere");
+	else if (n)
+		snprintf(out, len, "HTTP %d: %.*s", a->status, (int)(n > 400 ? 400 : n), a->body);
+	else
+		snprintf(out, len, "HTTP %d, with no message", a->status);
 }
 
 /* HOST:PORT or [HOST]:PORT split; 0 or -EINVAL. */
@@ -310,8 +366,10 @@ static int from_prometheus(const struct capture_opts *o, uint64_t deadline_ns,
 		 slash ? slash : "", enc);
 	rc = fleet__http(o, &pv[0], "", "GET", target, deadline_ns, -1, &a);
 	free(pv);
-	if (!rc && a.status != 200)
-		snprintf(a.err, sizeof(a.err), "HTTP %d: %.200s", a.status, a.body), rc = -EPROTO;
+	if (!rc && a.status != 200) {
+		fleet__said(&a, a.err, sizeof(a.err));
+		rc = -EPROTO;
+	}
 	if (rc)
 		snprintf(err, len, "--prometheus %s: %s", o->prometheus, a.err);
 	else
