@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# cuprobe capture against fake daemons on loopback (fake_daemon.py), no root,
-# no GPU: its bounds (an answer held to 64 MiB, a trace to 1 GiB, everything to
+# cuprobe capture against fake daemons and a fake Prometheus on loopback
+# (fake_daemon.py), no root, no GPU: where its credentials may go (never over
+# plain HTTP to an address it did not name so, whatever an instance label
+# says; without a scheme, https when --cacert, --cert or --user is given);
+# its bounds (an answer held to 64 MiB, a trace to 1 GiB, everything to
 # --timeout, a peer that drips included, over TLS too), nothing half-written;
 # and what it says of a redirect and of an answer too large.
 source "$(dirname "$0")/lib.sh"
@@ -34,6 +37,61 @@ bounded() {
 	RC=$?
 	TOOK=$(( ($(date +%s%N) - t0) / 1000000 ))
 }
+
+printf 'secretpw\n' >"$TMP/pass"
+chmod 600 "$TMP/pass"
+CA=/etc/ssl/certs/ca-certificates.crt
+AUTH=(--user prom --password-file "$TMP/pass")
+
+# ---- credentials only over TLS ----
+fake i5 127.0.0.5 json '{"targets": []}'
+fake i6 127.0.0.6 json '{"targets": []}'
+fake prom 127.0.0.1 json "{\"status\": \"success\", \"data\": {\"resultType\": \"vector\",
+	\"result\": [{\"metric\": {\"instance\": \"http://127.0.0.5:$(port i5)\"}, \"value\": [0, \"1\"]},
+	{\"metric\": {\"instance\": \"127.0.0.6:$(port i6)\"}, \"value\": [0, \"1\"]}]}}"
+P=http://127.0.0.1:$(port prom)
+for with in "--cacert $CA" ""; do
+	: >"$TMP/i5.log"
+	: >"$TMP/i6.log"
+	# shellcheck disable=SC2086
+	bounded 30 "$CUPROBE" capture --job j --steps 1 -o "$TMP/out" --prometheus "$P" $with \
+		"${AUTH[@]}" --timeout 10
+	expect "--prometheus, --user ${with:+--cacert }: an instance labelled http:// gets TLS, never the password in clear" \
+		reached_without_auth i5
+	expect "--prometheus, --user ${with:+--cacert }: an instance without a scheme gets TLS, never the password" \
+		reached_without_auth i6
+	expect "... and each is said by its address, exit 1" \
+		test "$RC" = 1 -a -n "$(grep "daemon 127.0.0.5:$(port i5): .*TLS" <<<"$OUT")"
+done
+expect "the Prometheus server itself never gets the password" reached_without_auth prom
+
+fake plain 127.0.0.1 json '{"targets": []}'
+PL=127.0.0.1:$(port plain)
+: >"$TMP/plain.log"
+bounded 30 "$CUPROBE" capture --job j --steps 1 -o "$TMP/out" --daemon "$PL" --cacert "$CA" \
+	--timeout 10
+expect "--job --daemon ADDR --cacert: no scheme is https (no plain GET /targets), said as TLS" \
+	test "$RC" = 1 -a -s "$TMP/plain.log" -a -z "$(grep "GET /targets" "$TMP/plain.log")" \
+	-a -n "$(grep "TLS handshake" <<<"$OUT")"
+: >"$TMP/plain.log"
+bounded 30 "$CUPROBE" capture --daemon "$PL" --pid 4242 --steps 1 "${AUTH[@]}" --timeout 10
+expect "--pid --daemon ADDR --user: no scheme is https, the password never in clear" \
+	test "$RC" = 1 -a -n "$(grep "TLS handshake" <<<"$OUT")"
+expect "... the fake was reached without it" reached_without_auth plain
+: >"$TMP/plain.log"
+bounded 30 "$CUPROBE" capture --daemon "http://$PL" --pid 4242 --steps 1 "${AUTH[@]}" --timeout 10
+expect "--pid --daemon http://127.0.0.1:PORT --user: loopback named plain takes the password" \
+	grep -qi "authorization: basic cHJvbTpzZWNyZXRwdw==" "$TMP/plain.log"
+# 0.0.0.0 is no loopback address, yet would reach only this host were the rule to fail.
+expect_fail "--daemon http://NOT-LOOPBACK --user: refused before anything is sent" \
+	"password would cross the network in clear: give https://0.0.0.0:9464" \
+	"$CUPROBE" capture --daemon http://0.0.0.0:9464 --pid 4242 --steps 1 "${AUTH[@]}"
+expect_fail "--job --daemon http://NOT-LOOPBACK --user: refused too (one rule)" \
+	"password would cross the network in clear" \
+	"$CUPROBE" capture --job j -o "$TMP/out" --daemon http://0.0.0.0:9464 --steps 1 "${AUTH[@]}"
+expect_fail "--daemon http:// with --cacert: refused, naming https://" \
+	"--cacert and --cert are for TLS, and http:// is plain: give https://$PL" \
+	"$CUPROBE" capture --daemon "http://$PL" --pid 4242 --steps 1 --cacert "$CA"
 
 # ---- bounded by --timeout, and in size ----
 fake tlsdrip 127.0.0.1 tlsdrip

@@ -33,14 +33,47 @@ static int set_daemon(void *obj, const char *name, const char *arg, char *err, s
 	return 0;
 }
 
-/* --pid's one daemon: a numeric address, as --listen takes it. */
+const char *capture__no_scheme(const char *arg)
+{
+	return !strncmp(arg, "https://", 8) ? arg + 8 : !strncmp(arg, "http://", 7) ? arg + 7 : arg;
+}
+
+int capture__scheme(const struct capture_opts *o, const char *arg, enum capture_from from,
+		    const struct addr_port *ap, struct capture_scheme *s, char *err, size_t len)
+{
+	bool https = !strncmp(arg, "https://", 8), http = !strncmp(arg, "http://", 7);
+	bool secure = o->cacert || o->cert || o->user;
+
+	*s = (struct capture_scheme){ 0 };
+	if (from == CAPTURE_FROM_PROMETHEUS)
+		return 0;
+	/* Whoever can add a target writes its label: its http:// never undoes TLS. */
+	s->tls = https || (secure && (!http || from == CAPTURE_FROM_LABEL));
+	s->creds = o->user;
+	if (s->tls)
+		return 0;
+	if (o->cacert || o->cert) {
+		snprintf(err, len, "--daemon %s: --cacert and --cert are for TLS, and http:// is "
+			 "plain: give https://%s (or no scheme)", arg, capture__no_scheme(arg));
+		return -EINVAL;
+	}
+	if (o->user && !addr_is_loopback(ap)) {
+		snprintf(err, len, "--daemon %s: --user's password would cross the network in "
+			 "clear: give https://%s (a plain http:// address takes a password on "
+			 "loopback only)", arg, capture__no_scheme(arg));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --pid's one daemon: a numeric address, as --listen takes it, under capture__scheme(). */
 static int one_daemon(const struct opt_cmd *cmd, struct capture_opts *o)
 {
 	const char *arg = o->daemons ? o->daemons : "127.0.0.1:9464";
+	struct capture_scheme sch;
 	char why[256];
 
-	o->tls = !strncmp(arg, "https://", 8);
-	o->addr = o->tls ? arg + 8 : !strncmp(arg, "http://", 7) ? arg + 7 : arg;
+	o->addr = capture__no_scheme(arg);
 	if (strchr(arg, ',')) {
 		opt__error(cmd, "--daemon: a list of daemons is for --job JOB; --pid takes one");
 		return -EINVAL;
@@ -50,6 +83,12 @@ static int one_daemon(const struct opt_cmd *cmd, struct capture_opts *o)
 			"for TLS\n", arg, why);
 		return -EINVAL;
 	}
+	if (capture__scheme(o, arg, CAPTURE_FROM_USER, &o->ap, &sch, why, sizeof(why))) {
+		opt__error(cmd, why);
+		return -EINVAL;
+	}
+	o->tls = sch.tls;
+	o->creds = sch.creds;
 	return 0;
 }
 
@@ -176,8 +215,9 @@ static int set_mode(void *obj, const char *name, const char *arg, char *err, siz
 
 static const struct opt capture_opt_list[] = {
 	{ "daemon", 'd', "[https://]ADDR:PORT", set_daemon,
-	  "the daemon's --listen (default 127.0.0.1:9464);\nhttps:// when its web-config has TLS;"
-	  "\nwith --job a comma list, a DNS name standing\nfor every address it has" },
+	  "the daemon's --listen (default 127.0.0.1:9464);\nhttps:// when its web-config has TLS,"
+	  "\nas is no scheme with --cacert, --cert or --user;\nhttp:// takes a password on "
+	  "loopback only;\nwith --job a comma list, a DNS name standing\nfor every address it has" },
 	{ "pid", 'p', "PID", set_pid, "a CUDA process the daemon samples" },
 	{ "job", 'j', "JOB", set_job, "every rank of JOB, on every daemon (not --pid)" },
 	{ "output", 'o', "DIR", set_output, "--job: traces go to DIR/JOB/run_<k>/" },
@@ -215,7 +255,9 @@ static void usage(FILE *f)
 	      "fetches the traces into DIR/JOB/run_<k>/ with capture.json; exits 0 when every\n"
 	      "rank's trace was written, 1 when some were not (each said by host, rank and\n"
 	      "pid), 2 on bad usage.\n"
-	      "An answer is at most 64 MiB, a trace 1 GiB; redirects are not followed.\n"
+	      "The password goes only over TLS whose certificate verified, or plain to a\n"
+	      "loopback address given as http://. An answer is at most 64 MiB, a trace 1 GiB;\n"
+	      "redirects are not followed.\n"
 	      "\n", f);
 	opt__help(f, groups, 1);
 	fputs("\n"
@@ -231,14 +273,9 @@ static void usage(FILE *f)
 	      "      --cacert ca.crt --user ops --password-file ~/.cuprobe-pass\n", f);
 }
 
-/* What holds across options: TLS files with https only, a user with its password file. */
+/* What holds across options (each address's scheme: capture__scheme()). */
 static int check_opts(const struct opt_cmd *cmd, const struct capture_opts *o)
 {
-	if (!o->tls && !o->job && (o->cacert || o->cert || o->key)) {
-		opt__error(cmd, "--cacert, --cert and --key are for TLS: give --daemon "
-			   "https://ADDR:PORT");
-		return -EINVAL;
-	}
 	if (o->key && !o->cert) {
 		opt__error(cmd, "--key is the key of --cert FILE: give both");
 		return -EINVAL;
@@ -365,7 +402,7 @@ int capture__auth_header(const struct capture_opts *o, char *out, size_t len)
 /* POST /capture of --pid, through --job's one bounded reader: 0 with a, or -errno (said). */
 static int ask(const struct capture_opts *o, struct fleet_answer *a)
 {
-	struct fleet_daemon d = { .ap = o->ap, .tls = o->tls };
+	struct fleet_daemon d = { .ap = o->ap, .tls = o->tls, .creds = o->creds };
 	uint64_t deadline = clock_mono_ns() + (uint64_t)(o->timeout_s * 1e9);
 	char target[256], auth[3072];
 	int err;

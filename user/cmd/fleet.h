@@ -19,6 +19,7 @@ struct fleet_daemon {
 	char name[256];		/* the DNS name it was found by ("" numeric): TLS checks it */
 	struct addr_port ap;
 	bool tls;
+	bool creds;		/* the Authorization header may go (capture__scheme() says) */
 };
 
 /* An HTTP answer: status, and the body unless it went to a file. */
@@ -39,8 +40,8 @@ int fleet__find(const struct capture_opts *o, uint64_t deadline_ns, struct fleet
 		size_t *n, char *err, size_t len);
 
 /*
- * METHOD TARGET to d, auth ("Authorization: ...\r\n" or ""), giving up at
- * deadline_ns. A 200's body goes to sink when sink >= 0 (checked
+ * METHOD TARGET to d, auth ("Authorization: ...\r\n" or "") when d->creds,
+ * giving up at deadline_ns. A 200's body goes to sink when sink >= 0 (checked
  * against its Content-Length, at most 1 GiB), else into a->body (at most 64 MiB).
  * 0, or -errno with a->err said ("cannot reach the daemon at ADDR: ..." when
  * -EHOSTUNREACH, else "METHOD PATH: ...": the caller names the daemon) and

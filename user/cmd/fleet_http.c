@@ -181,8 +181,10 @@ int fleet__http(const struct capture_opts *o, const struct fleet_daemon *d, cons
 	c = capture_conn__open(&co, a->err, sizeof(a->err));
 	if (!c)
 		return -EHOSTUNREACH;
+	/* The credentials go only where capture__scheme() said they may. */
 	n = asprintf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\n%sContent-Length: 0\r\nConnection: "
-		     "close\r\n\r\n", method, target, d->name[0] ? d->name : d->addr, auth);
+		     "close\r\n\r\n", method, target, d->name[0] ? d->name : d->addr,
+		     d->creds ? auth : "");
 	err = n < 0 ? -ENOMEM : capture_conn__write(c, req, (size_t)n);
 	if (n > 0)
 		explicit_bzero(req, (size_t)n);
@@ -252,14 +254,16 @@ static int push(struct fleet_daemon **v, size_t *n, const struct fleet_daemon *d
 	return 0;
 }
 
-/* One ADDR ([https://]HOST:PORT): each of the host's addresses a daemon. */
-static int resolve(const char *arg, bool tls_default, struct fleet_daemon **v, size_t *n,
-		   char *err, size_t len)
+/*
+ * One ADDR ([http[s]://]HOST:PORT): each of the host's addresses a daemon, its
+ * scheme and credentials as capture__scheme() says for an address from where.
+ */
+static int resolve(const struct capture_opts *o, const char *arg, enum capture_from from,
+		   struct fleet_daemon **v, size_t *n, char *err, size_t len)
 {
 	const struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
-	bool tls = !strncmp(arg, "https://", 8) || (tls_default && strncmp(arg, "http://", 7));
-	const char *s = !strncmp(arg, "https://", 8) ? arg + 8 : !strncmp(arg, "http://", 7) ?
-			arg + 7 : arg;
+	const char *s = capture__no_scheme(arg);
+	struct capture_scheme sch;
 	char host[256], port[16];
 	struct addrinfo *res = NULL;
 	int rc;
@@ -274,7 +278,7 @@ static int resolve(const char *arg, bool tls_default, struct fleet_daemon **v, s
 		return -ENOENT;
 	}
 	for (struct addrinfo *ai = res; ai && !rc; ai = ai->ai_next) {
-		struct fleet_daemon d = { .tls = tls };
+		struct fleet_daemon d = { 0 };
 		void *ip = ai->ai_family == AF_INET6 ?
 			   (void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr :
 			   (void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr;
@@ -289,7 +293,10 @@ static int resolve(const char *arg, bool tls_default, struct fleet_daemon **v, s
 			 d.ap.host, port);
 		if (strcmp(host, d.ap.host))
 			snprintf(d.name, sizeof(d.name), "%s", host);
-		rc = push(v, n, &d);
+		rc = capture__scheme(o, arg, from, &d.ap, &sch, err, len);
+		d.tls = sch.tls;
+		d.creds = sch.creds;
+		rc = rc ?: push(v, n, &d);
 	}
 	freeaddrinfo(res);
 	return rc;
@@ -312,7 +319,6 @@ static void promql_str(const char *s, char *out, size_t len)
 static int instances(const struct capture_opts *o, const char *body, struct fleet_daemon **v,
 		     size_t *n, char *err, size_t len)
 {
-	bool tls = o->cacert || o->cert;
 	json_error_t je;
 	json_t *j = json_loads(body, 0, &je), *res;
 	size_t i;
@@ -330,7 +336,7 @@ static int instances(const struct capture_opts *o, const char *body, struct flee
 		const char *inst = json_string_value(json_object_get(json_object_get(r, "metric"),
 								     "instance"));
 		if (inst && !rc)
-			rc = resolve(inst, tls, v, n, err, len);
+			rc = resolve(o, inst, CAPTURE_FROM_LABEL, v, n, err, len);
 	}
 	json_decref(j);
 	return rc;
@@ -349,7 +355,7 @@ static int from_prometheus(const struct capture_opts *o, uint64_t deadline_ns,
 
 	snprintf(hostport, sizeof(hostport), "%.*s", slash ? (int)(slash - hp) : (int)strlen(hp),
 		 hp);
-	rc = resolve(hostport, false, &pv, &pn, err, len);
+	rc = resolve(o, hostport, CAPTURE_FROM_PROMETHEUS, &pv, &pn, err, len);
 	if (rc || !pn) {
 		free(pv);
 		return rc ? rc : -ENOENT;
@@ -392,7 +398,7 @@ int fleet__find(const struct capture_opts *o, uint64_t deadline_ns, struct fleet
 	if (!list)
 		return -ENOMEM;
 	for (char *s = strtok_r(list, ",", &save); s && !rc; s = strtok_r(NULL, ",", &save))
-		rc = resolve(s, false, v, n, err, len);
+		rc = resolve(o, s, CAPTURE_FROM_USER, v, n, err, len);
 	free(list);
 	return rc;
 }
