@@ -17,6 +17,8 @@
 #include "cmd/capture.h"
 #include "cmd/capture_conn.h"
 #include "cmd/commands.h"
+#include "cmd/fleet.h"
+#include "util/clock.h"
 #include "util/opt.h"
 #include "util/parse.h"
 
@@ -31,14 +33,47 @@ static int set_daemon(void *obj, const char *name, const char *arg, char *err, s
 	return 0;
 }
 
-/* --pid's one daemon: a numeric address, as --listen takes it. */
+const char *capture__no_scheme(const char *arg)
+{
+	return !strncmp(arg, "https://", 8) ? arg + 8 : !strncmp(arg, "http://", 7) ? arg + 7 : arg;
+}
+
+int capture__scheme(const struct capture_opts *o, const char *arg, enum capture_from from,
+		    const struct addr_port *ap, struct capture_scheme *s, char *err, size_t len)
+{
+	bool https = !strncmp(arg, "https://", 8), http = !strncmp(arg, "http://", 7);
+	bool secure = o->cacert || o->cert || o->user;
+
+	*s = (struct capture_scheme){ 0 };
+	if (from == CAPTURE_FROM_PROMETHEUS)
+		return 0;
+	/* Whoever can add a target writes its label: its http:// never undoes TLS. */
+	s->tls = https || (secure && (!http || from == CAPTURE_FROM_LABEL));
+	s->creds = o->user;
+	if (s->tls)
+		return 0;
+	if (o->cacert || o->cert) {
+		snprintf(err, len, "--daemon %s: --cacert and --cert are for TLS, and http:// is "
+			 "plain: give https://%s (or no scheme)", arg, capture__no_scheme(arg));
+		return -EINVAL;
+	}
+	if (o->user && !addr_is_loopback(ap)) {
+		snprintf(err, len, "--daemon %s: --user's password would cross the network in "
+			 "clear: give https://%s (a plain http:// address takes a password on "
+			 "loopback only)", arg, capture__no_scheme(arg));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --pid's one daemon: a numeric address, as --listen takes it, under capture__scheme(). */
 static int one_daemon(const struct opt_cmd *cmd, struct capture_opts *o)
 {
 	const char *arg = o->daemons ? o->daemons : "127.0.0.1:9464";
+	struct capture_scheme sch;
 	char why[256];
 
-	o->tls = !strncmp(arg, "https://", 8);
-	o->addr = o->tls ? arg + 8 : !strncmp(arg, "http://", 7) ? arg + 7 : arg;
+	o->addr = capture__no_scheme(arg);
 	if (strchr(arg, ',')) {
 		opt__error(cmd, "--daemon: a list of daemons is for --job JOB; --pid takes one");
 		return -EINVAL;
@@ -48,6 +83,12 @@ static int one_daemon(const struct opt_cmd *cmd, struct capture_opts *o)
 			"for TLS\n", arg, why);
 		return -EINVAL;
 	}
+	if (capture__scheme(o, arg, CAPTURE_FROM_USER, &o->ap, &sch, why, sizeof(why))) {
+		opt__error(cmd, why);
+		return -EINVAL;
+	}
+	o->tls = sch.tls;
+	o->creds = sch.creds;
 	return 0;
 }
 
@@ -174,12 +215,14 @@ static int set_mode(void *obj, const char *name, const char *arg, char *err, siz
 
 static const struct opt capture_opt_list[] = {
 	{ "daemon", 'd', "[https://]ADDR:PORT", set_daemon,
-	  "the daemon's --listen (default 127.0.0.1:9464);\nhttps:// when its web-config has TLS;"
-	  "\nwith --job a comma list, a DNS name standing\nfor every address it has" },
+	  "the daemon's --listen (default 127.0.0.1:9464);\nhttps:// when its web-config has TLS,"
+	  "\nas is no scheme with --cacert, --cert or --user;\nhttp:// takes a password on "
+	  "loopback only;\nwith --job a comma list, a DNS name standing\nfor every address it has" },
 	{ "pid", 'p', "PID", set_pid, "a CUDA process the daemon samples" },
 	{ "job", 'j', "JOB", set_job, "every rank of JOB, on every daemon (not --pid)" },
 	{ "output", 'o', "DIR", set_output, "--job: traces go to DIR/JOB/run_<k>/" },
-	{ "timeout", 't', "SECONDS", set_timeout, "--job: the longest wait, all told (default 120)" },
+	{ "timeout", 't', "SECONDS", set_timeout,
+	  "the longest wait, all told (default 120;\n--pid: 130, past the daemon's own 120)" },
 	{ "margin", 0, "SECONDS", set_margin,
 	  "--job: the first step comes this long after\nthe ranks' latest (default 2)" },
 	{ "prometheus", 0, "URL", set_prometheus,
@@ -202,6 +245,7 @@ static void usage(FILE *f)
 	const struct opt_group groups[] = { { &capture_table, NULL } };
 
 	fputs("usage: cuprobe capture --daemon ADDR:PORT --pid PID --steps N [--mode bpf|cupti]\n"
+	      "                       [--timeout SECONDS]\n"
 	      "       cuprobe capture --job JOB --steps N -o DIR (--daemon ADDR[,ADDR...] |\n"
 	      "                       --prometheus URL) [--timeout SECONDS] [--margin SECONDS]\n"
 	      "\n"
@@ -211,6 +255,9 @@ static void usage(FILE *f)
 	      "fetches the traces into DIR/JOB/run_<k>/ with capture.json; exits 0 when every\n"
 	      "rank's trace was written, 1 when some were not (each said by host, rank and\n"
 	      "pid), 2 on bad usage.\n"
+	      "The password goes only over TLS whose certificate verified, or plain to a\n"
+	      "loopback address given as http://. An answer is at most 64 MiB, a trace 1 GiB;\n"
+	      "redirects are not followed.\n"
 	      "\n", f);
 	opt__help(f, groups, 1);
 	fputs("\n"
@@ -226,14 +273,9 @@ static void usage(FILE *f)
 	      "      --cacert ca.crt --user ops --password-file ~/.cuprobe-pass\n", f);
 }
 
-/* What holds across options: TLS files with https only, a user with its password file. */
+/* What holds across options (each address's scheme: capture__scheme()). */
 static int check_opts(const struct opt_cmd *cmd, const struct capture_opts *o)
 {
-	if (!o->tls && !o->job && (o->cacert || o->cert || o->key)) {
-		opt__error(cmd, "--cacert, --cert and --key are for TLS: give --daemon "
-			   "https://ADDR:PORT");
-		return -EINVAL;
-	}
 	if (o->key && !o->cert) {
 		opt__error(cmd, "--key is the key of --cert FILE: give both");
 		return -EINVAL;
@@ -273,11 +315,13 @@ static int parse_args(struct capture_opts *o, int argc, char **argv)
 	int first, rc;
 
 	memset(o, 0, sizeof(*o));
-	o->timeout_s = 120;
 	o->margin_s = 2;
 	rc = opt__parse(&cmd, argc, argv, &first);
 	if (rc)
 		return rc;
+	/* --pid's: past the daemon's own --capture-timeout (120), so that its 504 comes first. */
+	if (!o->timeout_s)
+		o->timeout_s = o->job ? 120 : 130;
 	if (first < argc) {
 		opt__error(&cmd, "unexpected argument: give the process with --pid PID");
 		return -EINVAL;
@@ -293,32 +337,6 @@ static int parse_args(struct capture_opts *o, int argc, char **argv)
 		return -EINVAL;
 	}
 	return one_daemon(&cmd, o) ?: check_opts(&cmd, o);
-}
-
-/* Sends the request and reads the whole answer (the daemon closes the connection). */
-static char *exchange(struct capture_conn *c, const char *req)
-{
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
-	ssize_t n;
-
-	if (!buf || capture_conn__write(c, req, strlen(req))) {
-		free(buf);
-		return NULL;
-	}
-	while ((n = capture_conn__read(c, buf + len, cap - len - 1)) > 0) {
-		len += (size_t)n;
-		if (cap - len < 2) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb)
-				break;
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	buf[len] = '\0';
-	return buf;
 }
 
 /*
@@ -381,42 +399,37 @@ int capture__auth_header(const struct capture_opts *o, char *out, size_t len)
 	return 0;
 }
 
-/* The request, sent, and the whole answer; NULL (said) when there is none. */
-static char *ask(const struct capture_opts *o)
+/* POST /capture of --pid, through --job's one bounded reader: 0 with a, or -errno (said). */
+static int ask(const struct capture_opts *o, struct fleet_answer *a)
 {
-	const struct capture_conn_opts co = { .ap = &o->ap, .addr = o->addr, .tls = o->tls,
-					      .cacert = o->cacert, .cert = o->cert,
-					      .key = o->key };
-	char req[4096], auth[3072], err[768], *ans;
-	struct capture_conn *c;
+	struct fleet_daemon d = { .ap = o->ap, .tls = o->tls, .creds = o->creds };
+	uint64_t deadline = clock_mono_ns() + (uint64_t)(o->timeout_s * 1e9);
+	char target[256], auth[3072];
+	int err;
 
+	snprintf(d.addr, sizeof(d.addr), "%s", o->addr);
 	if (capture__auth_header(o, auth, sizeof(auth)))
-		return NULL;
-	c = capture_conn__open(&co, err, sizeof(err));
-	if (!c) {
-		fprintf(stderr, "cuprobe capture: %s\n", err);
-		return NULL;
-	}
-	snprintf(req, sizeof(req), "POST /capture?pid=%llu&steps=%llu%s%s HTTP/1.1\r\nHost: %s\r\n"
-		 "%sContent-Length: 0\r\nConnection: close\r\n\r\n", (unsigned long long)o->pid,
-		 (unsigned long long)o->steps, o->mode ? "&mode=" : "", o->mode ? o->mode : "",
-		 o->addr, auth);
+		return -EINVAL;
+	snprintf(target, sizeof(target), "/capture?pid=%llu&steps=%llu%s%s",
+		 (unsigned long long)o->pid, (unsigned long long)o->steps, o->mode ? "&mode=" : "",
+		 o->mode ? o->mode : "");
+	err = fleet__http(o, &d, auth, "POST", target, deadline, -1, a);
 	explicit_bzero(auth, sizeof(auth));
-	ans = exchange(c, req);
-	explicit_bzero(req, sizeof(req));
-	capture_conn__close(c);
-	if (!ans)
-		fprintf(stderr, "cuprobe capture: no answer from the daemon at %s%s\n", o->addr,
-			o->tls ? "" : " (if its web-config has TLS: --daemon https://ADDR:PORT)");
-	return ans;
+	if (err == -EHOSTUNREACH)
+		fprintf(stderr, "cuprobe capture: %s\n", a->err);
+	else if (err)
+		fprintf(stderr, "cuprobe capture: the daemon at %s: %s%s\n", o->addr, a->err,
+			o->tls || err != -EPROTO ? "" :
+			" (if its web-config has TLS: --daemon https://ADDR:PORT)");
+	return err;
 }
 
 int capture_main(int argc, char **argv)
 {
+	struct fleet_answer a;
 	struct capture_opts o;
-	char *ans;
-	const char *body;
-	int status = 0, rc = parse_args(&o, argc, argv);
+	char said[768];
+	int rc = parse_args(&o, argc, argv);
 
 	if (rc)
 		return rc > 0 ? 0 : 2;
@@ -424,22 +437,17 @@ int capture_main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (o.job)
 		return fleet__run(&o);
-	ans = ask(&o);
-	if (!ans)
-		return 1;
-	if (sscanf(ans, "HTTP/1.%*d %d", &status) != 1) {
-		fprintf(stderr, "cuprobe capture: no answer from the daemon at %s%s\n", o.addr,
-			o.tls ? "" : " (if its web-config has TLS: --daemon https://ADDR:PORT)");
-		free(ans);
+	if (ask(&o, &a)) {
+		free(a.body);
 		return 1;
 	}
-	body = strstr(ans, "\r\n\r\n");
-	body = body ? body + 4 : "";
-	if (status == 200 && check_answer(o.addr, body)) {
-		free(ans);
-		return 1;
+	rc = a.status == 200 ? check_answer(o.addr, a.body) : -EINVAL;
+	if (!rc) {
+		fputs(a.body, stdout);
+	} else if (a.status != 200) {
+		fleet__said(&a, said, sizeof(said));
+		fprintf(stderr, "cuprobe capture: the daemon at %s: %s\n", o.addr, said);
 	}
-	fputs(body, status == 200 ? stdout : stderr);
-	free(ans);
-	return status == 200 ? 0 : 1;
+	free(a.body);
+	return rc ? 1 : 0;
 }

@@ -14,9 +14,9 @@
 
 struct capture_opts {
 	const char *daemons;	/* --daemon as given: one ADDR, or (--job) a comma list */
-	const char *addr;	/* --daemon without its scheme (the request's Host) */
+	const char *addr;	/* --pid's --daemon without its scheme (the request's Host) */
 	struct addr_port ap;
-	bool tls;		/* https:// */
+	bool tls, creds;	/* --pid's daemon: capture__scheme()'s word */
 	const char *cacert, *cert, *key, *user, *password_file;
 	uint64_t pid, steps;	/* 0: not given */
 	const char *mode;	/* NULL: the daemon's choice */
@@ -25,6 +25,32 @@ struct capture_opts {
 	const char *prometheus;	/* --prometheus URL: where the daemons are found */
 	double timeout_s, margin_s;
 };
+
+/* Where an address came from: the one rule below weighs them apart. */
+enum capture_from {
+	CAPTURE_FROM_USER,		/* --daemon, as the user wrote it */
+	CAPTURE_FROM_LABEL,		/* a Prometheus series' instance label */
+	CAPTURE_FROM_PROMETHEUS,	/* the --prometheus server itself */
+};
+
+struct capture_scheme {
+	bool tls;	/* https, the certificate verified (capture_conn.h) */
+	bool creds;	/* the Authorization header may go there */
+};
+
+/*
+ * The one rule for every address cuprobe capture meets (--daemon of --pid and
+ * --job, each Prometheus instance): with --cacert, --cert or --user an address
+ * without a scheme is https, and an instance label's http:// never lowers it;
+ * an http:// the user wrote is plain, and takes the password to a loopback
+ * address only (ap: where arg resolved). The Prometheus server is plain and
+ * gets no credentials. 0 with *s, or -EINVAL with err saying the fix.
+ */
+int capture__scheme(const struct capture_opts *o, const char *arg, enum capture_from from,
+		    const struct addr_port *ap, struct capture_scheme *s, char *err, size_t len);
+
+/* arg past its http:// or https://. */
+const char *capture__no_scheme(const char *arg);
 
 /*
  * "Authorization: Basic ...\r\n" from --user and --password-file's first

@@ -100,30 +100,41 @@ static int wait_fd(int fd, short events, uint64_t deadline_ns)
 	return n > 0 ? 0 : -ETIMEDOUT;
 }
 
-/* connect(2) that gives up at the deadline; the socket stays blocking, its I/O bounded. */
+/*
+ * connect(2) that gives up at the deadline. With a deadline the socket stays
+ * non-blocking: every read, write and TLS step waits in poll(2) for what is
+ * left, so that a peer that drips a byte at a time cannot hold it past it.
+ */
 static int connect_by(int fd, const struct addr_port *ap, uint64_t deadline_ns)
 {
-	int fl = fcntl(fd, F_GETFL), soerr = 0, ms;
+	int soerr = 0;
 	socklen_t sl = sizeof(soerr);
-	struct timeval tv;
 
 	if (!deadline_ns)
 		return connect(fd, (const struct sockaddr *)&ap->sa, ap->salen) ? -errno : 0;
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 	if (connect(fd, (const struct sockaddr *)&ap->sa, ap->salen) && errno != EINPROGRESS)
 		return -errno;
 	if (wait_fd(fd, POLLOUT, deadline_ns))
 		return -ETIMEDOUT;
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr)
 		return -(soerr ? soerr : errno);
-	fcntl(fd, F_SETFL, fl);
-	/* The handshake and the writes: bounded by what is left. */
-	ms = left_ms(deadline_ns);
-	tv.tv_sec = ms / 1000;
-	tv.tv_usec = (ms % 1000) * 1000 + 1;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	return 0;
+}
+
+/* After a TLS call returned ret: 0 once the socket is ready to try it again, else -errno. */
+static int ssl_wait(struct capture_conn *c, int ret)
+{
+	switch (SSL_get_error(c->ssl, ret)) {
+	case SSL_ERROR_WANT_READ:
+		return wait_fd(c->fd, POLLIN, c->deadline_ns);
+	case SSL_ERROR_WANT_WRITE:
+		return wait_fd(c->fd, POLLOUT, c->deadline_ns);
+	case SSL_ERROR_ZERO_RETURN:
+		return -ENODATA;
+	default:
+		return -EIO;
+	}
 }
 
 /* Whether s is a numeric address (the certificate names it as an IP). */
@@ -138,11 +149,10 @@ static bool numeric(const char *s)
 static int tls_connect(struct capture_conn *c, const struct capture_conn_opts *o, char *err,
 		       size_t len)
 {
-	char why[256];
-	long v;
-
 	const char *name = o->name && !numeric(o->name) ? o->name : NULL;
-	int named;
+	char why[256];
+	int named, k, rc = 0;
+	long v;
 
 	c->ssl = SSL_new(c->ctx);
 	named = c->ssl && (name ? X509_VERIFY_PARAM_set1_host(SSL_get0_param(c->ssl), name, 0) == 1 &&
@@ -152,9 +162,16 @@ static int tls_connect(struct capture_conn *c, const struct capture_conn_opts *o
 		snprintf(err, len, "cannot set up TLS to %s: %s", o->addr, ssl_why(why, sizeof(why)));
 		return -EIO;
 	}
-	if (SSL_connect(c->ssl) == 1)
+	while ((k = SSL_connect(c->ssl)) != 1 && !(rc = ssl_wait(c, k)))
+		;
+	if (k == 1)
 		return 0;
 	v = SSL_get_verify_result(c->ssl);
+	if (rc == -ETIMEDOUT) {
+		snprintf(err, len, "the daemon at %s: no TLS handshake within --timeout (is it "
+			 "serving https?)", o->addr);
+		return -ETIMEDOUT;
+	}
 	if (v != X509_V_OK)
 		snprintf(err, len, "the daemon at %s: its certificate does not verify: %s (give "
 			 "the CA that signed it with --cacert, for the %s %s)", o->addr,
@@ -195,24 +212,47 @@ fail:
 
 int capture_conn__write(struct capture_conn *c, const char *buf, size_t n)
 {
-	if (c->ssl)
-		return SSL_write(c->ssl, buf, (int)n) == (int)n ? 0 : -EIO;
-	return write(c->fd, buf, n) == (ssize_t)n ? 0 : -EIO;
+	ssize_t k;
+	int rc = 0;
+
+	while (n && !rc) {
+		if (c->ssl) {
+			k = SSL_write(c->ssl, buf, (int)n);
+			rc = k > 0 ? 0 : ssl_wait(c, (int)k);
+		} else {
+			k = write(c->fd, buf, n);
+			rc = k >= 0 ? 0 : errno == EAGAIN || errno == EINTR ?
+			     wait_fd(c->fd, POLLOUT, c->deadline_ns) : -EIO;
+		}
+		if (k > 0) {
+			buf += k;
+			n -= (size_t)k;
+		}
+	}
+	return rc == -ETIMEDOUT ? rc : rc ? -EIO : 0;
 }
 
 ssize_t capture_conn__read(struct capture_conn *c, char *buf, size_t n)
 {
-	int k;
+	ssize_t k;
+	int rc;
 
-	if ((!c->ssl || !SSL_pending(c->ssl)) && c->deadline_ns &&
-	    wait_fd(c->fd, POLLIN, c->deadline_ns))
-		return -ETIMEDOUT;
-	if (!c->ssl)
-		return read(c->fd, buf, n);
-	k = SSL_read(c->ssl, buf, (int)n);
-	if (k > 0)
-		return k;
-	return SSL_get_error(c->ssl, k) == SSL_ERROR_ZERO_RETURN ? 0 : -EIO;
+	for (;;) {
+		if (c->ssl) {
+			k = SSL_read(c->ssl, buf, (int)n);
+			if (k > 0)
+				return k;
+			rc = ssl_wait(c, (int)k);
+		} else {
+			k = read(c->fd, buf, n);
+			if (k >= 0)
+				return k;
+			rc = errno == EAGAIN || errno == EINTR ?
+			     wait_fd(c->fd, POLLIN, c->deadline_ns) : -EIO;
+		}
+		if (rc)
+			return rc == -ENODATA ? 0 : rc == -ETIMEDOUT ? rc : -EIO;
+	}
 }
 
 void capture_conn__close(struct capture_conn *c)

@@ -49,6 +49,7 @@ struct fleet {
 	struct fleet_daemon *dv;
 	size_t nd;
 	struct fleet_answer *targets, *caps;	/* per daemon */
+	size_t answered;	/* daemons whose GET /targets was a list */
 	struct frank *rk;
 	size_t nr;
 	long long start;
@@ -125,13 +126,24 @@ static int add_ranks(struct fleet *f, size_t d)
 	json_t *j, *t, *v;
 	size_t i;
 
+	char said[768];
+
 	if (a->status != 200) {
-		fprintf(stderr, "cuprobe capture: daemon %s: %s%.300s\n", f->dv[d].addr,
-			a->status ? "" : a->err, a->status ? a->body : "");
+		fleet__said(a, said, sizeof(said));
+		fprintf(stderr, "cuprobe capture: daemon %s: %s%s\n", f->dv[d].addr,
+			a->status ? "GET /targets: " : "", said);
 		return 0;
 	}
 	j = json_loads(a->body, 0, NULL);
 	t = json_object_get(j, "targets");
+	if (!json_is_array(t)) {
+		fprintf(stderr, "cuprobe capture: daemon %s: GET /targets: its answer is not JSON "
+			"with a \"targets\" list (is a cuprobe daemon listening there?)\n",
+			f->dv[d].addr);
+		json_decref(j);
+		return 0;
+	}
+	f->answered++;
 	json_array_foreach(t, i, v) {
 		struct frank *r, *nr = realloc(f->rk, (f->nr + 1) * sizeof(*nr));
 
@@ -190,15 +202,17 @@ static void take_capture(struct fleet *f, size_t d)
 	json_t *j, *v;
 	size_t i;
 
+	char said[768];
+
 	if (a->status != 200) {
+		fleet__said(a, said, sizeof(said));
 		for (size_t k = 0; k < f->nr; k++) {
 			if (f->rk[k].d != d)
 				continue;
 			snprintf(f->rk[k].result, sizeof(f->rk[k].result), "%s",
 				 a->status ? "refused" : "no_answer");
 			snprintf(f->rk[k].why, sizeof(f->rk[k].why), "daemon %.200s: %.400s",
-				 f->dv[d].addr, a->status ? a->body : a->err);
-			f->rk[k].why[strcspn(f->rk[k].why, "\n")] = '\0';
+				 f->dv[d].addr, said);
 		}
 		return;
 	}
@@ -224,7 +238,7 @@ static void take_capture(struct fleet *f, size_t d)
 static void fetch_one(struct fleet *f, struct frank *r)
 {
 	const char *base = strrchr(r->trace, '/') ? strrchr(r->trace, '/') + 1 : r->trace;
-	char enc[8192], target[8300];
+	char enc[8192], target[8300], said[768];
 	struct fleet_answer a;
 	struct safe_file *sf;
 	int err;
@@ -241,12 +255,13 @@ static void fetch_one(struct fleet *f, struct frank *r)
 	snprintf(target, sizeof(target), "/trace?path=%s", enc);
 	err = fleet__http(f->o, &f->dv[r->d], f->auth, "GET", target, f->deadline,
 			  safe_file__fd(sf), &a);
-	if (!err && a.status != 200)
-		snprintf(a.err, sizeof(a.err), "GET /trace: HTTP %d: %.300s", a.status, a.body);
+	if (!err && a.status != 200) {
+		fleet__said(&a, said, sizeof(said));
+		snprintf(a.err, sizeof(a.err), "GET /trace: %.600s", said);
+	}
 	if (err || a.status != 200 || (err = safe_file__publish(sf))) {
 		snprintf(r->why, sizeof(r->why), "its trace could not be fetched: %.560s",
 			 err && !a.err[0] ? strerror(-err) : a.err);
-		r->why[strcspn(r->why, "\n")] = '\0';
 		free(a.body);
 		safe_file__free(sf);
 		goto fail;
@@ -494,9 +509,14 @@ int fleet__run(const struct capture_opts *o)
 	for (size_t i = 0; i < f.nd; i++)
 		if (add_ranks(&f, i))
 			goto out;
+	if (!f.nr && !f.answered) {
+		fprintf(stderr, "cuprobe capture: job %s: no daemon answered GET /targets with its "
+			"list (each is said above)\n", o->job);
+		goto out;
+	}
 	if (!f.nr) {
 		fprintf(stderr, "cuprobe capture: no daemon of %zu samples a rank of job %s (GET "
-			"/targets lists the jobs)\n", f.nd, o->job);
+			"/targets lists the jobs)\n", f.answered, o->job);
 		goto out;
 	}
 	f.start = choose_start(&f);

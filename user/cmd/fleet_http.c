@@ -20,6 +20,12 @@
 /* Headers bigger than this are not a daemon's; a JSON answer bigger than this is not either. */
 #define HEAD_MAX (64 << 10)
 #define BODY_MAX (64 << 20)
+/*
+ * The largest trace GET /trace may hand over (curl's --max-filesize): a daemon's
+ * trace is cut at its window-max-bytes, 128M by default; 1G is the most the
+ * client takes (docs/daemon.md, "Job captures from the client").
+ */
+#define TRACE_MAX (1ll << 30)
 
 void fleet__urlenc(const char *s, char *out, size_t len)
 {
@@ -41,11 +47,9 @@ void fleet__urlenc(const char *s, char *out, size_t len)
 	out[k] = '\0';
 }
 
-/* Appends n bytes to a's body; -ENOMEM or -E2BIG past BODY_MAX. */
+/* Appends n bytes to a's body (read_answer holds it to BODY_MAX); 0 or -ENOMEM. */
 static int grow(struct fleet_answer *a, size_t *cap, const char *buf, size_t n)
 {
-	if (a->len + n + 1 > BODY_MAX)
-		return -E2BIG;
 	if (a->len + n + 1 > *cap) {
 		size_t nc = (a->len + n + 1) * 2;
 		char *nb = realloc(a->body, nc);
@@ -61,14 +65,27 @@ static int grow(struct fleet_answer *a, size_t *cap, const char *buf, size_t n)
 	return 0;
 }
 
-/* The status line and Content-Length (-1: none) of the headers in head. */
-static int parse_head(const char *head, long long *clen)
+/* The status line, Content-Length (-1: none) and Location of the headers in head. */
+static int parse_head(const char *head, long long *clen, struct fleet_answer *a)
 {
 	const char *p = strcasestr(head, "\r\nContent-Length:");
+	const char *loc = strcasestr(head, "\r\nLocation:");
 	int status = 0;
 
 	*clen = p ? strtoll(p + 17, NULL, 10) : -1;
+	if (loc) {
+		loc += 11 + strspn(loc + 11, " \t");
+		snprintf(a->location, sizeof(a->location), "%.*s", (int)strcspn(loc, "\r\n"), loc);
+	}
 	return sscanf(head, "HTTP/1.%*d %d", &status) == 1 ? status : 0;
+}
+
+/* A body's bytes so far (got, of clen when known) against its bound: 0 or -EFBIG. */
+static int over_bound(long long got, long long clen, bool to_file)
+{
+	long long max = to_file ? TRACE_MAX : BODY_MAX;
+
+	return got > max || clen > max ? -EFBIG : 0;
 }
 
 /* Reads the answer: headers, then the body to sink (a 200) or to memory. */
@@ -100,15 +117,16 @@ static int read_answer(struct capture_conn *c, int sink, struct fleet_answer *a)
 				continue;
 			}
 			in_body = true;
-			a->status = parse_head(head, &clen);
+			a->status = parse_head(head, &clen, a);
 			p = end + 4;
 			k = hl - (size_t)(end + 4 - head);
 			sink = a->status == 200 ? sink : -1;
 		}
 		got += (long long)k;
-		if (sink >= 0)
+		err = over_bound(got, clen, sink >= 0);
+		if (!err && sink >= 0)
 			err = write(sink, p, k) == (ssize_t)k ? 0 : -errno;
-		else
+		else if (!err)
 			err = grow(a, &cap, p, k);
 	}
 	free(head);
@@ -121,6 +139,30 @@ static int read_answer(struct capture_conn *c, int sink, struct fleet_answer *a)
 	if (!err && !a->body && sink < 0)
 		err = grow(a, &cap, "", 0);
 	return err;
+}
+
+/* What went wrong with an answer, for a message. */
+static const char *http_why(int err, bool to_file)
+{
+	switch (err) {
+	case -ETIMEDOUT:
+		return "no answer within --timeout (is it stopped?)";
+	case -EIO:
+		return "the connection failed (was the daemon killed?)";
+	case -EPIPE:
+		return "the answer was cut short";
+	case -EPROTO:
+		return "no HTTP answer (is a cuprobe daemon listening there?)";
+	case -E2BIG:
+		return "its headers are over 64 KiB (is a cuprobe daemon listening there?)";
+	case -EFBIG:
+		return to_file ? "the trace is over 1 GiB, the most cuprobe capture fetches "
+				 "(keep the daemon's window-max-bytes at 1G or less)" :
+				 "its answer is over 64 MiB, far more than a daemon's (is a "
+				 "cuprobe daemon listening there?)";
+	default:
+		return strerror(-err);
+	}
 }
 
 int fleet__http(const struct capture_opts *o, const struct fleet_daemon *d, const char *auth,
@@ -139,8 +181,10 @@ int fleet__http(const struct capture_opts *o, const struct fleet_daemon *d, cons
 	c = capture_conn__open(&co, a->err, sizeof(a->err));
 	if (!c)
 		return -EHOSTUNREACH;
+	/* The credentials go only where capture__scheme() said they may. */
 	n = asprintf(&req, "%s %s HTTP/1.1\r\nHost: %s\r\n%sContent-Length: 0\r\nConnection: "
-		     "close\r\n\r\n", method, target, d->name[0] ? d->name : d->addr, auth);
+		     "close\r\n\r\n", method, target, d->name[0] ? d->name : d->addr,
+		     d->creds ? auth : "");
 	err = n < 0 ? -ENOMEM : capture_conn__write(c, req, (size_t)n);
 	if (n > 0)
 		explicit_bzero(req, (size_t)n);
@@ -148,14 +192,28 @@ int fleet__http(const struct capture_opts *o, const struct fleet_daemon *d, cons
 	if (!err)
 		err = read_answer(c, sink, a);
 	capture_conn__close(c);
-	if (err)
-		snprintf(a->err, sizeof(a->err), "%s %s: %s", method, d->addr,
-			 err == -ETIMEDOUT || err == -EAGAIN || err == -EIO ?
-			 "no answer within --timeout (is it stopped, or killed?)" :
-			 err == -EPIPE ? "the answer was cut short" :
-			 err == -EPROTO ? "no HTTP answer (is a cuprobe daemon listening there?)" :
-			 strerror(-err));
+	if (err) {
+		/* Part of an answer is none: its status would pass for the whole. */
+		a->status = 0;
+		snprintf(a->err, sizeof(a->err), "%s %.*s: %s", method,
+			 (int)strcspn(target, "?"), target, http_why(err, sink >= 0));
+	}
 	return err;
+}
+
+void fleet__said(const struct fleet_answer *a, char *out, size_t len)
+{
+	size_t n = a->body ? strcspn(a->body, "\n") : 0;
+
+	if (!a->status)
+		snprintf(out, len, "%s", a->err);
+	else if (a->status / 100 == 3)
+		snprintf(out, len, "HTTP %d, a redirect to %.200s: not followed (give that address "
+			 "itself, with its scheme)", a->status, a->location[0] ? a->location : "nowhere");
+	else if (n)
+		snprintf(out, len, "HTTP %d: %.*s", a->status, (int)(n > 400 ? 400 : n), a->body);
+	else
+		snprintf(out, len, "HTTP %d, with no message", a->status);
 }
 
 /* HOST:PORT or [HOST]:PORT split; 0 or -EINVAL. */
@@ -196,14 +254,16 @@ static int push(struct fleet_daemon **v, size_t *n, const struct fleet_daemon *d
 	return 0;
 }
 
-/* One ADDR ([https://]HOST:PORT): each of the host's addresses a daemon. */
-static int resolve(const char *arg, bool tls_default, struct fleet_daemon **v, size_t *n,
-		   char *err, size_t len)
+/*
+ * One ADDR ([http[s]://]HOST:PORT): each of the host's addresses a daemon, its
+ * scheme and credentials as capture__scheme() says for an address from where.
+ */
+static int resolve(const struct capture_opts *o, const char *arg, enum capture_from from,
+		   struct fleet_daemon **v, size_t *n, char *err, size_t len)
 {
 	const struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
-	bool tls = !strncmp(arg, "https://", 8) || (tls_default && strncmp(arg, "http://", 7));
-	const char *s = !strncmp(arg, "https://", 8) ? arg + 8 : !strncmp(arg, "http://", 7) ?
-			arg + 7 : arg;
+	const char *s = capture__no_scheme(arg);
+	struct capture_scheme sch;
 	char host[256], port[16];
 	struct addrinfo *res = NULL;
 	int rc;
@@ -218,7 +278,7 @@ static int resolve(const char *arg, bool tls_default, struct fleet_daemon **v, s
 		return -ENOENT;
 	}
 	for (struct addrinfo *ai = res; ai && !rc; ai = ai->ai_next) {
-		struct fleet_daemon d = { .tls = tls };
+		struct fleet_daemon d = { 0 };
 		void *ip = ai->ai_family == AF_INET6 ?
 			   (void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr :
 			   (void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr;
@@ -233,7 +293,10 @@ static int resolve(const char *arg, bool tls_default, struct fleet_daemon **v, s
 			 d.ap.host, port);
 		if (strcmp(host, d.ap.host))
 			snprintf(d.name, sizeof(d.name), "%s", host);
-		rc = push(v, n, &d);
+		rc = capture__scheme(o, arg, from, &d.ap, &sch, err, len);
+		d.tls = sch.tls;
+		d.creds = sch.creds;
+		rc = rc ?: push(v, n, &d);
 	}
 	freeaddrinfo(res);
 	return rc;
@@ -256,7 +319,6 @@ static void promql_str(const char *s, char *out, size_t len)
 static int instances(const struct capture_opts *o, const char *body, struct fleet_daemon **v,
 		     size_t *n, char *err, size_t len)
 {
-	bool tls = o->cacert || o->cert;
 	json_error_t je;
 	json_t *j = json_loads(body, 0, &je), *res;
 	size_t i;
@@ -274,7 +336,7 @@ static int instances(const struct capture_opts *o, const char *body, struct flee
 		const char *inst = json_string_value(json_object_get(json_object_get(r, "metric"),
 								     "instance"));
 		if (inst && !rc)
-			rc = resolve(inst, tls, v, n, err, len);
+			rc = resolve(o, inst, CAPTURE_FROM_LABEL, v, n, err, len);
 	}
 	json_decref(j);
 	return rc;
@@ -293,7 +355,7 @@ static int from_prometheus(const struct capture_opts *o, uint64_t deadline_ns,
 
 	snprintf(hostport, sizeof(hostport), "%.*s", slash ? (int)(slash - hp) : (int)strlen(hp),
 		 hp);
-	rc = resolve(hostport, false, &pv, &pn, err, len);
+	rc = resolve(o, hostport, CAPTURE_FROM_PROMETHEUS, &pv, &pn, err, len);
 	if (rc || !pn) {
 		free(pv);
 		return rc ? rc : -ENOENT;
@@ -310,8 +372,10 @@ static int from_prometheus(const struct capture_opts *o, uint64_t deadline_ns,
 		 slash ? slash : "", enc);
 	rc = fleet__http(o, &pv[0], "", "GET", target, deadline_ns, -1, &a);
 	free(pv);
-	if (!rc && a.status != 200)
-		snprintf(a.err, sizeof(a.err), "HTTP %d: %.200s", a.status, a.body), rc = -EPROTO;
+	if (!rc && a.status != 200) {
+		fleet__said(&a, a.err, sizeof(a.err));
+		rc = -EPROTO;
+	}
 	if (rc)
 		snprintf(err, len, "--prometheus %s: %s", o->prometheus, a.err);
 	else
@@ -334,7 +398,7 @@ int fleet__find(const struct capture_opts *o, uint64_t deadline_ns, struct fleet
 	if (!list)
 		return -ENOMEM;
 	for (char *s = strtok_r(list, ",", &save); s && !rc; s = strtok_r(NULL, ",", &save))
-		rc = resolve(s, false, v, n, err, len);
+		rc = resolve(o, s, CAPTURE_FROM_USER, v, n, err, len);
 	free(list);
 	return rc;
 }
