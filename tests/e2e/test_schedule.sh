@@ -237,6 +237,20 @@ expect_fail "unknown USDT probe, with close matches" "close matches: cuprobe_wl:
 	"$CUPROBE" record -o "$TMP/bad" --step "usdt:$W/basic:cuprobe_wl:stop" -- "$W/basic"
 expect_fail "step symbol never found" "step probe no_such_step was never found" \
 	"$CUPROBE" record -o "$TMP/bad" --step no_such_step -- "$W/basic" --iters 2
+# A step probe missing from every object of a process that launches is said while it runs,
+# with only the close names, once each; and again, as an error, at the end.
+"$CUPROBE" record -o "$TMP/miss" --step cuprobe_stp -- "$W/basic" --iters 100 --sleep-ms 10 \
+	--steps >"$TMP/miss.log" 2>&1; rc=$?
+warn=$(grep -n "warning: step probe cuprobe_stp not found in any of .*which uses CUDA" "$TMP/miss.log" |
+	cut -d: -f1)
+end=$(grep -n "^basic: " "$TMP/miss.log" | cut -d: -f1)
+[ $rc -ne 0 ] && [ -n "$warn" ] && [ -n "$end" ] && [ "$warn" -lt "$end" ] &&
+	ok "a missing step probe is said while the program runs" ||
+	not_ok "a missing step probe is said while the program runs" "rc $rc: $(tr '\n' ' ' <"$TMP/miss.log")"
+matches=$(sed -n 's/.*close matches: \([^;]*\);.*/\1/p' "$TMP/miss.log" | sort -u)
+[ "$matches" = cuprobe_step ] && ! grep -q ",;" "$TMP/miss.log" &&
+	ok "close matches: only the close name, once" ||
+	not_ok "close matches: only the close name, once" "$(tr '\n' ' ' <"$TMP/miss.log")"
 expect_fail "warmup=0 is warned about" "warmup=0" \
 	sh -c "'$CUPROBE' record -o '$TMP/w0' --step cuprobe_step --schedule wait=0,warmup=0,active=1 -- true; exit 1"
 done_testing

@@ -708,7 +708,13 @@ void probeset__facts(const struct probeset *ps, struct probe_facts *f)
 
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)
 {
-	for (size_t i = 0; ps->step_spec && i < ps->objs.len; i++) {
+	struct step_suggest sg;
+
+	buf[0] = '\0';
+	if (!ps->step_spec)
+		return;
+	step_spec__suggest_init(ps->step_spec, &sg);
+	for (size_t i = 0; i < ps->objs.len; i++) {
 		struct examined *e = OBJ(ps, i);
 		char path[32];
 		int fd;
@@ -720,9 +726,10 @@ void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)
 		if (fd < 0)
 			continue;
 		target_file_fd_path(fd, path, sizeof(path));
-		step_spec__suggest(ps->step_spec, path, buf, len);
+		step_spec__suggest(ps->step_spec, path, &sg);
 		close(fd);
 	}
+	step_spec__suggest_str(&sg, buf, len);
 }
 
 static void free_all(struct probeset *ps, bool sync)

@@ -136,7 +136,7 @@ void probeset__facts(const struct probeset *ps, struct probe_facts *f);
  */
 struct procmaps;
 void probeset__take_maps(struct probeset *ps, struct procmaps *out);
-/* Appends to buf up to three names close to the step spec, from objects looked at. */
+/* The few names close to the step spec in the objects looked at, each once (step_spec.h). */
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len);
 
 #endif /* CORE_PROBES_PROBESET_H */
