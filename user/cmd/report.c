@@ -197,12 +197,20 @@ static void warn_gpu(const struct report *r)
 /* Graph replays whose kernels the report could not count, or that CUPTI saw otherwise. */
 static void warn_graphs(const struct report *r)
 {
-	if (r->graphs.unknown)
+	uint64_t unseen = r->graphs.unknown - r->graphs.unknown_no_driver;
+
+	if (r->graphs.unknown_no_driver)
+		report_err("warning: %" PRIu64 " graph replays ran no graph: their processes had "
+			   "no CUDA driver loaded (no GPU or driver where they ran), so no graph "
+			   "was built and their CUDA calls failed: record where the GPU and its "
+			   "driver are",
+			   r->graphs.unknown_no_driver);
+	if (unseen)
 		report_err("warning: %" PRIu64 " graph replays ran graphs of unknown content (made "
 			   "before cuprobe attached, or built where it did not see), so the kernels "
 			   "they ran are in no count: record from the start of the program, or "
 			   "attach with -p before the graphs are captured",
-			   r->graphs.unknown);
+			   unseen);
 	if (r->graphs.mismatches)
 		report_err("warning: %" PRIu64 " graph replays ran another number of kernels on "
 			   "the GPU (CUPTI) than their graphs hold (a node changed where cuprobe did "
@@ -464,9 +472,8 @@ static int stacks_read(const struct report_opts *o, const struct vec *inputs, st
 			   "recording, or recorded without --stack): they are under [no stack]",
 			   st.without_stack, st.launches);
 	if (!o->weight_gpu && st.graph_unknown)
-		report_err("warning: %" PRIu64 " graph replays ran graphs of unknown content (made "
-			   "before cuprobe attached): each is one launch under [graph of unknown "
-			   "content], its kernels unknown",
+		report_err("warning: %" PRIu64 " graph replays ran graphs of unknown content: each "
+			   "is one launch under [graph of unknown content], its kernels unknown",
 			   st.graph_unknown);
 	if (o->weight_gpu && st.without_gpu)
 		report_err("warning: %" PRIu64 " launches have no GPU work in the traces: they "

@@ -688,10 +688,21 @@ void probeset__take_maps(struct probeset *ps, struct procmaps *out)
 	memset(&ps->maps, 0, sizeof(ps->maps));
 }
 
+/* Whether an object has the driver's launch APIs: without one, every CUDA call fails. */
+static bool has_driver(const struct probeset *ps)
+{
+	for (size_t i = 0; i < ps->objs.len; i++)
+		for (int api = 0; api < API__COUNT; api++)
+			if (launch_api_is_driver(api) && OBJ(ps, i)->api_off[api])
+				return true;
+	return false;
+}
+
 void probeset__facts(const struct probeset *ps, struct probe_facts *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->has_launch_apis = ps->has_launch_apis;
+	f->has_driver = has_driver(ps);
 	f->step_found = ps->step != NULL;
 	if (ps->step_object)
 		snprintf(f->step_object, sizeof(f->step_object), "%s", ps->step_object);

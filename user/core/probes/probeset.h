@@ -66,6 +66,7 @@ struct probe_want {
 /* What the owner learns after each job: copies, never pointers into the probeset. */
 struct probe_facts {
 	bool has_launch_apis;	/* some object has launch APIs */
+	bool has_driver;	/* some object has the driver's (libcuda): CUDA calls can work */
 	bool step_found;
 	char step_object[256];	/* where the step probe is, when found */
 	bool agent_found;
