@@ -8,7 +8,8 @@
 #   4242, 4243                  -> the pids of running demos
 #   /tmp/traces, /etc/cuprobe/daemon.conf -> the test's folder, deploy/daemon.conf
 #   the daemon's port 9464      -> a free one; a daemon also gets -o and --cgroup, so that
-#                                  it samples only the test's workloads
+#                                  it samples only the test's workloads, and -l unless shown
+#   /etc/cuprobe/web.yml        -> the man page's web-config, with a certificate made here
 # A command that cannot run here is listed in SKIP with the reason; a command in
 # neither list fails the test, so that no new example goes untried.
 source "$(dirname "$0")/lib.sh"
@@ -17,7 +18,6 @@ source "$(dirname "$0")/daemon_lib.sh"
 declare -A SKIP=(
 	["cuprobe record --step train_step --schedule wait=5,warmup=1,active=3,repeat=2 -- python train.py"]="a Python program's step is no symbol of its own (--step torch)"
 	["cuprobe daemon -i 30 -P 0.2 --step python3=usdt:libtorch_cpu.so:torch:step"]="needs PyTorch's libtorch_cpu.so with its USDT probes"
-	["cuprobe daemon -l 0.0.0.0:9464 --web-config /etc/cuprobe/web.yml"]="needs the host's TLS certificate and key in a web-config"
 	["cuprobe capture --daemon https://10.0.0.7:9464 --cacert ca.crt --cert me.crt --key me.key --pid 4242 --steps 5"]="needs a remote daemon with TLS and its certificates"
 	["cuprobe capture --daemon https://10.0.0.7:9464 --cacert ca.crt --user ops --password-file ~/.cuprobe-pass --pid 4242 --steps 5"]="needs a remote daemon with TLS and basic auth"
 	["cuprobe capture --job train-7 --steps 3 -o traces --prometheus http://prom:9090 --cacert ca.crt --user ops --password-file ~/.cuprobe-pass"]="needs a Prometheus and the daemons of a job's ranks"
@@ -42,9 +42,30 @@ substitute() {
 	    -e "s#train_step#cuprobe_step#g" \
 	    -e "s#4242,4243#$P1,$P2#g; s#4242#$P1#g; s#4243#$P2#g" \
 	    -e "s#/tmp/traces#$TMP/traces#g; s#/etc/cuprobe/daemon.conf#$ROOT/deploy/daemon.conf#g" \
-	    -e "s#127\.0\.0\.1:9464#127.0.0.1:$PORT#g" \
+	    -e "s#127\.0\.0\.1:9464#127.0.0.1:$PORT#g; s#0\.0\.0\.0:9464#0.0.0.0:$(free_port)#g" \
+	    -e "s#/etc/cuprobe/web.yml#$TMP/tls/web.yml#g" \
 	    -e "s#^cuprobe #$CUPROBE #; s#(cuprobe #($CUPROBE #g" <<<"$1"
 }
+
+# cuprobe-daemon(1)'s web-config: TLS with a certificate made here, a bcrypt password.
+make_webconf() {
+	mkdir -m 0700 -p "$TMP/tls"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+		-subj /CN=localhost -keyout "$TMP/tls/server.key" -out "$TMP/tls/server.crt" \
+		>/dev/null 2>&1
+	chmod 0600 "$TMP/tls/server.key"
+	cat >"$TMP/tls/web.yml" <<YML
+tls_server_config:
+  cert_file: server.crt
+  key_file: server.key
+basic_auth_users:
+  prometheus: $(mkpasswd -m bcrypt -R 5 secret)
+cuprobe:
+  open_paths: [ /healthz ]
+YML
+	chmod 0600 "$TMP/tls/web.yml"
+}
+make_webconf
 
 # Running demos for -p: long enough for an attach, a schedule of a few steps, a compare.
 start_targets() {
@@ -64,8 +85,8 @@ stop_targets() {
 # run until stopped.
 run_daemon() {
 	local where=$1 doc=$2 cmd=$3 log=$TMP/daemon.$RANDOM.log
-	timeout 4 $cmd -l "127.0.0.1:$(free_port)" -o "$TMP/daemon" ${CGNAME:+--cgroup /$CGNAME} \
-		>"$log" 2>&1
+	[[ $cmd == *" -l "* ]] || cmd+=" -l 127.0.0.1:$(free_port)"
+	timeout 4 $cmd -o "$TMP/daemon" ${CGNAME:+--cgroup /$CGNAME} >"$log" 2>&1
 	rc=$?
 	if [ $rc -eq 124 ] && grep -q "listening on" "$log"; then
 		ok "$where: $doc"
