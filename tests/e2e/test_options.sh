@@ -107,6 +107,22 @@ for cmd in record compare report daemon capture; do
 		not_ok "$cmd: an unknown option is one line naming it, exit 2" "rc $rc: $out"
 done
 
+# A bad value's message gives one example, not the option's and its parser's both.
+while read -r args; do
+	out=$("$CUPROBE" $args 2>&1 >/dev/null)
+	n=$(grep -o "e\.g\." <<<"$out" | wc -l)
+	[ "$n" -le 1 ] && ok "$args: at most one example" ||
+		not_ok "$args: at most one example" "$out"
+done <<'ARGS'
+record --step f --schedule wait=1 -- true
+record --ringbuf-size x -- true
+record --duration x -- true
+compare --slice x -- true
+daemon --retention 1
+daemon --listen foo
+capture --timeout x --pid 1 --steps 1
+ARGS
+
 # --version and version print the Makefile's VERSION and, built in a git checkout, the
 # revision built from; --help ends with the same line.
 version=$(sed -n 's/^VERSION *:= *//p' "$ROOT/Makefile")
