@@ -32,7 +32,7 @@ mkdir -p "$WORK"
 PROG="$W/demo --iters 20 --sleep-ms 5"
 PORT=$(free_port)
 P1= P2=
-cgroup_setup doccmd || CGNAME=
+cgroup_setup doccmd || { CGNAME=; in_cg=(); }
 trap 'cgroup_kill; [ -n "${DPID:-}" ] && kill $DPID 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"' EXIT
 
 # The command as this test runs it (the substitutions above).
