@@ -20,6 +20,9 @@ NVCC      ?= $(CUDA_HOME)/bin/nvcc
 ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 VMLINUX_H ?= vmlinux/$(ARCH)/vmlinux.h
 
+# The release; `cuprobe --version` adds the git revision built from (GIT_REV= overrides it).
+VERSION  := 0.1.0
+
 CFLAGS   ?= -g -O2
 CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -MMD -MP
 # Headers are included by their path from user/ ("core/session/session.h"),
@@ -94,6 +97,13 @@ cuprobe: $(USER_OBJS) $(OUTPUT)/link-mode
 # Relinks when STATIC= changes between builds.
 $(OUTPUT)/link-mode: FORCE | $(OUTPUT)
 	$(Q)echo 'STATIC=$(STATIC)' | cmp -s - $@ || echo 'STATIC=$(STATIC)' > $@
+
+# Rewritten only when the version or the git revision changed (scripts/gen-version.sh).
+$(OUTPUT)/version.h: FORCE | $(OUTPUT)
+	$(Q)scripts/gen-version.sh $(VERSION) $@
+
+$(OUTPUT)/user/cmd/main.o $(OUTPUT)/san/user/cmd/main.o $(OUTPUT)/tsan/user/cmd/main.o: \
+	$(OUTPUT)/version.h
 
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX_H) | $(OUTPUT)
 	$(call msg,BPF,$@)

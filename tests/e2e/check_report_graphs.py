@@ -39,7 +39,7 @@ FOLDED = {
     TRAIN + ";cudaLaunchKernel;" + GEMM: 2,
     TRAIN + ";cudaMemcpyAsync;cudaMemcpyAsync": 1,
 }
-UNKNOWN_WARNING = ("warning: 1 graph replays ran graphs of unknown content (made before "
+UNKNOWN_WARNING = ("warning: 1 graph replay ran graphs of unknown content (made before "
                    "cuprobe attached")
 
 

@@ -57,6 +57,10 @@ if ! until_true 60 grep -q "listening on" "$TMP/d.log"; then
 	exit 0
 fi
 ok "daemon starts and listens on 127.0.0.1:$PORT"
+grep -q "listening on .*; 1 CUDA process found;" "$TMP/d.log" &&
+	ok "it found the one CUDA process of its cgroup, said in the singular" ||
+	not_ok "it found the one CUDA process of its cgroup, said in the singular" \
+		"$(grep "listening on" "$TMP/d.log")"
 
 # Prometheus, its own config, storage and port; stopped by its pid.
 PPORT=$(free_port)

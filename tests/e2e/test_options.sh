@@ -107,6 +107,37 @@ for cmd in record compare report daemon capture; do
 		not_ok "$cmd: an unknown option is one line naming it, exit 2" "rc $rc: $out"
 done
 
+# A bad value's message gives one example, not the option's and its parser's both.
+while read -r args; do
+	out=$("$CUPROBE" $args 2>&1 >/dev/null)
+	n=$(grep -o "e\.g\." <<<"$out" | wc -l)
+	[ "$n" -le 1 ] && ok "$args: at most one example" ||
+		not_ok "$args: at most one example" "$out"
+done <<'ARGS'
+record --step f --schedule wait=1 -- true
+record --ringbuf-size x -- true
+record --duration x -- true
+compare --slice x -- true
+daemon --retention 1
+daemon --listen foo
+capture --timeout x --pid 1 --steps 1
+ARGS
+
+# --version and version print the Makefile's VERSION and, built in a git checkout, the
+# revision built from; --help ends with the same line.
+version=$(sed -n 's/^VERSION *:= *//p' "$ROOT/Makefile")
+want="^cuprobe ${version//./\\.}"
+[ "$(git -C "$ROOT" rev-parse --show-toplevel 2>/dev/null)" = "$ROOT" ] && want="$want \\(git [0-9a-f]{7,}(-dirty)?\\)"
+for args in --version version; do
+	out=$("$CUPROBE" $args 2>&1); rc=$?
+	[ $rc -eq 0 ] && grep -qE "$want\$" <<<"$out" && [ "$(wc -l <<<"$out")" = 1 ] &&
+		ok "cuprobe $args: the version and revision" ||
+		not_ok "cuprobe $args: the version and revision" "rc $rc: $out"
+done
+out=$("$CUPROBE" --help | tail -1)
+grep -qE "$want\$" <<<"$out" && ok "--help ends with the version" ||
+	not_ok "--help ends with the version" "$out"
+
 # The pages name only paths that exist, and docs/internals.md's map names every
 # file of user/ (scripts/check-paths.py): each problem is a line of its own.
 if paths=$(python3 "$ROOT/scripts/check-paths.py" 2>&1); then

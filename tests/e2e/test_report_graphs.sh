@@ -35,6 +35,31 @@ done
 "$CUPROBE" report --flamegraph "$TMP/g.svg" "$TMP/lines" 2>/dev/null
 expect "the flame graph weighs what the folded stacks do" $CG svg "$TMP/g.svg"
 
+# The same trace of a process that had no CUDA driver: its replay of unknown content is
+# blamed on that, not on a late attach.
+python3 - "$FX" "$TMP/nodrv/g.pt.trace.json" <<'EOF'
+import json, os, sys
+d = json.load(open(sys.argv[1]))
+d["cuprobe"]["driver_loaded"] = False
+os.makedirs(os.path.dirname(sys.argv[2]))
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+"$CUPROBE" report "$TMP/nodrv" >/dev/null 2>"$TMP/nodrv.err"
+grep -q "1 graph replay ran no graph: the processes that made them had no CUDA driver loaded" "$TMP/nodrv.err" &&
+	! grep -q "before cuprobe attached" "$TMP/nodrv.err" &&
+	ok "no CUDA driver: the replay of unknown content is blamed on it, not on the attach" ||
+	not_ok "no CUDA driver: the replay of unknown content is blamed on it, not on the attach" \
+		"$(cat "$TMP/nodrv.err")"
+# Recorded where there is no driver (this machine, unless it has a GPU's), it is said so.
+if ! ldconfig -p | grep -q "libcuda\.so\.1 "; then
+	"$CUPROBE" record -o "$TMP/rec" -- "$W/basic" --iters 2 >/dev/null 2>&1
+	"$CUPROBE" report "$TMP/rec" >/dev/null 2>"$TMP/rec.err"
+	grep -q '"driver_loaded": false' "$(trace_in "$TMP/rec/run_0")" &&
+		grep -qE "graph replays? ran no graph: the processes that made them had no CUDA driver" "$TMP/rec.err" &&
+		ok "recorded without a driver: the trace and the report say so" ||
+		not_ok "recorded without a driver: the trace and the report say so" "$(cat "$TMP/rec.err")"
+fi
+
 # The same trace without "graph content" (as written before graphs were followed).
 python3 - "$FX" "$TMP/old/g.pt.trace.json" <<'EOF'
 import json, os, sys

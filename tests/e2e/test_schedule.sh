@@ -212,7 +212,7 @@ rm -rf "$TMP/lead"
 CUPROBE_GT=$TMP/lead.gt.json "$CUPROBE" record -o "$TMP/lead" --step cuprobe_step \
 	--schedule wait=20,warmup=1,active=1,repeat=2 \
 	-- "$W/basic" --steps --threads 1 --sleep-ms 2 --iters 46 >"$TMP/lead.log" 2>&1
-n=$(grep -c "steps before warmup, recording nothing until it" "$TMP/lead.log")
+n=$(grep -cE "steps? before warmup, recording nothing until it" "$TMP/lead.log")
 [ "$n" = 1 ] && ok "short steps: the early attach is said once" ||
 	not_ok "short steps: the early attach is said once" "said $n times: $(head -5 "$TMP/lead.log")"
 for cs in 0:21 1:43; do
@@ -230,13 +230,31 @@ expect_fail "--schedule without --step" "needs --step" "$CUPROBE" record --sched
 expect_fail "active=0" "active must be > 0" "$CUPROBE" record --step f --schedule wait=1,warmup=1,active=0 -- true
 expect_fail "unknown schedule key" "unknown key 'wiat'" "$CUPROBE" record --step f --schedule wiat=1,warmup=1,active=1 -- true
 expect_fail "malformed step" "not usdt:OBJECT:PROVIDER:NAME" "$CUPROBE" record --step usdt:x:y -- true
+out=$("$CUPROBE" record --step f --schedule wait=1 -- true 2>&1)
+[ "$(grep -o "e\.g\." <<<"$out" | wc -l)" = 1 ] && ok "a schedule without its keys: one example" ||
+	not_ok "a schedule without its keys: one example" "$out"
+# The hint lists what was searched: nm reads .symtab, where cuprobe_step is (nm -D would not).
 expect_fail "unknown symbol in a named object, with close matches" \
-	"cuprobe_stpe not found in .*basic; close matches: cuprobe_step" \
+	"cuprobe_stpe not found in .*basic; close matches: cuprobe_step; check the name \(nm /" \
 	"$CUPROBE" record -o "$TMP/bad" --step "$W/basic:cuprobe_stpe" -- "$W/basic"
 expect_fail "unknown USDT probe, with close matches" "close matches: cuprobe_wl:step" \
 	"$CUPROBE" record -o "$TMP/bad" --step "usdt:$W/basic:cuprobe_wl:stop" -- "$W/basic"
 expect_fail "step symbol never found" "step probe no_such_step was never found" \
 	"$CUPROBE" record -o "$TMP/bad" --step no_such_step -- "$W/basic" --iters 2
+# A step probe missing from every object of a process that launches is said while it runs,
+# with only the close names, once each; and again, as an error, at the end.
+"$CUPROBE" record -o "$TMP/miss" --step cuprobe_stp -- "$W/basic" --iters 100 --sleep-ms 10 \
+	--steps >"$TMP/miss.log" 2>&1; rc=$?
+warn=$(grep -n "warning: step probe cuprobe_stp not found in any of .*which uses CUDA" "$TMP/miss.log" |
+	cut -d: -f1)
+end=$(grep -n "^basic: " "$TMP/miss.log" | cut -d: -f1)
+[ $rc -ne 0 ] && [ -n "$warn" ] && [ -n "$end" ] && [ "$warn" -lt "$end" ] &&
+	ok "a missing step probe is said while the program runs" ||
+	not_ok "a missing step probe is said while the program runs" "rc $rc: $(tr '\n' ' ' <"$TMP/miss.log")"
+matches=$(sed -n 's/.*close matches: \([^;]*\);.*/\1/p' "$TMP/miss.log" | sort -u)
+[ "$matches" = cuprobe_step ] && ! grep -q ",;" "$TMP/miss.log" &&
+	ok "close matches: only the close name, once" ||
+	not_ok "close matches: only the close name, once" "$(tr '\n' ' ' <"$TMP/miss.log")"
 expect_fail "warmup=0 is warned about" "warmup=0" \
 	sh -c "'$CUPROBE' record -o '$TMP/w0' --step cuprobe_step --schedule wait=0,warmup=0,active=1 -- true; exit 1"
 done_testing

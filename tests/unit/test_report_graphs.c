@@ -130,7 +130,7 @@ static void test_replays_text_and_warning(void **state)
 			       "         3   8.82%         3.0            0  graph 0xa1\n"));
 	/* The other tables have no such column. */
 	assert_non_null(strstr(r.out, "\nAPIs\n  CALLS   SHARE  CALLS/S  API\n"));
-	assert_non_null(strstr(r.err, "warning: 1 graph replays ran graphs of unknown content"));
+	assert_non_null(strstr(r.err, "warning: 1 graph replay ran graphs of unknown content"));
 	assert_non_null(strstr(r.err, "attach with -p before the graphs are captured"));
 	assert_null(strstr(r.err, "CUPTI"));
 	run_free(&r);
@@ -219,7 +219,7 @@ static void test_replays_cupti(void **state)
 	r = run_report(fx->dir, (const char *[]){ trace, NULL });
 	assert_non_null(strstr(r.out, "\nGraphs     2 replays of 1 graph ran 8 kernels, 2 copies; "
 				      "1 replay ran another number of kernels on the GPU\n"));
-	assert_non_null(strstr(r.err, "warning: 1 graph replays ran another number of kernels on "
+	assert_non_null(strstr(r.err, "warning: 1 graph replay ran another number of kernels on "
 				      "the GPU (CUPTI)"));
 	assert_null(strstr(r.err, "unknown content"));
 	run_free(&r);
@@ -318,7 +318,7 @@ static void test_replays_folded(void **state)
 			    "train.py(1): <module>;train.py(2): step;cudaGraphLaunch;relu 4\n"
 			    "train.py(1): <module>;train.py(2): step;cudaGraphLaunch;"
 			    "softmax(float*, int) 5\n");
-	assert_non_null(strstr(r.err, "warning: 1 graph replays ran graphs of unknown content"));
+	assert_non_null(strstr(r.err, "warning: 1 graph replay ran graphs of unknown content"));
 	run_free(&r);
 	/* GPU ns: each GPU event of a replay under its own name; the replay without any, none. */
 	r = run_report(fx->dir, (const char *[]){ "--format", "folded", "--weight", "gpu", trace,

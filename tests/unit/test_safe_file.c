@@ -379,6 +379,23 @@ static void test_safe_file_open_path(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+/* A bare name is one in the current folder, as `report -o report.json` gives it. */
+static void test_safe_file_open_path_bare_name(void **state)
+{
+	struct dir_fixture *d = *state;
+	char cwd[PATH_MAX];
+	struct safe_file *sf;
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(d->path), 0);
+	sf = safe_file__open_path("bare.json", SAFE_FILE_REPLACE, 0644);
+	assert_non_null(sf);
+	assert_int_equal(safe_file__publish(sf), 0);
+	safe_file__free(sf);
+	assert_int_equal(chdir(cwd), 0);
+	assert_listing(d->fd, "bare.json");
+}
+
 static void test_safe_file_make_dirs(void **state)
 {
 	struct dir_fixture *d = *state;
@@ -468,6 +485,7 @@ int main(void)
 		SCRATCH(test_safe_file_killed_writer_leaves_nothing),
 		SCRATCH(test_safe_file_publish_into_removed_folder),
 		SCRATCH(test_safe_file_open_path),
+		SCRATCH(test_safe_file_open_path_bare_name),
 		SCRATCH(test_safe_file_make_dirs),
 		SCRATCH(test_safe_file_child_dir),
 	};

@@ -227,6 +227,7 @@ static void test_step_spec_errors(void **state)
 static void test_step_find_and_suggest(void **state)
 {
 	const char *cudart = "/usr/local/cuda/lib64/libcudart.so.13";
+	struct step_suggest sg;
 	struct step_sites sites;
 	struct step_spec s;
 	char err[256], close[512] = "";
@@ -240,9 +241,38 @@ static void test_step_find_and_suggest(void **state)
 
 	assert_int_equal(step_spec__parse("libcudart:cudaDeviceSynchronise", &s, err, sizeof(err)), 0);
 	assert_int_equal(step_spec__find(&s, cudart, &sites), 0);
-	step_spec__suggest(&s, cudart, close, sizeof(close));
-	if (!strstr(close, "cudaDeviceSynchronize"))
-		fail_msg("no close match in '%s'", close);
+	step_spec__suggest_init(&s, &sg);
+	step_spec__suggest(&s, cudart, &sg);
+	step_spec__suggest_str(&sg, close, sizeof(close));
+	if (strncmp(close, "cudaDeviceSynchronize", 21))
+		fail_msg("the closest match is not first in '%s'", close);
+	step_spec__free(&s);
+}
+
+/*
+ * Close names only, each once over several objects, a few at most, closest
+ * first; a list cut short ends with a whole name (it ended ", " before).
+ */
+static void test_step_suggest_close_only(void **state)
+{
+	static const char *const objs[][6] = {
+		{ "main", "_init", "truncate", "train_stp", "Train_Step", "raise" },
+		{ "_init", "train_step_impl", "rint", "train_stp", "lrintf", "step" },
+	};
+	struct step_suggest sg;
+	struct step_spec s;
+	char err[256], buf[512], small[24];
+
+	(void)state;
+	assert_int_equal(step_spec__parse("train_step", &s, err, sizeof(err)), 0);
+	step_spec__suggest_init(&s, &sg);
+	for (size_t o = 0; o < 2; o++)
+		for (size_t i = 0; i < 6; i++)
+			step_spec__consider(&sg, objs[o][i]);
+	step_spec__suggest_str(&sg, buf, sizeof(buf));
+	assert_string_equal(buf, "Train_Step, train_stp, train_step_impl");
+	step_spec__suggest_str(&sg, small, sizeof(small));
+	assert_string_equal(small, "Train_Step, train_stp");
 	step_spec__free(&s);
 }
 
@@ -259,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_step_spec_forms),
 		cmocka_unit_test(test_step_spec_errors),
 		cmocka_unit_test(test_step_find_and_suggest),
+		cmocka_unit_test(test_step_suggest_close_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
 #include "core/proc/pyproc.h"
 #include "core/proc/stacks.h"
 #include "report/folded.h"
+#include "util/utf8.h"
 
 /*
  * The line tables of one function,
@@ -208,6 +209,73 @@ static void test_flamegraph(void **state)
 	free(s);
 }
 
+/* The characters of an SVG text as drawn: entities one each, UTF-8 sequences one each. */
+static size_t drawn_chars(const char *s, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < len; n++) {
+		if (s[i] == '&') {
+			const char *semi = memchr(s + i, ';', len - i);
+
+			assert_non_null(semi);
+			i = (size_t)(semi - s) + 1;
+			continue;
+		}
+		assert_true(utf8__len((const unsigned char *)s + i) > 0);
+		i += (size_t)utf8__len((const unsigned char *)s + i);
+	}
+	return n;
+}
+
+/*
+ * Every label stays inside its box in the widest common monospace font
+ * (0.602 em of 12px: DejaVu Sans Mono, Menlo), 3 px in from its left edge,
+ * cut on a whole character: long names, long UTF-8 names, escaped ones.
+ */
+static void test_flamegraph_labels_fit(void **state)
+{
+	char ascii[301], utf8[401], esc[301];
+	struct folded_line l[] = {
+		{ .stack = ascii, .weight = 5 },
+		{ .stack = utf8, .weight = 3 },
+		{ .stack = esc, .weight = 2 },
+	};
+	const char *p;
+	size_t labels = 0;
+	char *s;
+
+	(void)state;
+	memset(ascii, 'a', 300);
+	ascii[300] = '\0';
+	for (int i = 0; i < 200; i++)
+		memcpy(utf8 + 2 * i, "\xc3\xa9", 2);
+	utf8[400] = '\0';
+	for (int i = 0; i < 100; i++)
+		memcpy(esc + 3 * i, "k<>", 3);
+	esc[300] = '\0';
+	s = written(svg_of, l, N(l));
+	for (p = s; (p = strstr(p, "<rect x=\"")); p++) {
+		double x, w, tx;
+		const char *text = strstr(p, "/>"), *end;
+
+		assert_int_equal(sscanf(p, "<rect x=\"%lf\" y=\"%*f\" width=\"%lf\"", &x, &w), 2);
+		if (strncmp(text, "/><text x=\"", 11))
+			continue;
+		assert_int_equal(sscanf(text, "/><text x=\"%lf\"", &tx), 1);
+		text = strchr(text + 2, '>') + 1;
+		end = strstr(text, "</text>");
+		if (tx - x < 3 || tx + 12 * 0.602 * (double)drawn_chars(text, (size_t)(end - text)) > x + w)
+			fail_msg("label '%.*s' runs past its box (x %.1f, width %.1f)",
+				 (int)(end - text), text, x, w);
+		labels++;
+	}
+	/* all, and the three names, cut with "..". */
+	assert_int_equal(labels, 4);
+	assert_int_equal(count(s, "..</text>"), 3);
+	free(s);
+}
+
 /* The names of a merge, leaf first, joined by ';'. */
 static void check_merge(const struct merge_frame *nat, size_t nn, const char *const *py, size_t np,
 			uint64_t entry, const char *want)
@@ -257,7 +325,8 @@ int main(void)
 		cmocka_unit_test(test_lines_310),  cmocka_unit_test(test_lines_311),
 		cmocka_unit_test(test_lines_312),  cmocka_unit_test(test_lines_313),
 		cmocka_unit_test(test_version_of), cmocka_unit_test(test_folded_text),
-		cmocka_unit_test(test_flamegraph), cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_flamegraph), cmocka_unit_test(test_flamegraph_labels_fit),
+		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_utf8),	   cmocka_unit_test(test_code_id),
 	};
 

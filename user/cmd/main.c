@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 #include "cmd/commands.h"
+#include "version.h"
 
 static int help_main(int argc, char **argv);
+static int version_main(int argc, char **argv);
 
 /* A command: its entry, a one-line summary, and what the static build lacks for it. */
 struct command {
@@ -32,6 +34,8 @@ static const struct command commands[] = {
 	  .summary = "ask a running daemon for the next steps of a process" },
 	{ .name = "help", .main = help_main,
 	  .summary = "this list, or a command's options (help COMMAND)" },
+	{ .name = "version", .main = version_main,
+	  .summary = "the version, and the git revision it was built from (--version)" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -49,6 +53,15 @@ static const char *lacks(const struct command *c)
 	return c->static_lacks ? c->static_lacks : "a library it needs";
 }
 
+/* "cuprobe 0.1.0 (git 6bfe812a1b2c)", or "cuprobe 0.1.0" built outside a git checkout. */
+static void print_version(FILE *f)
+{
+	fputs("cuprobe " CUPROBE_VERSION, f);
+	if (CUPROBE_GIT_REV[0])
+		fputs(" (git " CUPROBE_GIT_REV ")", f);
+	fputc('\n', f);
+}
+
 static void usage(FILE *f)
 {
 	const struct command *c;
@@ -61,6 +74,7 @@ static void usage(FILE *f)
 			fprintf(f, "  %-8s not in this build (the static build lacks %s)\n", c->name,
 				lacks(c));
 	fputs("\ncuprobe <command> --help shows a command's options.\n", f);
+	print_version(f);
 }
 
 /* "cuprobe: unknown command 'X': use record, report, ... or help (cuprobe --help)" */
@@ -89,6 +103,15 @@ static int run_command(const struct command *c, int argc, char **argv)
 	return c->main ? c->main(argc, argv) : not_built(c);
 }
 
+/* `cuprobe version` and `cuprobe --version`: on stdout, as perf and git print theirs. */
+static int version_main(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	print_version(stdout);
+	return 0;
+}
+
 /* `cuprobe help [COMMAND]`: the list on stdout, or COMMAND --help. */
 static int help_main(int argc, char **argv)
 {
@@ -115,6 +138,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))
 		return help_main(1, argv);
+	if (!strcmp(argv[1], "--version"))
+		return version_main(1, argv);
 	c = find_command(argv[1]);
 	return c ? run_command(c, argc - 1, argv + 1) : unknown_command(argv[1]);
 }

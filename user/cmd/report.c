@@ -28,6 +28,7 @@
 #include "report/read.h"
 #include "report/walk.h"
 #include "util/opt.h"
+#include "util/plural.h"
 #include "util/safe_file.h"
 
 enum report_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV, FORMAT_FOLDED };
@@ -197,18 +198,28 @@ static void warn_gpu(const struct report *r)
 /* Graph replays whose kernels the report could not count, or that CUPTI saw otherwise. */
 static void warn_graphs(const struct report *r)
 {
-	if (r->graphs.unknown)
-		report_err("warning: %" PRIu64 " graph replays ran graphs of unknown content (made "
+	uint64_t unseen = r->graphs.unknown - r->graphs.unknown_no_driver;
+
+	if (r->graphs.unknown_no_driver)
+		report_err("warning: %" PRIu64 " %s ran no graph: the processes that made them had "
+			   "no CUDA driver loaded (no GPU or driver where they ran), so no graph "
+			   "was built and their CUDA calls failed: record where the GPU and its "
+			   "driver are",
+			   r->graphs.unknown_no_driver,
+			   plural(r->graphs.unknown_no_driver, "graph replay", "graph replays"));
+	if (unseen)
+		report_err("warning: %" PRIu64 " %s ran graphs of unknown content (made "
 			   "before cuprobe attached, or built where it did not see), so the kernels "
 			   "they ran are in no count: record from the start of the program, or "
 			   "attach with -p before the graphs are captured",
-			   r->graphs.unknown);
+			   unseen, plural(unseen, "graph replay", "graph replays"));
 	if (r->graphs.mismatches)
-		report_err("warning: %" PRIu64 " graph replays ran another number of kernels on "
+		report_err("warning: %" PRIu64 " %s ran another number of kernels on "
 			   "the GPU (CUPTI) than their graphs hold (a node changed where cuprobe did "
 			   "not see, conditional or child graph nodes, or records CUPTI lost): the "
 			   "Kernels table counts what the graphs held",
-			   r->graphs.mismatches);
+			   r->graphs.mismatches,
+			   plural(r->graphs.mismatches, "graph replay", "graph replays"));
 }
 
 /* What the traces miss or the report could not use, said on stderr in every format. */
@@ -464,10 +475,9 @@ static int stacks_read(const struct report_opts *o, const struct vec *inputs, st
 			   "recording, or recorded without --stack): they are under [no stack]",
 			   st.without_stack, st.launches);
 	if (!o->weight_gpu && st.graph_unknown)
-		report_err("warning: %" PRIu64 " graph replays ran graphs of unknown content (made "
-			   "before cuprobe attached): each is one launch under [graph of unknown "
-			   "content], its kernels unknown",
-			   st.graph_unknown);
+		report_err("warning: %" PRIu64 " %s ran graphs of unknown content: each "
+			   "is one launch under [graph of unknown content], its kernels unknown",
+			   st.graph_unknown, plural(st.graph_unknown, "graph replay", "graph replays"));
 	if (o->weight_gpu && st.without_gpu)
 		report_err("warning: %" PRIu64 " launches have no GPU work in the traces: they "
 			   "weigh nothing",

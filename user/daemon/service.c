@@ -17,6 +17,7 @@
 #include "util/clock.h"
 #include "util/json_writer.h"
 #include "util/log.h"
+#include "util/plural.h"
 
 /*
  * A process that ran a new program is looked at again this long after its
@@ -906,9 +907,10 @@ int service__run(const struct dconf *conf, const struct webconf *web, const char
 	err = start(&d);
 	if (!err) {
 		scan_proc(&d);
-		p_info("listening on %s://%s/metrics%s; %zu CUDA processes found; traces in %s",
+		p_info("listening on %s://%s/metrics%s; %zu CUDA %s found; traces in %s",
 		       web && web->tls ? "https" : "http", d.conf.listen,
-		       web ? " (web-config)" : "", d.nprocs, d.conf.output);
+		       web ? " (web-config)" : "", d.nprocs,
+		       plural(d.nprocs, "process", "processes"), d.conf.output);
 		err = cmd_loop__run(d.loop, 0);
 		if (err)
 			p_err("the daemon stops: %s", strerror(-err));

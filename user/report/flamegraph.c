@@ -10,13 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include "report/folded.h"
+#include "util/utf8.h"
 
 #define FG_WIDTH 1200.0
 #define FG_PAD 10.0
 #define FG_FRAME 16.0
 #define FG_TOP 34.0		/* room for the title */
 #define FG_MIN_WIDTH 0.1	/* narrower frames are not drawn */
-#define FG_CHAR 7.0		/* about one character of a 12px monospace font */
+/*
+ * One character of the 12px monospace font, at its widest: DejaVu Sans Mono
+ * and Menlo advance 0.602 em (7.22 px), Liberation Mono and Courier 0.6 em;
+ * flamegraph.pl's 0.59 em let long labels run past their box.
+ */
+#define FG_CHAR (12 * 0.62)
 
 struct fg_node {
 	const char *name;	/* into a line's stack (not NUL-ended: len) */
@@ -124,6 +130,30 @@ static void fg_colour(const char *name, size_t len, int rgb[3])
 	}
 }
 
+/* The bytes of s's first n characters (UTF-8; a broken byte counts as one). */
+static size_t fg_prefix(const char *s, size_t len, size_t n)
+{
+	size_t at = 0;
+
+	for (; n && at < len; n--) {
+		int l = utf8__len((const unsigned char *)s + at);
+
+		at += l && at + (size_t)l <= len ? (size_t)l : 1;
+	}
+	return at;
+}
+
+/* The label in fit characters, as flamegraph.pl cuts it: whole, or cut with "..". */
+static void fg_label(FILE *out, const char *name, size_t len, size_t fit)
+{
+	if (fg_prefix(name, len, fit) == len) {
+		xml_text(out, name, len);
+		return;
+	}
+	xml_text(out, name, fg_prefix(name, len, fit - 2));
+	fputs("..", out);
+}
+
 struct fg_draw {
 	FILE *out;
 	double scale;		/* pixels per unit of weight */
@@ -135,7 +165,8 @@ struct fg_draw {
 static void fg_frame(const struct fg_draw *d, const struct fg_node *n, double x, int depth)
 {
 	double w = (double)n->weight * d->scale, y = d->height - FG_PAD - FG_FRAME * (depth + 1);
-	size_t fit;
+	/* 3 px of room either side of the label. */
+	size_t fit = w > 6 ? (size_t)((w - 6) / FG_CHAR) : 0;
 	int rgb[3];
 
 	if (w < FG_MIN_WIDTH)
@@ -149,15 +180,9 @@ static void fg_frame(const struct fg_draw *d, const struct fg_node *n, double x,
 		"<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
 		"fill=\"rgb(%d,%d,%d)\" rx=\"2\" ry=\"2\"/>",
 		x, y, w, FG_FRAME - 1, rgb[0], rgb[1], rgb[2]);
-	fit = (size_t)((w - 6) / FG_CHAR);
 	if (fit >= 3) {
 		fprintf(d->out, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + FG_FRAME - 5);
-		if (n->len <= fit) {
-			xml_text(d->out, n->name, n->len);
-		} else {
-			xml_text(d->out, n->name, fit - 2);
-			fputs("..", d->out);
-		}
+		fg_label(d->out, n->name, n->len, fit);
 		fputs("</text>", d->out);
 	}
 	fputs("</g>\n", d->out);

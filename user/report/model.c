@@ -320,10 +320,14 @@ static int merge_tables(struct report *r, struct report *f)
 	return err;
 }
 
-static void merge_graph_counts(struct graph_counts *g, const struct graph_counts *f)
+/* no_driver: f is one file's, of a process where no driver could have built a graph. */
+static void merge_graph_counts(struct graph_counts *g, const struct graph_counts *f,
+			       bool no_driver)
 {
 	g->replays = graphs__add(g->replays, f->replays);
 	g->unknown = graphs__add(g->unknown, f->unknown);
+	g->unknown_no_driver = graphs__add(g->unknown_no_driver,
+					   no_driver ? f->unknown : f->unknown_no_driver);
 	g->kernels = graphs__add(g->kernels, f->kernels);
 	g->copies = graphs__add(g->copies, f->copies);
 	g->sets = graphs__add(g->sets, f->sets);
@@ -348,7 +352,7 @@ static void merge_counts(struct report *r, const struct report *f)
 	for (int i = 0; i < GPU__COUNT; i++)
 		r->gpu_counts[i] += f->gpu_counts[i];
 	r->has_gpu_counts |= f->has_gpu_counts;
-	merge_graph_counts(&r->graphs, &f->graphs);
+	merge_graph_counts(&r->graphs, &f->graphs, f->no_driver);
 }
 
 int report__merge(struct report *r, struct report *f)

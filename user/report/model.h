@@ -147,6 +147,7 @@ extern const char *const gpu_count_keys[GPU__COUNT];
 struct graph_counts {
 	uint64_t replays;		  /* graph launches naming a content, known or not */
 	uint64_t unknown;		  /* of them, of content 0 or one the trace does not list */
+	uint64_t unknown_no_driver;	  /* of those, by processes with no CUDA driver loaded */
 	uint64_t kernels, copies, sets;	  /* what the replays of known content ran */
 	uint64_t gpu_kernels, mismatches; /* cuprobe.graph_gpu_kernels, graph_mismatches */
 	bool has_cupti;			  /* some trace has those two (--cupti) */
@@ -189,6 +190,7 @@ struct report {
 	uint64_t late_launches;
 	uint64_t lost_steps;	 /* step boundaries lost while recording */
 	uint64_t unprobed_ns;	 /* windows recorded before their launch probes were in */
+	bool no_driver;		 /* one file's: its process had no CUDA driver (cuprobe.driver_loaded) */
 	uint64_t nested_skipped; /* probe hits skipped as nested calls */
 	uint64_t unnamed_kernels; /* kernel launches no symbol or handle record named */
 	uint64_t captured;	 /* made into captured streams: graph nodes, in no launch count */

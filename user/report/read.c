@@ -498,6 +498,7 @@ static int consume_meta(struct report *r, const json_t *meta, const struct file_
 	r->late_launches += meta_count(meta, TRACE_KEY_LATE_LAUNCHES);
 	r->lost_steps += meta_count(meta, TRACE_KEY_LOST_STEPS);
 	r->unprobed_ns += meta_count(meta, TRACE_KEY_UNPROBED_NS);
+	r->no_driver = json_is_false(json_object_get(meta, TRACE_KEY_DRIVER_LOADED));
 	r->nested_skipped += meta_count(meta, TRACE_KEY_NESTED_SKIPPED);
 	r->unnamed_kernels += meta_count(meta, TRACE_KEY_UNNAMED_KERNELS);
 	r->captured += meta_count(meta, TRACE_KEY_CAPTURED);

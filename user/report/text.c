@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "report/output.h"
+#include "util/plural.h"
 
 /* Longest name the text format prints whole; longer ones lose their middle. */
 #define TEXT_NAME_MAX 80
@@ -420,11 +421,6 @@ static void text_gpu_line(FILE *f, const struct report *r)
 		fprintf(f, "%s %s %s", i ? "," : "", n, what[i]);
 	}
 	fputc('\n', f);
-}
-
-static const char *plural(uint64_t n, const char *one, const char *many)
-{
-	return n == 1 ? one : many;
 }
 
 /*

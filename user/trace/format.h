@@ -139,6 +139,8 @@
 #define TRACE_KEY_CUPTI_OVERHEAD_NS "cupti_overhead_ns"
 #define TRACE_KEY_CUT "cut"
 #define TRACE_KEY_HOLDS "holds"
+/* false when the process had no CUDA driver (libcuda) loaded: its CUDA calls failed. Else absent. */
+#define TRACE_KEY_DRIVER_LOADED "driver_loaded"
 /* Graph replays: the launches of graphs, what those of known content ran, and the contents. */
 #define TRACE_KEY_GRAPH_REPLAYS "graph_replays"
 #define TRACE_KEY_GRAPH_UNKNOWN_REPLAYS "graph_unknown_replays"

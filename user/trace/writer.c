@@ -690,6 +690,8 @@ static void write_cuprobe(struct trace *t, const struct trace_summary *s)
 	write_stack_counts(t, &c);
 	write_cut(w, &c, s, off);
 	write_holds(w, &c, &s->holds);
+	if (s->no_driver)
+		FIELD_BOOL(w, &c, TRACE_KEY_DRIVER_LOADED, false);
 	json_cursor__end_object(w, &c);
 	json_writer__cursor_close(w, c);
 }

@@ -44,6 +44,7 @@ struct trace_summary {
 	uint64_t stale;		/* hits of an earlier window's links, still closing: not launches */
 	uint64_t lost_steps;	/* step boundaries whose event was lost (seen as a gap) */
 	uint64_t unprobed_ns;	/* recorded before the launch probes were in: launches missed */
+	bool no_driver;		/* the process had no CUDA driver loaded: its CUDA calls failed */
 	uint64_t unnamed;	/* kernels named only by object+offset */
 	uint64_t late;		/* launches that arrived after their cycle was written */
 	struct trace_holds holds;

@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#define PARSE_SIZE_FORMS "a number of bytes, with K, M, G or T (powers of 1024) after it " \
-	"for more: e.g. 4096, 64K, 16MB or 1GiB"
+/* What a size is, said after the caller's own example (so no "e.g." of its own). */
+#define PARSE_SIZE_FORMS "bytes, or K, M, G or T of them, powers of 1024, with an optional B or iB"
 #define PARSE_BOOL_FORMS "true, yes, on or 1, or false, no, off or 0"
 /* The units, for --help: one line each command's usage ends with. */
 #define PARSE_UNITS_HELP "A duration may carry its unit, ms, s or m (250ms, 30s, 2m); a size is\n" \

@@ -111,6 +111,14 @@ static bool valid_name(const char *name)
 	return *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..");
 }
 
+/* Our own descriptor of the folder; AT_FDCWD, which is no descriptor, is the current one. */
+static int dup_dir(int dirfd)
+{
+	if (dirfd == AT_FDCWD)
+		return open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+}
+
 struct safe_file *safe_file__open(int dirfd, const char *name, int mode, mode_t perm)
 {
 	struct safe_file *sf = calloc(1, sizeof(*sf));
@@ -121,7 +129,7 @@ struct safe_file *safe_file__open(int dirfd, const char *name, int mode, mode_t 
 	sf->fd = -1;
 	sf->dirfd = -1;
 	sf->mode = mode & ~SAFE_FILE_NAMED_TMP;
-	sf->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
+	sf->dirfd = dup_dir(dirfd);
 	if (sf->dirfd < 0) {
 		err = -errno;
 		goto fail;

@@ -688,10 +688,21 @@ void probeset__take_maps(struct probeset *ps, struct procmaps *out)
 	memset(&ps->maps, 0, sizeof(ps->maps));
 }
 
+/* Whether an object has the driver's launch APIs: without one, every CUDA call fails. */
+static bool has_driver(const struct probeset *ps)
+{
+	for (size_t i = 0; i < ps->objs.len; i++)
+		for (int api = 0; api < API__COUNT; api++)
+			if (launch_api_is_driver(api) && OBJ(ps, i)->api_off[api])
+				return true;
+	return false;
+}
+
 void probeset__facts(const struct probeset *ps, struct probe_facts *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->has_launch_apis = ps->has_launch_apis;
+	f->has_driver = has_driver(ps);
 	f->step_found = ps->step != NULL;
 	if (ps->step_object)
 		snprintf(f->step_object, sizeof(f->step_object), "%s", ps->step_object);
@@ -708,7 +719,13 @@ void probeset__facts(const struct probeset *ps, struct probe_facts *f)
 
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)
 {
-	for (size_t i = 0; ps->step_spec && i < ps->objs.len; i++) {
+	struct step_suggest sg;
+
+	buf[0] = '\0';
+	if (!ps->step_spec)
+		return;
+	step_spec__suggest_init(ps->step_spec, &sg);
+	for (size_t i = 0; i < ps->objs.len; i++) {
 		struct examined *e = OBJ(ps, i);
 		char path[32];
 		int fd;
@@ -720,9 +737,10 @@ void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)
 		if (fd < 0)
 			continue;
 		target_file_fd_path(fd, path, sizeof(path));
-		step_spec__suggest(ps->step_spec, path, buf, len);
+		step_spec__suggest(ps->step_spec, path, &sg);
 		close(fd);
 	}
+	step_spec__suggest_str(&sg, buf, len);
 }
 
 static void free_all(struct probeset *ps, bool sync)

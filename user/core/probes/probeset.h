@@ -66,6 +66,7 @@ struct probe_want {
 /* What the owner learns after each job: copies, never pointers into the probeset. */
 struct probe_facts {
 	bool has_launch_apis;	/* some object has launch APIs */
+	bool has_driver;	/* some object has the driver's (libcuda): CUDA calls can work */
 	bool step_found;
 	char step_object[256];	/* where the step probe is, when found */
 	bool agent_found;
@@ -136,7 +137,7 @@ void probeset__facts(const struct probeset *ps, struct probe_facts *f);
  */
 struct procmaps;
 void probeset__take_maps(struct probeset *ps, struct procmaps *out);
-/* Appends to buf up to three names close to the step spec, from objects looked at. */
+/* The few names close to the step spec in the objects looked at, each once (step_spec.h). */
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len);
 
 #endif /* CORE_PROBES_PROBESET_H */

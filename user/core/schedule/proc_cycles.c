@@ -582,6 +582,7 @@ static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t e
 		.stale = oc->c.stale,
 		.lost_steps = pc->lost_steps,
 		.holds = pc->holds,
+		.no_driver = pc->t->facts.has_launch_apis && !pc->t->facts.has_driver,
 		.first_step = pc->steps ? (int64_t)oc->lo : -1,
 		.last_step = pc->steps ? (int64_t)oc->last_step : -1,
 		.partial = partial,

@@ -69,7 +69,7 @@ int schedule_parse(const char *spec, struct schedule *s, char *err, size_t errle
 		return ret;
 	if ((seen & required) != required) {
 		snprintf(err, errlen, "wait, warmup and active are required, as in "
-			 "torch.profiler.schedule (e.g. wait=1,warmup=1,active=3)");
+			 "torch.profiler.schedule");
 		return -EINVAL;
 	}
 	if (s->active == 0) {

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -137,13 +138,7 @@ int step_spec__find(const struct step_spec *s, const char *path, struct step_sit
 	return out->n > 0;
 }
 
-/* Suggestions: the names at the smallest edit distance from the wanted one. */
-struct suggest {
-	const char *want;
-	char best[3][128];
-	unsigned int dist[3];
-};
-
+/* Case-blind edit distance, UINT_MAX past 128 characters. */
 static unsigned int edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
@@ -157,7 +152,7 @@ static unsigned int edit_distance(const char *a, const char *b)
 		prev = row[0];
 		row[0] = i;
 		for (size_t j = 1; j <= lb; j++) {
-			unsigned int cur = row[j], sub = prev + (a[i - 1] != b[j - 1]);
+			unsigned int cur = row[j], sub = prev + (tolower(a[i - 1]) != tolower(b[j - 1]));
 			unsigned int del = row[j] + 1, ins = row[j - 1] + 1;
 
 			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
@@ -167,12 +162,44 @@ static unsigned int edit_distance(const char *a, const char *b)
 	return row[lb];
 }
 
-static void consider(struct suggest *sg, const char *name)
+/*
+ * How far name is from the wanted one, UINT_MAX when it is not close: a typo
+ * (an edit for every three characters, one at least), or one holding the
+ * other whole, case aside (train_step in _Z10train_stepv, or step_fn in
+ * train_step_fn), as git and perf choose what to suggest.
+ */
+static unsigned int closeness(const char *want, const char *name)
 {
-	unsigned int d = edit_distance(sg->want, name);
+	size_t lw = strlen(want), ln = strlen(name);
+	unsigned int d = edit_distance(want, name);
+	unsigned int within = lw / 3 ?: 1;
+
+	if (d <= within)
+		return d;
+	if (strcasestr(name, want) || (ln * 2 >= lw && ln >= 4 && strcasestr(want, name)))
+		return d == UINT_MAX ? UINT_MAX - 1 : d;
+	return UINT_MAX;
+}
+
+void step_spec__suggest_init(const struct step_spec *s, struct step_suggest *sg)
+{
+	memset(sg, 0, sizeof(*sg));
+	if (s->kind == STEP_USDT)
+		snprintf(sg->want, sizeof(sg->want), "%s:%s", s->provider, s->symbol);
+	else
+		snprintf(sg->want, sizeof(sg->want), "%s", s->symbol);
+	for (int i = 0; i < STEP_SUGGEST_MAX; i++)
+		sg->dist[i] = UINT_MAX;
+}
+
+void step_spec__consider(struct step_suggest *sg, const char *name)
+{
+	unsigned int d = closeness(sg->want, name);
 	int slot = -1;
 
-	for (int i = 0; i < 3; i++) {
+	if (d == UINT_MAX)
+		return;
+	for (int i = 0; i < STEP_SUGGEST_MAX; i++) {
 		if (!strcmp(sg->best[i], name))
 			return;
 		if (d < sg->dist[i] && (slot < 0 || sg->dist[i] > sg->dist[slot]))
@@ -190,7 +217,7 @@ static int usdt_consider(struct elf_file *ef, const struct elf_usdt *n, void *ct
 
 	(void)ef;
 	snprintf(full, sizeof(full), "%s:%s", n->provider, n->name);
-	consider(ctx, full);
+	step_spec__consider(ctx, full);
 	return 0;
 }
 
@@ -198,35 +225,42 @@ static int func_consider(const char *name, const GElf_Sym *sym, int rank, void *
 {
 	(void)sym;
 	(void)rank;
-	consider(ctx, name);
+	step_spec__consider(ctx, name);
 	return 0;
 }
 
-void step_spec__suggest(const struct step_spec *s, const char *path, char *buf, size_t len)
+void step_spec__suggest(const struct step_spec *s, const char *path, struct step_suggest *sg)
 {
-	struct suggest sg = { .dist = { UINT_MAX, UINT_MAX, UINT_MAX } };
-	char want[256];
-	struct elf_file *ef;
+	struct elf_file *ef = elf_file__open(path);
 
-	if (s->kind == STEP_USDT)
-		snprintf(want, sizeof(want), "%s:%s", s->provider, s->symbol);
-	else
-		snprintf(want, sizeof(want), "%s", s->symbol);
-	sg.want = want;
-	ef = elf_file__open(path);
 	if (!ef)
 		return;
 	if (s->kind == STEP_USDT)
-		elf_file__for_each_usdt(ef, usdt_consider, &sg);
+		elf_file__for_each_usdt(ef, usdt_consider, sg);
 	else
-		elf_file__for_each_func(ef, func_consider, &sg);
+		elf_file__for_each_func(ef, func_consider, sg);
 	elf_file__close(ef);
-	for (int i = 0; i < 3; i++) {
-		size_t used = strlen(buf);
+}
 
-		/* Only names that are plausibly a typo of the wanted one. */
-		if (!sg.best[i][0] || sg.dist[i] > strlen(want) / 2 + 2)
-			continue;
-		snprintf(buf + used, len - used, "%s%s", used ? ", " : "", sg.best[i]);
+void step_spec__suggest_str(const struct step_suggest *sg, char *buf, size_t len)
+{
+	bool used[STEP_SUGGEST_MAX] = { false };
+	size_t at = 0;
+
+	if (len)
+		buf[0] = '\0';
+	/* Closest first; a name that does not fit whole is left out, not cut. */
+	for (int n = 0; n < STEP_SUGGEST_MAX; n++) {
+		int best = -1;
+
+		for (int i = 0; i < STEP_SUGGEST_MAX; i++)
+			if (!used[i] && sg->best[i][0] && (best < 0 || sg->dist[i] < sg->dist[best]))
+				best = i;
+		if (best < 0)
+			return;
+		used[best] = true;
+		if (at + strlen(sg->best[best]) + 2 >= len)
+			return;
+		at += snprintf(buf + at, len - at, "%s%s", at ? ", " : "", sg->best[best]);
 	}
 }

@@ -39,10 +39,23 @@ struct step_sites {
 
 /* Finds the step probe in the ELF at path. Returns 1 when found, 0 when not, or -errno. */
 int step_spec__find(const struct step_spec *s, const char *path, struct step_sites *out);
+/* The few names closest to the wanted one, gathered over the objects searched. */
+#define STEP_SUGGEST_MAX 3
+struct step_suggest {
+	char want[256];
+	char best[STEP_SUGGEST_MAX][128];
+	unsigned int dist[STEP_SUGGEST_MAX];	/* UINT_MAX: an empty slot */
+};
+
+void step_spec__suggest_init(const struct step_spec *s, struct step_suggest *sg);
 /*
- * Up to n names in the ELF at path that are closest to the wanted one
- * (function symbols, or USDT probes), appended to a comma-separated list.
+ * Adds the names in the ELF at path (function symbols, or USDT probes) that
+ * are close to the wanted one: a typo of it, or holding it or held by it.
  */
-void step_spec__suggest(const struct step_spec *s, const char *path, char *buf, size_t len);
+void step_spec__suggest(const struct step_spec *s, const char *path, struct step_suggest *sg);
+/* Keeps name if it is close and closer than one kept; each name once. */
+void step_spec__consider(struct step_suggest *sg, const char *name);
+/* "a, b, c", closest first, each name once and whole; "" when none is close. */
+void step_spec__suggest_str(const struct step_suggest *sg, char *buf, size_t len);
 
 #endif /* CORE_SCHEDULE_STEP_SPEC_H */

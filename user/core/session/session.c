@@ -483,6 +483,7 @@ static void watch_targets(struct session *s, uint64_t now)
 			continue;
 		session_one_trap(s, t, &ps);
 		session_capture_linger(s, t, &ps, now);
+		session_check_step(s, t, &ps, now);
 		if (ps.lost_ctrl == t->lost_ctrl)
 			continue;
 		log_msg(t->lost_ctrl ? LOG_DEBUG : LOG_WARN,

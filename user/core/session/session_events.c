@@ -24,6 +24,7 @@
 #include "core/session/session_int.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/plural.h"
 
 /*
  * The kernel's name: a handle's from the call that made it (its record came
@@ -294,8 +295,8 @@ static bool probes_soon(struct target *t)
 	bool first = t->plan.step && !t->step_ts;
 
 	if (t->attach_ns && lead > t->lead) {
-		p_dbg("pid %d: a launch attach took up to %.1f ms: they go in %u steps before warmup",
-		      t->pid, t->attach_ns / 1e6, lead);
+		p_dbg("pid %d: a launch attach took up to %.1f ms: they go in %u %s before warmup",
+		      t->pid, t->attach_ns / 1e6, lead, plural(lead, "step", "steps"));
 		t->lead = lead;
 	}
 	if (t->attach_ns)
@@ -309,9 +310,10 @@ static bool probes_soon(struct target *t)
 		      t->pid);
 	else if (!t->told_lead)
 		p_info("pid %d: attaching launch probes takes up to %.1f ms%s, a step %.1f ms: they "
-		       "go in %u steps before warmup, recording nothing until it",
+		       "go in %u %s before warmup, recording nothing until it",
 		       t->pid, (t->attach_ns ?: ATTACH_GUESS_NS) / 1e6,
-		       t->attach_ns ? "" : " (a first guess)", t->step_ns / 1e6, lead);
+		       t->attach_ns ? "" : " (a first guess)", t->step_ns / 1e6, lead,
+		       plural(lead, "step", "steps"));
 	t->told_lead |= !first;
 	return true;
 }

@@ -47,6 +47,8 @@ struct stacks;
 #define SHARED_MM_SCAN_NS (50 * 1000 * 1000ull)
 /* How often each target's BPF counters are looked at for lost ctrl events. */
 #define POLL_STATE_NS (200 * 1000 * 1000ull)
+/* A process that maps CUDA and loads nothing new this long likely has all it needs. */
+#define STEP_QUIET_NS (5 * 1000 * 1000 * 1000ull)
 
 /* Launches and bytes that came (read, or lost for want of room) over ns. */
 struct ring_span {
@@ -237,6 +239,18 @@ void session_capture_linger(struct session *s, struct target *t, const struct pr
 /* How many holds there were and how long they took, said with -v at the end. */
 void session_holds_report(const struct session *s);
 void session_suggest_step(struct session *s, struct target *t, char *buf, size_t len);
+/* When a missing step probe is said: at attach, once it launches, at its end (an error). */
+enum step_missing { STEP_NOT_YET, STEP_LIKELY, STEP_NEVER };
+/* That t's step probe is not found, with the close names the prober found (close). */
+void session_tell_step_missing(const struct target *t, const char *close, enum step_missing when);
+/*
+ * Once t uses CUDA (it launched, as ps counts, or it mapped CUDA and loaded
+ * nothing new for STEP_QUIET_NS while no launch probe is in), with every
+ * object it loaded searched and no step probe in any target: asks the
+ * prober for the close names, said when it answers.
+ */
+void session_check_step(struct session *s, struct target *t, const struct proc_state *ps,
+			uint64_t now);
 void session_remove(struct session *s, struct target *t);
 /* Reads a ring within this turn's budget; false when it held more. */
 bool session_consume(struct session *s, struct ring_buffer *rb);

@@ -168,6 +168,10 @@ static void job_done(void *arg)
 					    "read its new libraries", strerror(-j->facts.err));
 	if (j->kind == JOB_SUGGEST)
 		snprintf(s->suggest, sizeof(s->suggest), "%.500s", j->arg);
+	if (j->kind == JOB_SUGGEST && t->asking_step) {
+		t->asking_step = false;
+		session_tell_step_missing(t, j->arg, STEP_LIKELY);
+	}
 	/* The process goes on first; the views of its map follow, before any event of it is read. */
 	if (j->kind == JOB_SCAN && !t->exec_pending) {
 		if (j->hold_seq && j->hold_seq == t->hold_seq)

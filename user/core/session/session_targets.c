@@ -128,17 +128,60 @@ static struct target *new_target(struct session *s, pid_t pid, bool child,
 	return t;
 }
 
+void session_tell_step_missing(const struct target *t, const char *close, enum step_missing when)
+{
+	static const char *const how[] = {
+		[STEP_NOT_YET] = "not found yet in",
+		[STEP_LIKELY] = "not found in any of",
+		[STEP_NEVER] = "was never found in",
+	};
+	static const char *const then[] = {
+		[STEP_NOT_YET] = "; waiting for a library that defines it",
+		[STEP_LIKELY] = "; check --step (cuprobe record --help); "
+				"still looking in the libraries it loads",
+		[STEP_NEVER] = "; check --step (cuprobe record --help)",
+	};
+
+	log_msg(when == STEP_NEVER ? LOG_ERROR : LOG_WARN,
+		"step probe %s %s the %zu objects of pid %d (%s)%s%s%s%s",
+		step_spec__str(t->plan.step), how[when], t->facts.nobjs, t->pid, t->comm,
+		when == STEP_LIKELY ? ", which uses CUDA" : "",
+		close[0] ? "; close matches: " : "", close, then[when]);
+}
+
 /* The step probe was not found in pid's objects: say what was searched, and what is close. */
-static void tell_step_missing(struct session *s, struct target *t, bool final)
+static void tell_step_missing(struct session *s, struct target *t, enum step_missing when)
 {
 	char close[512];
 
 	session_suggest_step(s, t, close, sizeof(close));
-	log_msg(final ? LOG_ERROR : LOG_WARN, "step probe %s %s in the %zu objects of pid %d (%s)%s%s%s",
-		step_spec__str(t->plan.step), final ? "was never found" : "not found yet",
-		t->facts.nobjs, t->pid, t->comm, close[0] ? "; close matches: " : "", close,
-		final ? "; check --step (cuprobe record --help)" :
-			"; waiting for a library that defines it");
+	session_tell_step_missing(t, close, when);
+}
+
+/* It launched; or it mapped CUDA, no launch probe is in, and it loaded nothing new a while. */
+static bool uses_cuda(struct target *t, const struct proc_state *ps, uint64_t now)
+{
+	if (ps->launch_hits || ps->stale || ps->nested)
+		return true;
+	if (t->facts.nobjs != t->step_nobjs) {
+		t->step_nobjs = t->facts.nobjs;
+		t->step_nobjs_at = now;
+	}
+	return t->facts.has_launch_apis && !t->window_on && now - t->step_nobjs_at >= STEP_QUIET_NS;
+}
+
+void session_check_step(struct session *s, struct target *t, const struct proc_state *ps,
+			uint64_t now)
+{
+	if (!t->plan.step || t->facts.step_found || t->told_step || s->steps_found || !t->probes)
+		return;
+	if (!uses_cuda(t, ps, now))
+		return;
+	/* Not while a library it loaded is still being searched. */
+	if (t->scanning || t->rescan || t->hold_since || t->exec_pending)
+		return;
+	t->told_step = true;
+	t->asking_step = !session_submit(s, t, JOB_SUGGEST, 0, NULL);
 }
 
 int session__attach(struct session *s, pid_t pid)
@@ -252,8 +295,10 @@ static int attach_one(struct session *s, pid_t pid, const struct target_plan *p,
 		p_info("pid %d (%s) has no CUDA library mapped yet: watching for one to be loaded",
 		       pid, t->comm);
 	}
-	if (p->step && !t->facts.step_found)
-		tell_step_missing(s, t, false);
+	if (p->step && !t->facts.step_found) {
+		t->told_step = true;
+		tell_step_missing(s, t, STEP_NOT_YET);
+	}
 	if (p->follow)
 		attach_children(s, pid, p);
 	if (p->mode == MODE_CUPTI && !t->facts.agent_found && !told_agent)
@@ -471,11 +516,11 @@ void session_end_target(struct session *s, struct target *t)
 		s->err = -EIO;
 	/* In a followed tree, the step is in some of its processes (the ranks), not all. */
 	if (t->plan.step && !t->facts.step_found && !t->plan.follow) {
-		tell_step_missing(s, t, true);
+		tell_step_missing(s, t, STEP_NEVER);
 		if (!s->err)
 			s->err = -ENOENT;
 	} else if (t->plan.step && !t->facts.step_found && !t->adopted && !s->steps_found) {
-		tell_step_missing(s, t, true);
+		tell_step_missing(s, t, STEP_NEVER);
 		p_err("no process of the tree of pid %d had the step probe", t->pid);
 		if (!s->err)
 			s->err = -ENOENT;

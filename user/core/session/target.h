@@ -47,6 +47,10 @@ struct target {
 	bool one_trap;		/* its runtime's kernel launches are recorded at the driver's probe */
 	bool one_trap_graphs;	/* and its runtime's graph replays */
 	bool told_waiting;	/* said that no CUDA library is mapped yet */
+	bool told_step;		/* said while it runs that its step probe is not found */
+	bool asking_step;	/* that is said when the prober answers with the close names */
+	size_t step_nobjs;	/* its objects searched for it, at step_nobjs_at */
+	uint64_t step_nobjs_at;
 	unsigned int jobs;	/* jobs about it still with the prober */
 	unsigned int attaching;	/* of them, attaches of launch probes */
 	bool scanning;		/* a scan is with the prober */
