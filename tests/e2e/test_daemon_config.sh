@@ -4,13 +4,16 @@
 # key, read), or keeps in a folder others may write, are refused with the
 # fix, and so is cuprobe capture's --password-file; a FIFO in their place is
 # refused at once (each run under timeout, so a hang fails); a deeply nested
-# or oversized web-config is refused fast, in bounded memory.
+# or oversized web-config is refused fast, in bounded memory. --cgroup takes
+# a cgroup's folder as mount shows it and refuses one that does not exist;
+# --retention 10M alone starts, the default window bound following it.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 
-D=
+D= OUT=
 cleanup() {
 	[ -n "$D" ] && kill -KILL "$D" 2>/dev/null
+	[ -n "$OUT" ] && kill -KILL "$OUT" 2>/dev/null
 	cgroup_kill
 	rm -rf "$TMP"
 }
@@ -130,5 +133,55 @@ if grep -q 'password-file' <<<"$out"; then
 else
 	ok "capture: a password file of its own, 0600, is read (then no daemon answers)"
 fi
+
+# ---- --cgroup and --retention ----
+P=$(free_port)
+expect_fail "--cgroup that does not exist is refused" \
+	"cgroup: there is no cgroup /no-such-cgroup-$$: give one that exists" \
+	timeout 10 "$CUPROBE" daemon -l "127.0.0.1:$P" --cgroup "/no-such-cgroup-$$" -o "$TMP/never"
+expect_fail "--window-max-bytes 128M given over --retention 10M is still refused" \
+	"window-max-bytes \(134217728\) is more than retention \(10485760\)" \
+	timeout 10 "$CUPROBE" daemon -l "127.0.0.1:$P" --retention 10M --window-max-bytes 128M \
+	-o "$TMP/never"
+if ! cgroup_setup cuprobe-config-test; then
+	not_ok "--cgroup: a cgroup of the test's own" "no writable cgroup2 mount in /proc/mounts"
+	done_testing
+	exit 0
+fi
+"${in_cg[@]}" "$W/basic" --steps --threads 1 --sleep-ms 50 --iters 100000 2>/dev/null &
+IN=$!
+"$W/basic" --steps --threads 1 --sleep-ms 50 --iters 100000 2>/dev/null &
+OUT=$!
+# $CG is the cgroup's folder on the cgroup2 mount, as mount and /proc/mounts show it.
+timeout 60 "$CUPROBE" daemon -l "127.0.0.1:$P" --cgroup "$CG" -P 0 -o "$TMP/out" -v \
+	>"$TMP/d.log" 2>&1 &
+D=$!
+if until_true 30 grep -q "sampling pid $IN " "$TMP/d.log"; then
+	ok "--cgroup $CG (its folder on the cgroup2 mount) finds the process in it"
+else
+	not_ok "--cgroup $CG finds the process in it" "$(grep -v libbpf "$TMP/d.log" | tail -4)"
+fi
+expect "... and not the one outside it" sh -c "! grep -q 'sampling pid $OUT ' '$TMP/d.log'"
+kill "$D" 2>/dev/null
+wait "$D" 2>/dev/null
+echo 'retention = 10M' >"$TMP/r.conf"
+timeout 60 "$CUPROBE" daemon -c "$TMP/r.conf" -l "127.0.0.1:$P" --cgroup "/$CGNAME" -P 0 \
+	-o "$TMP/out" -v >"$TMP/r.log" 2>&1 &
+D=$!
+if until_true 30 grep -q "sampling pid $IN " "$TMP/r.log"; then
+	expect "--retention 10M alone starts, saying the window bound follows it" \
+		grep -q "window-max-bytes is 10485760 bytes, as retention is: its default, 128M" \
+		"$TMP/r.log"
+	# The bound a daemon started with stays until a restart: a smaller retention is refused.
+	echo 'retention = 5M' >"$TMP/r.conf"
+	kill -HUP "$D"
+	expect "a reload to a retention under the window bound it started with is refused" \
+		until_true 10 grep -q "not reloaded.*less than the window-max-bytes the daemon started with (10485760)" "$TMP/r.log"
+else
+	not_ok "--retention 10M alone starts" "$(grep -v libbpf "$TMP/r.log" | tail -4)"
+fi
+kill "$D" 2>/dev/null
+wait "$D" 2>/dev/null
+D=
 
 done_testing
