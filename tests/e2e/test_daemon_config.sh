@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What cuprobe daemon reads at start, held to the output folder's rule: a
-# web-config, certificate and key another user owns, may write (or, for the
+# config, web-config, certificate and key another user owns, may write (or, for the
 # key, read), or keeps in a folder others may write, are refused with the
 # fix, and so is cuprobe capture's --password-file; a FIFO in their place is
 # refused at once (each run under timeout, so a hang fails); a deeply nested
@@ -79,6 +79,15 @@ printf 'tls_server_config: { cert_file: server.crt, key_file: fifo.key }\n' >"$K
 refused "a FIFO as the key is refused at once" "key_file: cannot use .*fifo.key: it is a FIFO" \
 	"$K/fifo.yml"
 refused "a device as the web-config is refused" "it is a character device" /dev/zero
+# --config chooses the web-config and the listen address: held the same way.
+printf 'interval = 30\n' >"$K/d.conf"
+chown nobody "$K/d.conf"
+expect_fail "a --config owned by nobody is refused" \
+	"cannot read config .*d.conf: it is owned by uid $(id -u nobody)" \
+	timeout 10 "$CUPROBE" daemon -c "$K/d.conf" -o "$TMP/never"
+mkfifo "$TMP/fifo.conf"
+expect_fail "a FIFO as --config is refused at once" "cannot read config .*fifo.conf: it is a FIFO" \
+	timeout 10 "$CUPROBE" daemon -c "$TMP/fifo.conf" -o "$TMP/never"
 
 # ---- YAML bounds ----
 python3 -c 'print("[" * 200000 + "]" * 200000)' >"$TMP/deep.yml"

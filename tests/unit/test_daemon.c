@@ -98,6 +98,20 @@ static void test_config_file(void **state)
 	unlink(path);
 	assert_int_equal(dconf__load(&c, path, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "cannot read config"));
+	/* It chooses the web-config: held as the web-config is; a FIFO never blocks. */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(5);
+	assert_int_equal(dconf__load(&c, path, err, sizeof(err)), -EINVAL);
+	alarm(0);
+	assert_non_null(strstr(err, "it is a FIFO: give a regular file"));
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(fchmod(fd, 0666), 0);
+	close(fd);
+	assert_int_equal(dconf__load(&c, path, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "other users may write it (mode 0666): chmod go-w"));
+	unlink(path);
 	dconf__free(&c);
 }
 

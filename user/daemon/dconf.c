@@ -3,11 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "daemon/dconf.h"
 #include "daemon/procinfo.h"
 #include "daemon/webconf.h"
 #include "util/log.h"
 #include "util/parse.h"
+#include "util/safe_file.h"
 
 void dconf__defaults(struct dconf *c)
 {
@@ -490,12 +492,15 @@ int dconf__finish(struct dconf *c, char *err, size_t len)
 int dconf__load(struct dconf *c, const char *path, char *err, size_t len)
 {
 	char line[4096], msg[512];
-	FILE *f = fopen(path, "re");
-	int lineno = 0, rc = 0;
+	/* It chooses the web-config and the listen address: held as the web-config is. */
+	int fd = safe_file__open_trusted(path, false, msg, sizeof(msg)), lineno = 0, rc = 0;
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 
 	if (!f) {
-		rc = -errno;
-		snprintf(err, len, "cannot read config %s: %s", path, strerror(errno));
+		rc = fd < 0 ? fd : -errno;
+		snprintf(err, len, "cannot read config %s: %s", path, fd < 0 ? msg : strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return rc;
 	}
 	while (!rc && fgets(line, sizeof(line), f)) {
