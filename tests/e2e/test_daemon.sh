@@ -169,8 +169,11 @@ expect_fail "bad option: named" "listen: 'nowhere' is not ADDR:PORT" "$CUPROBE" 
 mkdir -m 0777 "$TMP/open" && chmod 0777 "$TMP/open"
 expect_fail "an output folder others may write: refused, with the fix" "chmod go-w" \
 	"$CUPROBE" daemon -l "127.0.0.1:$(free_port)" -o "$TMP/open"
+# An empty cgroup (--cgroup must exist), so that this daemon samples nothing.
+mkdir "$CG-none"
 expect_fail "port in use: said, exits non-zero" "cannot listen on 127.0.0.1:$PORT: Address already in use" \
 	"$CUPROBE" daemon -l "127.0.0.1:$PORT" -o "$TMP/out2" --cgroup "/$CGNAME-none"
+rmdir "$CG-none"
 
 # SIGHUP: a bad config changes nothing; a good one applies (linger 1 s: A's series go).
 cp "$TMP/d.conf" "$TMP/good.conf"

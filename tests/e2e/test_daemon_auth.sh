@@ -51,6 +51,7 @@ expect "openssl: a CA, a server, a client and a rogue certificate" \
 HASH=$(mkpasswd -m bcrypt -R 5 'correct horse')
 echo 'correct horse' >"$TMP/pw"
 echo 'wrong horse' >"$TMP/badpw"
+chmod 600 "$TMP/pw" "$TMP/badpw" # secrets, as ssh's keys: readable by their owner only
 expect "mkpasswd: a bcrypt hash" grep -qE '^\$2[aby]\$05\$.{53}$' <<<"$HASH"
 
 # ---- refused at start ----

@@ -71,6 +71,7 @@ expect "openssl: a CA and a server certificate for both hosts' addresses" \
 	openssl verify -CAfile "$K/ca.crt" "$K/server.crt"
 HASH=$(mkpasswd -m bcrypt -R 5 'fleet pass')
 echo 'fleet pass' >"$TMP/pw"
+chmod 600 "$TMP/pw" # a secret, as ssh's keys: readable by its owner only
 cat >"$TMP/web.yml" <<WEB
 tls_server_config: { cert_file: $K/server.crt, key_file: $K/server.key }
 basic_auth_users:

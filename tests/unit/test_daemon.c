@@ -98,6 +98,20 @@ static void test_config_file(void **state)
 	unlink(path);
 	assert_int_equal(dconf__load(&c, path, err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "cannot read config"));
+	/* It chooses the web-config: held as the web-config is; a FIFO never blocks. */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(5);
+	assert_int_equal(dconf__load(&c, path, err, sizeof(err)), -EINVAL);
+	alarm(0);
+	assert_non_null(strstr(err, "it is a FIFO: give a regular file"));
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(fchmod(fd, 0666), 0);
+	close(fd);
+	assert_int_equal(dconf__load(&c, path, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "other users may write it (mode 0666): chmod go-w"));
+	unlink(path);
 	dconf__free(&c);
 }
 
@@ -126,6 +140,128 @@ static char *render(struct metrics *m)
 	assert_int_equal(metrics__render(m, &h, &text, &len), 0);
 	assert_int_equal(strlen(text), len);
 	return text;
+}
+
+/* A window-max-bytes not given follows a retention under its default; one given does not. */
+static void test_window_follows_retention(void **state)
+{
+	struct dconf c;
+	char err[512];
+
+	(void)state;
+	dconf__defaults(&c);
+	assert_int_equal(dconf__finish(&c, err, sizeof(err)), 0);
+	assert_int_equal(c.window_max_bytes, 128ull << 20);
+	assert_int_equal(dconf__set(&c, "retention", "10M", err, sizeof(err)), 0);
+	assert_int_equal(dconf__finish(&c, err, sizeof(err)), 0);
+	assert_int_equal(c.window_max_bytes, 10ull << 20);
+	assert_int_equal(dconf__set(&c, "capture-retention", "5M", err, sizeof(err)), 0);
+	assert_int_equal(dconf__finish(&c, err, sizeof(err)), 0);
+	assert_int_equal(c.window_max_bytes, 5ull << 20);
+	/* Raised again (a reload), it follows them back up to its default. */
+	assert_int_equal(dconf__set(&c, "retention", "1G", err, sizeof(err)), 0);
+	assert_int_equal(dconf__set(&c, "capture-retention", "1G", err, sizeof(err)), 0);
+	assert_int_equal(dconf__finish(&c, err, sizeof(err)), 0);
+	assert_int_equal(c.window_max_bytes, 128ull << 20);
+	assert_int_equal(dconf__set(&c, "retention", "10M", err, sizeof(err)), 0);
+	assert_int_equal(dconf__set(&c, "window-max-bytes", "128M", err, sizeof(err)), 0);
+	assert_int_equal(dconf__finish(&c, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "window-max-bytes (134217728) is more than retention"));
+	assert_int_equal(dconf__set(&c, "window-max-bytes", "4M", err, sizeof(err)), 0);
+	assert_int_equal(dconf__finish(&c, err, sizeof(err)), 0);
+	assert_int_equal(c.window_max_bytes, 4ull << 20);
+	dconf__free(&c);
+}
+
+static char cg_dir[] = "/tmp/cuprobe-cgroup.XXXXXX";
+
+/* procinfo__cgroup_path of arg against the fixture's mountinfo: its return, out or err in got. */
+static int cg_path(const char *mountinfo, const char *arg, char *got, size_t len)
+{
+	char path[256], a[512], err[1024];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/%s", cg_dir, mountinfo);
+	snprintf(a, sizeof(a), "%s%s", arg[0] == '+' ? cg_dir : "", arg + (arg[0] == '+'));
+	rc = procinfo__cgroup_path(path, a, got, len, err, sizeof(err));
+	if (rc)
+		snprintf(got, len, "%s", err);
+	return rc;
+}
+
+static void put_text(const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", cg_dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		fail_msg("%s: %s", path, strerror(errno));
+	fprintf(f, text, cg_dir, cg_dir, cg_dir);
+	fclose(f);
+}
+
+static void mkdirs(const char *rel)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s'", cg_dir, rel);
+	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * --cgroup as the cgroup's path or its folder on a cgroup2 mount, by a
+ * mountinfo of a hybrid host (the mount point escaped, "\040" for a space),
+ * one of a container whose cgroup2 shows /pod at its root, and one of a
+ * host with cgroup v1 only; one that does not exist is refused.
+ */
+static void test_cgroup_path(void **state)
+{
+	char got[1024];
+
+	(void)state;
+	assert_non_null(mkdtemp(cg_dir));
+	mkdirs("uni fied/x/y");
+	mkdirs("v1/only");
+	mkdirs("ns/c");
+	put_text("hybrid.mountinfo", "31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw,mode=755\n"
+		 "40 31 0:37 / %s/v1 rw,relatime - cgroup cgroup rw,name=systemd\n"
+		 "41 31 0:38 / %s/uni\\040fied rw,relatime - cgroup2 cgroup2 rw\n"
+		 "42 31 0:38 /pod %s/ns rw,relatime shared:5 - cgroup2 cgroup2 rw\n");
+	assert_int_equal(cg_path("hybrid.mountinfo", "+/uni fied/x", got, sizeof(got)), 0);
+	assert_string_equal(got, "/x");
+	assert_int_equal(cg_path("hybrid.mountinfo", "+/uni fied/x/y/", got, sizeof(got)), 0);
+	assert_string_equal(got, "/x/y");
+	assert_int_equal(cg_path("hybrid.mountinfo", "+/uni fied", got, sizeof(got)), 0);
+	assert_string_equal(got, "/");
+	assert_int_equal(cg_path("hybrid.mountinfo", "/x/y", got, sizeof(got)), 0);
+	assert_string_equal(got, "/x/y");
+	assert_int_equal(cg_path("hybrid.mountinfo", "+/ns/c", got, sizeof(got)), 0);
+	assert_string_equal(got, "/pod/c");
+	assert_int_equal(cg_path("hybrid.mountinfo", "/pod/c", got, sizeof(got)), 0);
+	assert_int_equal(cg_path("hybrid.mountinfo", "/no-such-cgroup", got, sizeof(got)), -ENOENT);
+	assert_non_null(strstr(got, "there is no cgroup /no-such-cgroup: give one that exists"));
+	assert_non_null(strstr(got, "/uni fied"));
+	assert_int_equal(cg_path("hybrid.mountinfo", "+/uni fied/nope", got, sizeof(got)), -ENOENT);
+	/* cgroup v1 counts only where there is no cgroup2. */
+	assert_int_equal(cg_path("hybrid.mountinfo", "+/v1/only", got, sizeof(got)), -ENOENT);
+	assert_int_equal(cg_path("hybrid.mountinfo", "/only", got, sizeof(got)), -ENOENT);
+	put_text("v1.mountinfo", "40 31 0:37 / %s/v1 rw,relatime - cgroup cgroup rw,cpu\n");
+	assert_int_equal(cg_path("v1.mountinfo", "/only", got, sizeof(got)), 0);
+	assert_string_equal(got, "/only");
+	assert_int_equal(cg_path("v1.mountinfo", "+/v1/only", got, sizeof(got)), 0);
+	assert_string_equal(got, "/only");
+	/* No cgroup mount at all (ip netns exec's /sys): taken as given, said. */
+	assert_int_equal(cg_path("none", "/x/", got, sizeof(got)), -ENODEV);
+	assert_non_null(strstr(got, "cannot check that cgroup /x exists: no cgroup file system"));
+	/* A cgroup and what is under it, by whole components. */
+	assert_true(procinfo__in_cgroup("/x", "/x"));
+	assert_true(procinfo__in_cgroup("/x/y", "/x"));
+	assert_false(procinfo__in_cgroup("/xy", "/x"));
+	assert_true(procinfo__in_cgroup("/anything", "/"));
+	snprintf(got, sizeof(got), "rm -rf '%s'", cg_dir);
+	assert_int_equal(system(got), 0);
 }
 
 static void test_series(void **state)
@@ -640,6 +776,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_settings),   cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_config_file), cmocka_unit_test(test_container),
+		cmocka_unit_test(test_window_follows_retention),
+		cmocka_unit_test(test_cgroup_path),
 		cmocka_unit_test(test_series),	   cmocka_unit_test(test_trace_counts),
 		cmocka_unit_test(test_graph_trace_counts),
 		cmocka_unit_test(test_graph_series),

@@ -469,6 +469,116 @@ static void test_safe_file_child_dir(void **state)
 	assert_false(created);
 }
 
+/* opens d/name as trusted; the descriptor is closed; why is kept in the caller's buffer. */
+static int trusted(struct dir_fixture *d, const char *name, bool secret, char *why, size_t len)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", d->path, name);
+	fd = safe_file__open_trusted(path, secret, why, len);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* What is read and obeyed is a regular file only its owner, root or us, may write. */
+static void test_safe_file_open_trusted(void **state)
+{
+	struct dir_fixture *d = *state;
+	char why[512];
+
+	put_file(d->fd, "conf", "x");
+	assert_int_equal(fchmodat(d->fd, "conf", 0644, 0), 0);
+	assert_int_equal(trusted(d, "conf", false, why, sizeof(why)), 0);
+	/* A secret, as ssh's keys: no bit for group or others. */
+	assert_int_equal(trusted(d, "conf", true, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "other users may read it (mode 0644)"));
+	assert_non_null(strstr(why, "chmod 600"));
+	assert_int_equal(fchmodat(d->fd, "conf", 0640, 0), 0);
+	assert_int_equal(trusted(d, "conf", true, why, sizeof(why)), -EPERM);
+	assert_int_equal(fchmodat(d->fd, "conf", 0600, 0), 0);
+	assert_int_equal(trusted(d, "conf", true, why, sizeof(why)), 0);
+	assert_int_equal(fchmodat(d->fd, "conf", 0666, 0), 0);
+	assert_int_equal(trusted(d, "conf", false, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "other users may write it (mode 0666): chmod go-w"));
+	assert_int_equal(fchmodat(d->fd, "conf", 0620, 0), 0);
+	assert_int_equal(trusted(d, "conf", false, why, sizeof(why)), -EPERM);
+	/* A link is followed, and its target is what is checked. */
+	assert_int_equal(fchmodat(d->fd, "conf", 0644, 0), 0);
+	assert_int_equal(symlinkat("conf", d->fd, "link"), 0);
+	assert_int_equal(trusted(d, "link", false, why, sizeof(why)), 0);
+	assert_int_equal(trusted(d, "missing", false, why, sizeof(why)), -ENOENT);
+	assert_int_equal(mkdirat(d->fd, "sub", 0755), 0);
+	assert_int_equal(trusted(d, "sub", false, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "it is a folder: give a regular file"));
+	assert_int_equal(safe_file__open_trusted("/", false, why, sizeof(why)), -EINVAL);
+}
+
+/* A FIFO is refused at once: the open does not wait for a writer. */
+static void test_safe_file_open_trusted_fifo(void **state)
+{
+	struct dir_fixture *d = *state;
+	char why[512];
+
+	assert_int_equal(mkfifoat(d->fd, "fifo", 0600), 0);
+	alarm(5); /* a blocked open fails the test rather than hanging it */
+	assert_int_equal(trusted(d, "fifo", true, why, sizeof(why)), -EINVAL);
+	alarm(0);
+	assert_non_null(strstr(why, "it is a FIFO: give a regular file"));
+	if (geteuid())
+		return; /* mknod needs root */
+	assert_int_equal(mknodat(d->fd, "null", S_IFCHR | 0600, makedev(1, 3)), 0);
+	assert_int_equal(trusted(d, "null", false, why, sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "it is a character device"));
+}
+
+/* Every folder on the real path: others may write none of them, unless it is sticky. */
+static void test_safe_file_open_trusted_folders(void **state)
+{
+	struct dir_fixture *d = *state;
+	char why[512];
+
+	assert_int_equal(mkdirat(d->fd, "open", 0755), 0);
+	put_file(d->fd, "open/conf", "x");
+	assert_int_equal(fchmodat(d->fd, "open", 0777, 0), 0);
+	assert_int_equal(trusted(d, "open/conf", false, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "/open may be written by another user"));
+	assert_non_null(strstr(why, "mode 0777"));
+	/* Through a link from a safe folder, the real one is still checked. */
+	assert_int_equal(symlinkat("open/conf", d->fd, "via"), 0);
+	assert_int_equal(trusted(d, "via", false, why, sizeof(why)), -EPERM);
+	assert_int_equal(fchmodat(d->fd, "open", 01777, 0), 0);
+	assert_int_equal(trusted(d, "open/conf", false, why, sizeof(why)), 0);
+	assert_int_equal(fchmodat(d->fd, "open", 0775, 0), 0);
+	assert_int_equal(trusted(d, "open/conf", false, why, sizeof(why)), -EPERM);
+	assert_int_equal(fchmodat(d->fd, "open", 0755, 0), 0);
+	assert_int_equal(trusted(d, "open/conf", false, why, sizeof(why)), 0);
+}
+
+/* Another user's file, or one in another user's folder, is refused (chown needs root). */
+static void test_safe_file_open_trusted_owner(void **state)
+{
+	struct dir_fixture *d = *state;
+	char why[512];
+
+	if (geteuid())
+		skip();
+	put_file(d->fd, "conf", "x");
+	assert_int_equal(fchmodat(d->fd, "conf", 0600, 0), 0);
+	assert_int_equal(fchownat(d->fd, "conf", 65534, 65534, 0), 0);
+	assert_int_equal(trusted(d, "conf", false, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "owned by uid 65534"));
+	assert_non_null(strstr(why, "chown"));
+	assert_int_equal(mkdirat(d->fd, "theirs", 0755), 0);
+	put_file(d->fd, "theirs/conf", "x");
+	assert_int_equal(trusted(d, "theirs/conf", false, why, sizeof(why)), 0);
+	assert_int_equal(fchownat(d->fd, "theirs", 65534, 65534, 0), 0);
+	assert_int_equal(trusted(d, "theirs/conf", false, why, sizeof(why)), -EPERM);
+	assert_non_null(strstr(why, "/theirs may be written by another user (owner uid 65534"));
+}
+
 #define SCRATCH(test) cmocka_unit_test_setup_teardown(test, make_scratch, remove_scratch)
 
 int main(void)
@@ -488,6 +598,10 @@ int main(void)
 		SCRATCH(test_safe_file_open_path_bare_name),
 		SCRATCH(test_safe_file_make_dirs),
 		SCRATCH(test_safe_file_child_dir),
+		SCRATCH(test_safe_file_open_trusted),
+		SCRATCH(test_safe_file_open_trusted_fifo),
+		SCRATCH(test_safe_file_open_trusted_folders),
+		SCRATCH(test_safe_file_open_trusted_owner),
 	};
 
 	/* Permissions below are checked against this umask. */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -71,6 +72,8 @@ static void make_cert(const char *name)
 	f = fopen(path, "w");
 	fwrite(buf, 1, n, f);
 	fclose(f);
+	/* A key readable by others is refused, as ssh refuses one. */
+	assert_int_equal(chmod(path, 0600), 0);
 	gnutls_x509_crt_deinit(crt);
 	gnutls_x509_privkey_deinit(key);
 }
@@ -114,7 +117,8 @@ static void refused(const char *text, ...)
 	const char *want;
 	va_list ap;
 
-	assert_int_equal(load(text, &w, err, sizeof(err)), -EINVAL);
+	/* -EINVAL, or the errno of a file that cannot be used (-ENOENT, -EPERM). */
+	assert_true(load(text, &w, err, sizeof(err)) < 0);
 	assert_non_null(strstr(err, "/web.yml"));
 	va_start(ap, text);
 	while ((want = va_arg(ap, const char *))) {
@@ -215,7 +219,7 @@ static void test_bad_values(void **state)
 	refused("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
 		"  client_auth_type: RequireAndVerifyClientCert\n", "give client_ca_file", NULL);
 	refused("tls_server_config:\n  cert_file: nothere.crt\n  key_file: server.key\n",
-		"cert_file: cannot read", "nothere.crt", "No such file", NULL);
+		"cert_file: cannot use", "nothere.crt", "No such file", NULL);
 	/* A certificate with another's key: said at load, not when a client connects. */
 	refused("tls_server_config:\n  cert_file: server.crt\n  key_file: other.key\n",
 		"server.crt", "other.key", NULL);
@@ -281,6 +285,87 @@ static void test_loopback(void **state)
 	}
 }
 
+/* Files another user could have chosen or read are refused, with the fix. */
+static void test_untrusted_files(void **state)
+{
+	const char *tls = "tls_server_config: { cert_file: server.crt, key_file: server.key }\n";
+	struct webconf w;
+	char err[1024], path[256];
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/server.key", dir);
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(load(tls, &w, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "key_file: cannot use "));
+	assert_non_null(strstr(err, "other users may read it (mode 0644)"));
+	assert_non_null(strstr(err, "chmod 600"));
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_int_equal(load(tls, &w, err, sizeof(err)), 0);
+	webconf__free(&w);
+	/* The certificate is public, but no one else may write it. */
+	snprintf(path, sizeof(path), "%s/server.crt", dir);
+	assert_int_equal(chmod(path, 0666), 0);
+	assert_int_equal(load(tls, &w, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "cert_file: cannot use "));
+	assert_non_null(strstr(err, "chmod go-w"));
+	assert_int_equal(chmod(path, 0644), 0);
+	/* The web-config itself: others may not write it, and a FIFO never blocks. */
+	snprintf(path, sizeof(path), "%s/web.yml", dir);
+	put("web.yml", tls);
+	assert_int_equal(chmod(path, 0646), 0);
+	assert_int_equal(webconf__load(&w, path, err, sizeof(err)), -EPERM);
+	assert_non_null(strstr(err, "cannot use the web-config "));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	alarm(5);
+	assert_int_equal(webconf__load(&w, path, err, sizeof(err)), -EINVAL);
+	alarm(0);
+	assert_non_null(strstr(err, "it is a FIFO: give a regular file"));
+	assert_int_equal(unlink(path), 0);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Size, depth and values are bounded before libyaml builds a document, and refused fast. */
+static void test_bounds(void **state)
+{
+	size_t deep = 200000, big = (1 << 20) + 1;
+	char *text = malloc(2 * deep + 16), err[1024];
+	struct webconf w;
+	double t0 = now();
+
+	(void)state;
+	assert_non_null(text);
+	memset(text, '[', deep);
+	memset(text + deep, ']', deep);
+	strcpy(text + 2 * deep, "\n");
+	refused(text, "web.yml:1: nested more than 16 deep", NULL);
+	assert_true(now() - t0 < 2);
+	free(text);
+	text = malloc(big + 1);
+	assert_non_null(text);
+	memset(text, '#', big);
+	text[big] = '\0';
+	assert_int_equal(load(text, &w, err, sizeof(err)), -EFBIG);
+	assert_non_null(strstr(err, "over 1 MiB"));
+	free(text);
+	/* Many users, under 1 MiB: refused by their count of values, before any is kept. */
+	text = malloc(700 * 100 + 32);
+	assert_non_null(text);
+	strcpy(text, "basic_auth_users:\n");
+	for (int i = 0; i < 700; i++)
+		sprintf(text + strlen(text), "  u%d: '%s'\n", i, HASH);
+	refused(text, "more than 1024 values", NULL);
+	free(text);
+	assert_true(now() - t0 < 4);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +375,8 @@ int main(void)
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_listen),
 		cmocka_unit_test(test_loopback),
+		cmocka_unit_test(test_untrusted_files),
+		cmocka_unit_test(test_bounds),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -21,6 +21,7 @@
 #include "util/clock.h"
 #include "util/opt.h"
 #include "util/parse.h"
+#include "util/safe_file.h"
 
 /* Checked when the form is known: one ADDR for --pid, a list for --job (fleet.c). */
 static int set_daemon(void *obj, const char *name, const char *arg, char *err, size_t len)
@@ -235,7 +236,7 @@ static const struct opt capture_opt_list[] = {
 	{ "key", 0, "FILE", set_key, "its key (PEM; default: in --cert's file)" },
 	{ "user", 'u', "USER", set_user, "basic auth as USER (with --password-file)" },
 	{ "password-file", 0, "FILE", set_password_file,
-	  "USER's password: the file's first line" },
+	  "USER's password: the file's first line (a file\nof yours, chmod 600)" },
 };
 
 static const struct opt_table capture_table = OPT_TABLE(capture_opt_list);
@@ -373,16 +374,21 @@ static int check_answer(const char *addr, const char *body)
 
 int capture__auth_header(const struct capture_opts *o, char *out, size_t len)
 {
-	char pass[1024] = "", *b64;
+	char pass[1024] = "", why[512], *b64;
 	FILE *f;
+	int fd;
 
 	out[0] = '\0';
 	if (!o->user)
 		return 0;
-	f = fopen(o->password_file, "re");
+	/* A secret, as ssh's keys: the user's (or root's) own, readable by no one else. */
+	fd = safe_file__open_trusted(o->password_file, true, why, sizeof(why));
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (fd >= 0 && !f)
+		close(fd);
 	if (!f || !fgets(pass, sizeof(pass), f) || !(pass[strcspn(pass, "\r\n")] = '\0', *pass)) {
 		fprintf(stderr, "cuprobe capture: --password-file %s: %s\n", o->password_file,
-			f ? "no password on its first line" : strerror(errno));
+			f ? "no password on its first line" : fd < 0 ? why : strerror(errno));
 		if (f)
 			fclose(f);
 		return -EINVAL;

@@ -170,11 +170,17 @@ int daemon_main(int argc, char **argv)
 		dconf__free(&c);
 		return 2;
 	}
-	if (dconf__check(&c, err, sizeof(err)) || load_web(&c, &web, err, sizeof(err))) {
+	if (dconf__finish(&c, err, sizeof(err)) || load_web(&c, &web, err, sizeof(err))) {
 		fprintf(stderr, "cuprobe daemon: %s\n", err);
 		dconf__free(&c);
 		return 2;
 	}
+	if (!c.window_max_bytes_given && c.window_max_bytes < DCONF_WINDOW_MAX_BYTES)
+		p_info("window-max-bytes is %llu bytes, as %s is: its default, %lluM, would not "
+		       "fit there (give window-max-bytes to choose)",
+		       (unsigned long long)c.window_max_bytes,
+		       c.window_max_bytes == c.retention ? "retention" : "capture-retention",
+		       DCONF_WINDOW_MAX_BYTES >> 20);
 	if (geteuid() != 0) {
 		fprintf(stderr, "cuprobe daemon: must run as root (it loads BPF programs and reads "
 			"every process's maps): run it with sudo, or as the systemd unit\n");

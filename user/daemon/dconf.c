@@ -3,9 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "daemon/dconf.h"
+#include "daemon/procinfo.h"
 #include "daemon/webconf.h"
+#include "util/log.h"
 #include "util/parse.h"
+#include "util/safe_file.h"
 
 void dconf__defaults(struct dconf *c)
 {
@@ -22,7 +26,7 @@ void dconf__defaults(struct dconf *c)
 		.slice = 0.1,
 		.retention = 1ull << 30,
 		.capture_retention = 1ull << 30,
-		.window_max_bytes = 128ull << 20,
+		.window_max_bytes = DCONF_WINDOW_MAX_BYTES,
 		.window_max_launches = 1000000,
 		.top_kernels = 20,
 		.max_targets = 1024,
@@ -215,7 +219,8 @@ static int set_stack(void *obj, const char *name, const char *v, char *err, size
 static int set_cgroup(void *obj, const char *name, const char *v, char *err, size_t len)
 {
 	if (*v != '/' || strlen(v) >= sizeof(CONF(obj)->cgroup)) {
-		snprintf(err, len, "%s: '%s' is not a cgroup path (e.g. /kubepods.slice)", name, v);
+		snprintf(err, len, "%s: '%s' is not a cgroup path (e.g. /kubepods.slice, or "
+			 "/sys/fs/cgroup/kubepods.slice)", name, v);
 		return -EINVAL;
 	}
 	snprintf(CONF(obj)->cgroup, sizeof(CONF(obj)->cgroup), "%s", v);
@@ -242,8 +247,12 @@ static int set_capture_retention(void *obj, const char *name, const char *v, cha
 
 static int set_window_max_bytes(void *obj, const char *name, const char *v, char *err, size_t len)
 {
-	return size_at_least(name, v, 64 << 10, "64K or more, e.g. 128M",
-			     &CONF(obj)->window_max_bytes, err, len);
+	int rc = size_at_least(name, v, 64 << 10, "64K or more, e.g. 128M",
+			       &CONF(obj)->window_max_bytes, err, len);
+
+	if (!rc)
+		CONF(obj)->window_max_bytes_given = true;
+	return rc;
 }
 
 static int set_window_max_launches(void *obj, const char *name, const char *v, char *err,
@@ -376,7 +385,8 @@ static const struct opt settings[] = {
 	{ "stack", 0, "BOOL", set_stack,
 	  "each launch's CPU stack in the traces, as record\n--stack (default false; read at "
 	  "start only)" },
-	{ "cgroup", 0, "PATH", set_cgroup, "only processes whose cgroup path begins with PATH" },
+	{ "cgroup", 0, "PATH", set_cgroup,
+	  "only processes in cgroup PATH or under it: /x,\nor its folder on a cgroup2 mount" },
 	{ "linger", 0, "SEC", set_linger, "a gone process's series stay this long (default 300)" },
 	{ "retention", 0, "SIZE", set_retention,
 	  "sampled windows' traces kept under -o, oldest removed\nfirst, windows being "
@@ -384,7 +394,7 @@ static const struct opt settings[] = {
 	{ "capture-retention", 0, "SIZE", set_capture_retention,
 	  "the same for on-demand captures, apart, under\n-o's captures/ (default 1G)" },
 	{ "window-max-bytes", 0, "SIZE", set_window_max_bytes,
-	  "a window's trace is cut at this size (default 128M)" },
+	  "a window's trace is cut at this size (default 128M,\nor a retention under that)" },
 	{ "window-max-launches", 0, "N", set_window_max_launches,
 	  "... or at this many launches (default 1000000)" },
 	{ "group", 0, "GROUP", set_group,
@@ -456,15 +466,41 @@ static char *trim(char *s)
 	return s;
 }
 
+int dconf__finish(struct dconf *c, char *err, size_t len)
+{
+	char cg[sizeof(c->cgroup)];
+	int rc;
+
+	if (!c->window_max_bytes_given) {
+		c->window_max_bytes = DCONF_WINDOW_MAX_BYTES;
+		if (c->retention < c->window_max_bytes)
+			c->window_max_bytes = c->retention;
+		if (c->capture_retention < c->window_max_bytes)
+			c->window_max_bytes = c->capture_retention;
+	}
+	if (c->cgroup[0]) {
+		rc = procinfo__cgroup_path(PROCINFO_MOUNTINFO, c->cgroup, cg, sizeof(cg), err, len);
+		if (rc == -ENODEV)
+			p_warn("%s", err);
+		else if (rc)
+			return rc;
+		snprintf(c->cgroup, sizeof(c->cgroup), "%s", cg);
+	}
+	return dconf__check(c, err, len);
+}
+
 int dconf__load(struct dconf *c, const char *path, char *err, size_t len)
 {
 	char line[4096], msg[512];
-	FILE *f = fopen(path, "re");
-	int lineno = 0, rc = 0;
+	/* It chooses the web-config and the listen address: held as the web-config is. */
+	int fd = safe_file__open_trusted(path, false, msg, sizeof(msg)), lineno = 0, rc = 0;
+	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
 
 	if (!f) {
-		rc = -errno;
-		snprintf(err, len, "cannot read config %s: %s", path, strerror(errno));
+		rc = fd < 0 ? fd : -errno;
+		snprintf(err, len, "cannot read config %s: %s", path, fd < 0 ? msg : strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return rc;
 	}
 	while (!rc && fgets(line, sizeof(line), f)) {

@@ -23,6 +23,8 @@ struct step_rule {
 };
 
 #define DCONF_MAX_RULES 64
+/* window-max-bytes when not given, and where both retentions are at least this. */
+#define DCONF_WINDOW_MAX_BYTES (128ull << 20)
 
 struct dconf {
 	char listen[128];		/* ADDR:PORT */
@@ -40,6 +42,7 @@ struct dconf {
 	uint64_t retention;		/* bytes of sampled windows' traces kept under output */
 	uint64_t capture_retention;	/* bytes of captures' traces, under output/captures */
 	uint64_t window_max_bytes;	/* a window's trace is cut at this size */
+	bool window_max_bytes_given;	/* else it follows a retention under its default */
 	uint64_t window_max_launches;	/* ... or at this many launches */
 	char group[64];			/* traces readable by this group; "": root's only */
 	uint32_t top_kernels;		/* kernel label values per process */
@@ -47,7 +50,7 @@ struct dconf {
 	double capture_timeout;		/* seconds an on-demand capture may take */
 	bool cupti;			/* windows use the agent where a process has it */
 	bool stack;			/* launches carry their stacks (read at start only) */
-	char cgroup[512];		/* only processes whose cgroup path begins so; "": all */
+	char cgroup[512];		/* only processes in this cgroup or under it; "": all */
 	/* Jobs (daemon/jobinfo.h): where a process's job and rank are read, pods' labels. */
 	char job_env[64];		/* an environment variable that names the job; "": none */
 	char rank_env[64];		/* ... and its rank */
@@ -72,6 +75,14 @@ void dconf__defaults(struct dconf *c);
 int dconf__set(struct dconf *c, const char *key, const char *value, char *err, size_t len);
 /* What holds only across settings (a window fits the retention). 0 or -EINVAL, err why. */
 int dconf__check(const struct dconf *c, char *err, size_t len);
+/*
+ * Once every setting is in (at start and at each reload): what follows from
+ * others, then dconf__check. A window-max-bytes not given is the least of its
+ * default and the two retentions; a cgroup given as its file-system path
+ * (/sys/fs/cgroup/x) becomes the cgroup's path (/x), and one that does not
+ * exist is refused. 0 or -errno, err why and what to do.
+ */
+int dconf__finish(struct dconf *c, char *err, size_t len);
 /* Reads "key = value" lines (# comments). 0 or -errno, err naming the file and line. */
 int dconf__load(struct dconf *c, const char *path, char *err, size_t len);
 /* The rule for a process, or NULL (time slices). */

@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -28,6 +29,20 @@ int procinfo__read(pid_t pid, struct procinfo *pi);
 int procinfo__cuda(pid_t pid);
 /* The container id in a cgroup path (docker, containerd, cri-o, podman), or "". */
 void procinfo__container(const char *cgroup, char *buf, size_t len);
+/* The mount table procinfo__cgroup_path reads: the daemon's own. */
+#define PROCINFO_MOUNTINFO "/proc/self/mountinfo"
+/*
+ * A --cgroup as /proc/PID/cgroup names it: arg is a cgroup's path (/x), or
+ * its folder on a cgroup2 mount (/sys/fs/cgroup/x, /sys/fs/cgroup/unified/x
+ * on a hybrid host), the mounts read from mountinfo (cgroup v1 ones where
+ * there is no cgroup2). out gets /x, without a trailing '/'. 0, or -ENOENT
+ * with err saying that there is no such cgroup and where they are; -ENODEV
+ * where no cgroup file system is mounted (out is arg, unchecked; err says so).
+ */
+int procinfo__cgroup_path(const char *mountinfo, const char *arg, char *out, size_t len,
+			  char *err, size_t elen);
+/* Whether a process's cgroup path is the cgroup in, or under it. */
+bool procinfo__in_cgroup(const char *cgroup, const char *in);
 /* CPU time the process has used, in ns. 0 or -ESRCH. */
 int procinfo__cpu_ns(pid_t pid, uint64_t *ns);
 

@@ -200,7 +200,7 @@ static void consider(struct daemon *d, pid_t pid, bool from_exec)
 
 	if (pid == d->self || find(d, pid) || procinfo__read(pid, &pi))
 		return;
-	if (d->conf.cgroup[0] && strncmp(pi.cgroup, d->conf.cgroup, strlen(d->conf.cgroup)))
+	if (d->conf.cgroup[0] && !procinfo__in_cgroup(pi.cgroup, d->conf.cgroup))
 		return;
 	if (pi.cuda) {
 		add_proc(d, pid, &pi, from_exec);
@@ -713,6 +713,21 @@ static void serve_http(void *ctx)
 	}
 }
 
+/* The window bound the daemon started with, which a reload keeps, fits the new retentions. */
+static int window_fits(const struct dconf *c, uint64_t window, char *err, size_t len)
+{
+	uint64_t least = c->retention < c->capture_retention ? c->retention : c->capture_retention;
+
+	if (window <= least)
+		return 0;
+	snprintf(err, len, "retention %llu or capture-retention %llu is less than the "
+		 "window-max-bytes the daemon started with (%llu), which changes only with a "
+		 "restart: restart the daemon, or keep the retentions at %llu or more",
+		 (unsigned long long)c->retention, (unsigned long long)c->capture_retention,
+		 (unsigned long long)window, (unsigned long long)window);
+	return -EINVAL;
+}
+
 /* SIGHUP: the file and the command line again; a config that fails changes nothing. */
 static void reload(void *ctx, int signo)
 {
@@ -727,7 +742,9 @@ static void reload(void *ctx, int signo)
 	if (!rc && d->reparse)
 		rc = d->reparse(&c, d->arg);
 	if (!rc)
-		rc = dconf__check(&c, err, sizeof(err));
+		rc = dconf__finish(&c, err, sizeof(err));
+	if (!rc)
+		rc = window_fits(&c, d->conf.window_max_bytes, err, sizeof(err));
 	if (rc) {
 		p_err("config not reloaded, the daemon keeps its settings: %s", err[0] ? err :
 		      "bad command line");

@@ -14,6 +14,7 @@
 #include "report/graphs.h"
 #include "trace/format.h"
 #include "util/log.h"
+#include "util/safe_file.h"
 
 struct kept {
 	long n;
@@ -148,17 +149,12 @@ static void scan(struct store *st)
  * Whether a folder may hold what the daemon writes and removes: only root
  * (or the daemon's user) may rename or replace its entries. A folder others
  * may write to is safe only with the sticky bit, and then its entry on the
- * path (checked at the next level) must be ours.
+ * path (checked at the next level) must be ours; the last one, where the
+ * daemon removes old traces, may not be written by others at all.
  */
 static bool safe_folder(const struct stat *sb, bool last)
 {
-	bool ours = sb->st_uid == 0 || sb->st_uid == geteuid();
-
-	if (!ours)
-		return false;
-	if (!(sb->st_mode & (S_IWGRP | S_IWOTH)))
-		return true;
-	return !last && (sb->st_mode & S_ISVTX);
+	return safe_file__trusted_dir(sb, !last);
 }
 
 /*

@@ -6,15 +6,26 @@
  */
 #include <errno.h>
 #include <gnutls/gnutls.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 #include "daemon/webconf.h"
+#include "util/safe_file.h"
 
 /* A PEM file bigger than this is not a certificate chain or a key. */
 #define WEB_MAX_PEM (1 << 20)
+/*
+ * A web-config is a few KB (64 users are 8 KB), three levels deep, a few
+ * hundred values: these bounds, checked before libyaml builds a document
+ * (whose memory grows with the file and whose scanner slows with depth),
+ * leave room for comments and keep a hostile file cheap to refuse.
+ */
+#define WEB_MAX_YAML (1 << 20)
+#define WEB_MAX_DEPTH 16
+#define WEB_MAX_NODES 1024
 
 struct wctx {
 	struct webconf *w;
@@ -290,26 +301,57 @@ static int top(struct wctx *x, const yaml_node_t *n)
 	return mapping(x, n, "web-config", keys, sizeof(keys) / sizeof(keys[0]));
 }
 
-/* The whole of a PEM file, NUL-terminated. */
-static int read_pem(struct wctx *x, const char *key, const char *path, char **out)
+/*
+ * At most max bytes of fd, NUL-terminated, in *out (*n of them): 0, -EFBIG
+ * past max, or -errno. What is read is wiped on failure (it may be a key).
+ */
+static int read_bounded(int fd, size_t max, char **out, size_t *n)
 {
-	FILE *f = fopen(path, "re");
-	size_t n;
-	char *buf;
+	char *buf = malloc(max + 1);
+	ssize_t k = 0;
+	int err;
 
-	if (!f)
-		return werr(x, NULL, "%s: cannot read %s: %s", key, path, strerror(errno));
-	buf = malloc(WEB_MAX_PEM + 1);
-	n = buf ? fread(buf, 1, WEB_MAX_PEM + 1, f) : 0;
-	fclose(f);
 	if (!buf)
 		return -ENOMEM;
-	if (n > WEB_MAX_PEM || !n) {
-		free(buf);
-		return werr(x, NULL, "%s: %s is %s", key, path, n ? "over 1 MiB" : "empty");
+	for (*n = 0; *n <= max; *n += (size_t)k) {
+		k = read(fd, buf + *n, max + 1 - *n);
+		if (k <= 0)
+			break;
 	}
-	buf[n] = '\0';
-	*out = buf;
+	if (k >= 0 && *n <= max) {
+		buf[*n] = '\0';
+		*out = buf;
+		return 0;
+	}
+	err = k < 0 ? -errno : -EFBIG;
+	explicit_bzero(buf, max + 1);
+	free(buf);
+	return err;
+}
+
+/*
+ * A PEM file, whole and not empty, from a file only root or the daemon's
+ * user controls (a secret, the key, not readable by others either).
+ */
+static int read_pem(struct wctx *x, const char *key, const char *path, bool secret, char **out)
+{
+	char why[512];
+	int fd = safe_file__open_trusted(path, secret, why, sizeof(why)), rc;
+	size_t n;
+
+	if (fd < 0) {
+		werr(x, NULL, "%s: cannot use %s: %s", key, path, why);
+		return fd;
+	}
+	rc = read_bounded(fd, WEB_MAX_PEM, out, &n);
+	close(fd);
+	if (rc == -ENOMEM)
+		return rc;
+	if (!rc && !n)
+		free(*out);
+	if (rc || !n)
+		return werr(x, NULL, "%s: %s %s", key, path, rc == -EFBIG ? "is over 1 MiB: give "
+			    "the PEM file" : rc ? strerror(-rc) : "is empty");
 	return 0;
 }
 
@@ -357,28 +399,95 @@ static int finish(struct wctx *x)
 			    "and key_file");
 	if (!w->tls)
 		return 0;
-	rc = read_pem(x, "cert_file", w->cert_file, &w->cert_pem);
+	rc = read_pem(x, "cert_file", w->cert_file, false, &w->cert_pem);
 	if (!rc)
-		rc = read_pem(x, "key_file", w->key_file, &w->key_pem);
+		rc = read_pem(x, "key_file", w->key_file, true, &w->key_pem);
 	if (!rc && w->client_ca_file[0])
-		rc = read_pem(x, "client_ca_file", w->client_ca_file, &w->ca_pem);
+		rc = read_pem(x, "client_ca_file", w->client_ca_file, false, &w->ca_pem);
 	return rc ? rc : check_pems(x);
 }
 
-static int parse(struct wctx *x, FILE *f)
+static int not_yaml(struct wctx *x, const yaml_parser_t *p)
 {
+	snprintf(x->err, x->len, "%s:%zu: not YAML: %s", x->w->path, p->problem_mark.line + 1,
+		 p->problem ? p->problem : "a parse error");
+	return -EINVAL;
+}
+
+/* Counts one value at depth, and says when either is past its bound. */
+static int shape_event(struct wctx *x, const yaml_event_t *e, unsigned int *depth,
+		       unsigned int *nodes)
+{
+	size_t line = e->start_mark.line + 1;
+
+	switch (e->type) {
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		(*depth)--;
+		return 0;
+	case YAML_SEQUENCE_START_EVENT:
+	case YAML_MAPPING_START_EVENT:
+		if (++*depth > WEB_MAX_DEPTH) {
+			snprintf(x->err, x->len, "%s:%zu: nested more than %d deep: a web-config is "
+				 "three levels deep (docs/daemon.md)", x->w->path, line,
+				 WEB_MAX_DEPTH);
+			return -EINVAL;
+		}
+		/* fallthrough */
+	case YAML_SCALAR_EVENT:
+	case YAML_ALIAS_EVENT:
+		if (++*nodes > WEB_MAX_NODES) {
+			snprintf(x->err, x->len, "%s:%zu: more than %d values: a web-config has at "
+				 "most %d users and a few keys", x->w->path, line, WEB_MAX_NODES,
+				 WEB_MAX_USERS);
+			return -EINVAL;
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* The text's depth and size in values, from libyaml's events, before any document is built. */
+static int check_shape(struct wctx *x, const char *text, size_t n)
+{
+	unsigned int depth = 0, nodes = 0;
 	yaml_parser_t p;
-	yaml_node_t *root;
-	int rc;
+	yaml_event_t e;
+	bool end = false;
+	int rc = 0;
 
 	if (!yaml_parser_initialize(&p))
 		return -ENOMEM;
-	yaml_parser_set_input_file(&p, f);
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, n);
+	while (!rc && !end) {
+		if (!yaml_parser_parse(&p, &e)) {
+			rc = not_yaml(x, &p);
+			break;
+		}
+		end = e.type == YAML_STREAM_END_EVENT || e.type == YAML_DOCUMENT_END_EVENT;
+		rc = shape_event(x, &e, &depth, &nodes);
+		yaml_event_delete(&e);
+	}
+	yaml_parser_delete(&p);
+	return rc;
+}
+
+static int parse(struct wctx *x, const char *text, size_t n)
+{
+	yaml_parser_t p;
+	yaml_node_t *root;
+	int rc = check_shape(x, text, n);
+
+	if (rc)
+		return rc;
+	if (!yaml_parser_initialize(&p))
+		return -ENOMEM;
+	yaml_parser_set_input_string(&p, (const unsigned char *)text, n);
 	if (!yaml_parser_load(&p, x->doc)) {
-		snprintf(x->err, x->len, "%s:%zu: not YAML: %s", x->w->path,
-			 p.problem_mark.line + 1, p.problem ? p.problem : "a parse error");
+		rc = not_yaml(x, &p);
 		yaml_parser_delete(&p);
-		return -EINVAL;
+		return rc;
 	}
 	yaml_parser_delete(&p);
 	root = yaml_document_get_root_node(x->doc);
@@ -389,11 +498,31 @@ static int parse(struct wctx *x, FILE *f)
 	return rc;
 }
 
+/* The web-config's text, from a file only root (or the daemon's user) controls. */
+static int read_config(struct wctx *x, char **text, size_t *n)
+{
+	char why[512];
+	int fd = safe_file__open_trusted(x->w->path, false, why, sizeof(why)), rc;
+
+	if (fd < 0) {
+		snprintf(x->err, x->len, "cannot use the web-config %s: %s", x->w->path, why);
+		return fd;
+	}
+	rc = read_bounded(fd, WEB_MAX_YAML, text, n);
+	close(fd);
+	if (rc && rc != -ENOMEM)
+		snprintf(x->err, x->len, "cannot use the web-config %s: %s", x->w->path,
+			 rc == -EFBIG ? "it is over 1 MiB, where a web-config is a few KB" :
+			 strerror(-rc));
+	return rc;
+}
+
 int webconf__load(struct webconf *w, const char *path, char *err, size_t len)
 {
 	yaml_document_t doc;
 	struct wctx x = { .w = w, .doc = &doc, .err = err, .len = len };
-	FILE *f;
+	char *text;
+	size_t n;
 	int rc;
 
 	*w = (struct webconf){ .min_version = 12, .nopen = 1, .open_paths = { "/healthz" } };
@@ -402,14 +531,11 @@ int webconf__load(struct webconf *w, const char *path, char *err, size_t len)
 		return -EINVAL;
 	}
 	snprintf(w->path, sizeof(w->path), "%s", path);
-	f = fopen(path, "re");
-	if (!f) {
-		rc = -errno;
-		snprintf(err, len, "cannot read the web-config %s: %s", path, strerror(errno));
+	rc = read_config(&x, &text, &n);
+	if (rc)
 		return rc;
-	}
-	rc = parse(&x, f);
-	fclose(f);
+	rc = parse(&x, text, n);
+	free(text);
 	if (!rc)
 		rc = finish(&x);
 	if (rc)

@@ -410,3 +410,119 @@ int safe_file__child_dir(int dirfd, const char *name, mode_t mode, bool *created
 	}
 	return fd;
 }
+
+bool safe_file__trusted_dir(const struct stat *st, bool sticky_ok)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return false;
+	if (!(st->st_mode & (S_IWGRP | S_IWOTH)))
+		return true;
+	return sticky_ok && (st->st_mode & S_ISVTX);
+}
+
+/* Who may own what is trusted, for messages: "root", or "root or uid N". */
+static const char *trusted_owners(char *buf, size_t len)
+{
+	if (!geteuid())
+		return "root";
+	snprintf(buf, len, "root or uid %u", (unsigned)geteuid());
+	return buf;
+}
+
+/* Whether the opened file may be trusted; -errno with why (and the fix) when not. */
+static int check_trusted(const struct stat *st, bool secret, char *why, size_t len)
+{
+	unsigned int mode = st->st_mode & 07777;
+	char who[32];
+
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(why, len, "it is %s: give a regular file", safe_file__kind(st->st_mode));
+		return -EINVAL;
+	}
+	if (st->st_uid != 0 && st->st_uid != geteuid()) {
+		snprintf(why, len, "it is owned by uid %u, who may write in it what they like: "
+			 "only a file owned by %s is taken (chown it)", (unsigned)st->st_uid,
+			 trusted_owners(who, sizeof(who)));
+		return -EPERM;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, len, "other users may write it (mode %04o): chmod go-w it", mode);
+		return -EPERM;
+	}
+	if (secret && (st->st_mode & (S_IRWXG | S_IRWXO))) {
+		snprintf(why, len, "other users may read it (mode %04o), and it is a secret: "
+			 "chmod 600 it", mode);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * Opens the folders of an absolute, link-free path from "/", each checked
+ * and none through a link (one planted since realpath is refused). The last
+ * one's descriptor, or -errno with why.
+ */
+static int open_trusted_dirs(char *dir, char *why, size_t len)
+{
+	char *save = NULL, walked[PATH_MAX] = "/", who[32];
+	int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC), nfd;
+	struct stat st;
+
+	for (char *c = strtok_r(dir, "/", &save);; c = strtok_r(NULL, "/", &save)) {
+		if (fd < 0 || fstat(fd, &st)) {
+			int err = -errno;
+
+			snprintf(why, len, "cannot open its folder %s: %s", walked, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return err;
+		}
+		if (!safe_file__trusted_dir(&st, true)) {
+			snprintf(why, len, "its folder %s may be written by another user (owner uid %u, "
+				 "mode %04o), who could put another file in its place: keep it in "
+				 "folders only %s may write", walked, (unsigned)st.st_uid,
+				 (unsigned)(st.st_mode & 07777), trusted_owners(who, sizeof(who)));
+			close(fd);
+			return -EPERM;
+		}
+		if (!c)
+			return fd;
+		nfd = openat(fd, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		fd = nfd;
+		snprintf(walked + strlen(walked), sizeof(walked) - strlen(walked), "%s%s",
+			 walked[1] ? "/" : "", c);
+	}
+}
+
+int safe_file__open_trusted(const char *path, bool secret, char *why, size_t len)
+{
+	char *real = realpath(path, NULL), *base;
+	struct stat st;
+	int dirfd, fd = -1, err;
+
+	why[0] = '\0';
+	if (!real) {
+		err = -errno;
+		snprintf(why, len, "%s", strerror(errno));
+		return err;
+	}
+	base = strrchr(real, '/');
+	*base++ = '\0';
+	dirfd = open_trusted_dirs(real, why, len);
+	if (dirfd >= 0) {
+		/* An empty name: the path was "/", which is a folder. */
+		fd = openat(dirfd, *base ? base : ".",
+			    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		err = fd < 0 || fstat(fd, &st) ? -errno : check_trusted(&st, secret, why, len);
+		if (err && !why[0])
+			snprintf(why, len, "%s", strerror(-err));
+		close(dirfd);
+	} else {
+		err = dirfd;
+	}
+	free(real);
+	if (err && fd >= 0)
+		close(fd);
+	return err ? err : fd;
+}

@@ -8,11 +8,17 @@
  * final name, and, with O_TMPFILE, leaves nothing at all when SIGKILLed.
  * Everything is relative to a folder's descriptor, so that a folder renamed
  * or replaced by a link while cuprobe works cannot redirect it.
+ *
+ * The same rule of trust holds for what cuprobe reads and obeys (the
+ * daemon's web-config, its TLS files, capture's password file): only root
+ * or the running user may have written it, or be able to swap it.
  */
 #ifndef UTIL_SAFE_FILE_H
 #define UTIL_SAFE_FILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 enum safe_file_mode {
@@ -65,5 +71,25 @@ int safe_file__remove_made_dirs(const char *path, unsigned int made);
  * (-EPERM). *created says whether it was made here. The descriptor or -errno.
  */
 int safe_file__child_dir(int dirfd, const char *name, mode_t mode, bool *created);
+
+/*
+ * The rule for a folder cuprobe writes in or reads its settings from: owned
+ * by root or the running user, and writable by no other user (group or
+ * others), except, where sticky_ok, with the sticky bit (as /tmp), where
+ * others cannot rename or remove what is not theirs.
+ */
+bool safe_file__trusted_dir(const struct stat *st, bool sticky_ok);
+
+/*
+ * Opens path to read what it says, only if nobody but root or the running
+ * user can have chosen it: links are resolved first, then every folder of
+ * the real path, from "/", passes safe_file__trusted_dir (sticky allowed);
+ * the file is regular (opened O_NONBLOCK, so a FIFO never blocks), owned by
+ * root or the running user and writable by no one else; a secret (a private
+ * key, a password) is not readable by group or others either, OpenSSH's
+ * rule for private keys. The descriptor (O_CLOEXEC), or -errno with why
+ * saying what is wrong and the fix (the caller names the file).
+ */
+int safe_file__open_trusted(const char *path, bool secret, char *why, size_t len);
 
 #endif /* UTIL_SAFE_FILE_H */
