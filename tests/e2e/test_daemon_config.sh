@@ -192,5 +192,8 @@ fi
 kill "$D" 2>/dev/null
 wait "$D" 2>/dev/null
 D=
+# The workloads go now, quietly: killed by the EXIT trap, bash would say so after "# done".
+{ kill -KILL "$IN" "$OUT"; wait "$IN" "$OUT"; } 2>/dev/null
+OUT=
 
 done_testing

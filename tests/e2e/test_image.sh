@@ -135,7 +135,8 @@ mkdir -m 0755 "$TMP/wl" && cp "$W/basic" "$TMP/wl/"
 
 # in_pod M PLAN SECRET TRACES CAPS ENTRY ARGS...: in a mount and network namespace of
 # its own (unshare), what the runtime and the volumes give a container (/proc of the
-# host's PID namespace, /sys read-only, /dev, then each volumeMount), then cuprobe in
+# host's PID namespace, /sys and the cgroup2 hierarchy read-only, /dev, then each
+# volumeMount), then cuprobe in
 # a chroot with exactly CAPS: every other capability leaves the bounding set, so root
 # holds only those after exec, as in a container. It becomes the daemon (exec).
 in_pod() {
@@ -145,6 +146,7 @@ in_pod() {
 	ip link set lo up
 	mount -t proc proc "$m/proc"
 	mount -t sysfs -o ro,nosuid,nodev,noexec sysfs "$m/sys"
+	mount -t cgroup2 -o ro,nosuid,nodev,noexec cgroup2 "$m/sys/fs/cgroup"
 	mount -t tmpfs -o nosuid,mode=755 tmpfs "$m/dev"
 	for c in null zero full random urandom tty; do touch "$m/dev/$c"; mount --bind "/dev/$c" "$m/dev/$c"; done
 	while read -r kind mp mode src; do
@@ -202,7 +204,7 @@ if ! until_true 60 healthy; then
 	exit 0
 fi
 ok "the daemon from the image, with the DaemonSet's args and only $CAPS: /healthz over TLS (open path)"
-expect "its log is quiet (--quiet; no warning of a missing capability)" test ! -s "$TMP/d.log"
+expect "its log is quiet (--quiet; no warning of a missing capability)" sh -c "test ! -s \"$TMP/d.log\" || { cat \"$TMP/d.log\"; exit 1; }"
 code=$(pod_curl -o /dev/null -w '%{http_code}' https://127.0.0.1:9464/metrics)
 [ "$code" = 401 ] && ok "/metrics without the password: 401" || not_ok "/metrics without the password: 401" "got $code"
 metrics() { pod_curl -u "prometheus:$PASS" https://127.0.0.1:9464/metrics; }
