@@ -7,8 +7,8 @@
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
 
-SEC("uprobe")
-int step_hit(struct pt_regs *ctx)
+/* Counts one hit of the process's step source. */
+static __always_inline int count_step(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, phase;
@@ -62,5 +62,97 @@ int step_hit(struct pt_regs *ctx)
 	sl = slot_at(ps->slot);
 	if (sl && sl->tgid == tgid)
 		sl->state = state;
+	return 0;
+}
+
+SEC("uprobe")
+int step_hit(struct pt_regs *ctx)
+{
+	return count_step();
+}
+
+/*
+ * --step torch: the step ends where a thread leaves a record_function range
+ * whose name begins with torch_prefix. record_function_enter_new(name, args)
+ * returns a class, so the name is the second argument: a std::string, data
+ * pointer at +0, length at +8. Ranges nest (Python's with blocks): each
+ * thread keeps whether each open range matched, one bit per depth.
+ */
+#define TORCH_PREFIX_MAX 64
+#define TORCH_DEPTH_MAX 64
+
+const volatile char torch_prefix[TORCH_PREFIX_MAX] = {};
+const volatile __u32 torch_prefix_len = 0;
+/* Ranges deeper than TORCH_DEPTH_MAX: not matched, counted here. */
+__u64 torch_too_deep = 0;
+
+struct torch_ranges {
+	__u64 matched;	/* bit d: the open range at depth d matched */
+	__u32 depth;	/* open ranges seen entered */
+	__u32 pad;
+};
+
+/* LRU: a thread that ends inside a range ages out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct torch_ranges);
+} torch_threads SEC(".maps");
+
+static __always_inline bool torch_name_matches(const void *str)
+{
+	struct { const char *data; __u64 len; } s;
+	char name[TORCH_PREFIX_MAX];
+	__u32 n = torch_prefix_len & (TORCH_PREFIX_MAX - 1);
+
+	if (bpf_probe_read_user(&s, sizeof(s), str) || s.len < n ||
+	    bpf_probe_read_user(name, n, s.data))
+		return false;
+	for (__u32 i = 0; i < TORCH_PREFIX_MAX; i++) {
+		if (i >= n)
+			break;
+		if (name[i] != torch_prefix[i])
+			return false;
+	}
+	return true;
+}
+
+SEC("uprobe")
+int torch_enter(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct torch_ranges *r = bpf_map_lookup_elem(&torch_threads, &tid), zero = {};
+	bool match = torch_name_matches((const void *)PT_REGS_PARM2(ctx));
+
+	if (!r) {
+		bpf_map_update_elem(&torch_threads, &tid, &zero, BPF_NOEXIST);
+		r = bpf_map_lookup_elem(&torch_threads, &tid);
+		if (!r)
+			return 0;
+	}
+	if (r->depth >= TORCH_DEPTH_MAX) {
+		__sync_fetch_and_add(&torch_too_deep, 1);
+	} else if (match) {
+		r->matched |= 1ull << r->depth;
+	} else {
+		r->matched &= ~(1ull << r->depth);
+	}
+	r->depth++;
+	return 0;
+}
+
+/* A range left that was entered before the probes were in: no depth to pop. */
+SEC("uprobe")
+int torch_exit(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct torch_ranges *r = bpf_map_lookup_elem(&torch_threads, &tid);
+
+	if (!r || !r->depth)
+		return 0;
+	r->depth--;
+	if (r->depth < TORCH_DEPTH_MAX && (r->matched >> r->depth & 1))
+		return count_step();
 	return 0;
 }

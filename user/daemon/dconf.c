@@ -193,6 +193,13 @@ static int set_step(void *obj, const char *name, const char *v, char *err, size_
 		snprintf(err, len, "%s: '%s': %s", name, eq + 1, perr);
 		return -EINVAL;
 	}
+	if (r->spec.kind == STEP_TORCH) {
+		snprintf(err, len, "%s: '%s': the daemon cannot step by torch's ranges yet; use a "
+			 "native SYMBOL or usdt: step here, or cuprobe record --step torch", name,
+			 eq + 1);
+		step_spec__free(&r->spec);
+		return -EINVAL;
+	}
 	c->nrules++;
 	return 0;
 }

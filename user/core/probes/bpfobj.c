@@ -40,6 +40,10 @@ static struct bpf_program *prog_of(const struct bpfobj *b, enum bpfobj_prog p)
 		return b->skel->progs.launch_return;
 	case PROG_STEP:
 		return b->skel->progs.step_hit;
+	case PROG_TORCH_ENTER:
+		return b->skel->progs.torch_enter;
+	case PROG_TORCH_EXIT:
+		return b->skel->progs.torch_exit;
 	case PROG_LIBMAP:
 		return b->skel->progs.libmap;
 	case PROG_AGENT_ENABLE:
@@ -112,6 +116,15 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 		set_multi(skel);
 	bpf_program__set_autoload(skel->progs.launch_return, o->latency);
 	bpf_program__set_autoload(skel->progs.step_hit, o->steps);
+	bpf_program__set_autoload(skel->progs.torch_enter, o->steps && o->torch_prefix);
+	bpf_program__set_autoload(skel->progs.torch_exit, o->steps && o->torch_prefix);
+	if (o->torch_prefix) {
+		size_t n = strlen(o->torch_prefix);
+
+		n = n < sizeof(skel->rodata->torch_prefix) ? n : sizeof(skel->rodata->torch_prefix) - 1;
+		memcpy((char *)skel->rodata->torch_prefix, o->torch_prefix, n);
+		skel->rodata->torch_prefix_len = (__u32)n;
+	}
 	bpf_program__set_autoload(skel->progs.agent_records, o->cupti);
 	bpf_program__set_autoload(skel->progs.agent_enable, o->cupti);
 	err = cuprobe_bpf__load(skel);
@@ -196,7 +209,8 @@ int bpfobj__attach(struct bpfobj *b, enum bpfobj_prog prog, const struct uprobe_
 	 * perf-event uprobe there took 20-360 ms to make here, a uprobe_multi link
 	 * a few.
 	 */
-	bool multi = b->multi && prog != PROG_STEP;
+	bool multi = b->multi && prog != PROG_STEP && prog != PROG_TORCH_ENTER &&
+		     prog != PROG_TORCH_EXIT;
 
 	return attach_uprobes(prog_of(b, prog), multi, s, out);
 }

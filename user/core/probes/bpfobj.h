@@ -24,6 +24,7 @@ struct bpfobj_opts {
 	uint64_t ringbuf_bytes;	/* the events ring, a power of two */
 	bool latency;		/* load the return program (some window measures latency) */
 	bool steps;		/* load the step program */
+	const char *torch_prefix; /* --step torch: the record_function name prefix; NULL: none */
 	bool cupti;		/* load the agent's programs */
 	bool stack;		/* --stack: launches take their stacks (stack.bpf.h) */
 	bool watch_exec;	/* tell every exec on the host (REC_EXEC_SEEN) */
@@ -34,6 +35,8 @@ enum bpfobj_prog {
 	PROG_LAUNCH,		/* launch entries; the cookie names the API */
 	PROG_LAUNCH_RETURN,	/* --latency returns */
 	PROG_STEP,
+	PROG_TORCH_ENTER,	/* --step torch: record_function_enter_new */
+	PROG_TORCH_EXIT,	/* and record_function_exit_new, which may count a step */
 	PROG_LIBMAP,
 	PROG_AGENT_ENABLE,
 	PROG_NAME_ENTRY,	/* handle-creating calls (names.h); the cookie names the API */

@@ -128,17 +128,53 @@ static struct target *new_target(struct session *s, pid_t pid, bool child,
 	return t;
 }
 
+/* --step torch with no probes: no torch loaded (yet), or one without the range calls. */
+static void tell_torch_missing(const struct target *t, bool final)
+{
+	const char *spec = step_spec__str(t->plan.step);
+
+	if (t->facts.step_why[0])
+		log_msg(final ? LOG_ERROR : LOG_WARN, "--step %s: pid %d (%s): %s (see SUPPORTED "
+			"TORCH in cuprobe-record(1))", spec, t->pid, t->comm, t->facts.step_why);
+	else if (final)
+		p_err("--step %s: pid %d (%s) never loaded %s.so, where PyTorch's record_function "
+		      "ranges begin and end: no step was counted; is it a PyTorch program (import "
+		      "torch)? Elsewhere use --step SYMBOL", spec, t->pid, t->comm, STEP_TORCH_LIB);
+	else if (!t->facts.step_walk && !t->walking)
+		p_info("pid %d: --step %s: waiting for torch (%s.so) to be loaded", t->pid, spec,
+		       STEP_TORCH_LIB);
+}
+
+/* A Python program's step named as a symbol: its functions are not symbols. */
+static void tell_python_step(const struct target *t)
+{
+	if (strncmp(t->comm, "python", 6))
+		return;
+	p_err("pid %d (%s) runs Python: Python functions are not native symbols%s", t->pid,
+	      t->comm, t->facts.torch_mapped ?
+		      "; for a PyTorch loop use --step torch (a step ends with each optimizer "
+		      "step) or --step torch:PREFIX (with each record_function range whose name "
+		      "begins with PREFIX)" : "; a native function the loop calls once a step "
+		      "can be, or a USDT probe");
+}
+
 /* The step probe was not found in pid's objects: say what was searched, and what is close. */
 static void tell_step_missing(struct session *s, struct target *t, bool final)
 {
 	char close[512];
 
+	if (t->plan.step->kind == STEP_TORCH) {
+		tell_torch_missing(t, final);
+		return;
+	}
 	session_suggest_step(s, t, close, sizeof(close));
 	log_msg(final ? LOG_ERROR : LOG_WARN, "step probe %s %s in the %zu objects of pid %d (%s)%s%s%s",
 		step_spec__str(t->plan.step), final ? "was never found" : "not found yet",
 		t->facts.nobjs, t->pid, t->comm, close[0] ? "; close matches: " : "", close,
 		final ? "; check --step (cuprobe record --help)" :
 			"; waiting for a library that defines it");
+	if (final)
+		tell_python_step(t);
 }
 
 int session__attach(struct session *s, pid_t pid)
@@ -339,6 +375,8 @@ static int prepare_child(struct session *s, pid_t pid, const char *exe)
 	if (!err)
 		err = t->facts.err;
 	t->exec_prepared = !err;
+	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_TORCH)
+		tell_torch_missing(t, false);
 	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_SYMBOL)
 		p_info("step symbol %s is not in %s: looking for it in libraries as they load",
 		       t->plan.step->symbol, exe);
