@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The torch tier: --step torch on an unmodified PyTorch training loop (CPU
+# tensors, tests/real/torch_train.py), with torch.profiler as the oracle. The
+# same loop run once under torch.profiler (the same schedule, prof.step()
+# right after the optimizer step, tensorboard_trace_handler) and once under
+# cuprobe record --step torch: the same cycles, each with the same
+# ProfilerStep#N numbers. Then the errors: no torch loaded, a libtorch_cpu.so
+# without record_function's entry and exit, a Python function named as a
+# symbol.
+source "$(dirname "$0")/lib.sh"
+if [ "${REAL_TORCH:-0}" != 1 ]; then
+	not_ok "torch in $REAL_DIR/venv" "not installed: run scripts/install-real.sh --torch (make test-torch does)"
+	done_testing
+	exit 0
+fi
+TRAIN=$ROOT/tests/real/torch_train.py
+# Ten iterations end inside cycle 1's first active step: torch.profiler writes
+# that partial cycle with ProfilerStep#10 alone, so a step counted twice an
+# iteration (or once every two) shows as other numbers, not only other times.
+SCHED=3,1,2,2
+ITERS=10
+
+# The ProfilerStep#N numbers of each cycle, one line per cycle in step order:
+# torch.profiler's files (one per cycle) or cuprobe's run_<k> folders.
+steps_of() {
+	python3 - "$1" <<'PY'
+import glob, json, os, re, sys
+root = sys.argv[1]
+files = sorted(glob.glob(os.path.join(root, "run_*", "*.pt.trace.json")),
+               key=lambda f: int(re.search(r"run_(\d+)", f).group(1)))
+files = files or glob.glob(os.path.join(root, "*.pt.trace.json"))
+cycles = []
+for f in files:
+    ev = json.load(open(f))["traceEvents"]
+    cycles.append(sorted(int(e["name"].split("#")[1]) for e in ev
+                         if e.get("cat") == "user_annotation" and e.get("ph") == "X"
+                         and e.get("name", "").startswith("ProfilerStep#")))
+for c in sorted(cycles):
+    print(" ".join(map(str, c)))
+PY
+}
+
+# oracle NAME STEP ARGS...: the loop under torch.profiler and under cuprobe --step STEP.
+oracle() {
+	local name=$1 step=$2
+	shift 2
+	local w u a r
+	IFS=, read -r w u a r <<<"$SCHED"
+	"$REAL_PY" "$TRAIN" --iters $ITERS "$@" --profile "$SCHED" --out "$TMP/$name.torch" >"$TMP/$name.torch.log" 2>&1
+	timeout 300 "$CUPROBE" record -v --step "$step" --schedule "wait=$w,warmup=$u,active=$a,repeat=$r" \
+		-o "$TMP/$name.cp" -- "$REAL_PY" "$TRAIN" --iters $ITERS "$@" >"$TMP/$name.cp.log" 2>&1
+	local rc=$? want got
+	want=$(steps_of "$TMP/$name.torch")
+	got=$(steps_of "$TMP/$name.cp")
+	if [ $rc = 0 ] && [ -n "$want" ] && [ "$want" = "$got" ]; then
+		ok "$name: --step $step, the cycles and steps of torch.profiler ($(echo "$want" | tr '\n' '/'))"
+	else
+		not_ok "$name: --step $step, the cycles and steps of torch.profiler" \
+			"rc $rc; torch.profiler: [$(echo $want)], cuprobe: [$(echo $got)]; $(grep -m2 'error' "$TMP/$name.cp.log" | tr '\n' ' ')"
+	fi
+}
+
+oracle sgd torch --opt sgd
+oracle adam torch --opt adam
+# Gradient accumulation: three backward passes, one optimizer step, one step.
+oracle accum torch --opt sgd --accum 3
+# A user's own range, the loop's body: with record_function("train_step").
+oracle user_range torch:train_step --user-range
+# Two optimizers: the prefix picks one (plain torch would count both).
+oracle pick_adam 'torch:Optimizer.step#Adam' --opt both
+
+# The entry and exit were looked up after the hold that found libtorch_cpu.so, not inside it.
+expect "sgd: record_function's exit looked up off the hold" \
+	grep -q "libtorch_cpu.so: record_function's entry and exit looked up in" "$TMP/sgd.cp.log"
+python3 - "$(trace_in "$TMP/sgd.cp/run_0" | head -1)" <<'PY' &&
+import json, sys
+h = json.load(open(sys.argv[1]))["cuprobe"]["holds"]
+print(f"# sgd: holds {h['count']}, the longest {h['max_ms']} ms")
+sys.exit(0 if h["max_ms"] < 100 else 1)
+PY
+	ok "sgd: no hold of 100 ms or more (the .symtab walk is not in one)" ||
+	not_ok "sgd: no hold of 100 ms or more" "see above"
+
+# Plain torch with two optimizers counts both steps: twice the steps of the loop.
+timeout 300 "$CUPROBE" record -v --step torch -o "$TMP/both" -- "$REAL_PY" "$TRAIN" --opt both --iters 8 \
+	>"$TMP/both.log" 2>&1
+n=$(grep -c 'step [0-9]* (NONE) ended\|step [0-9]* (RECORD[_A-Z]*) ended' "$TMP/both.log")
+[ "$n" -ge 16 ] && ok "two optimizers, plain torch: a step per optimizer step ($n for 8 iterations)" ||
+	not_ok "two optimizers, plain torch: a step per optimizer step" "$n steps ended for 8 iterations"
+
+# Errors. No torch loaded: an error that says so, and a non-zero exit.
+timeout 120 "$CUPROBE" record --step torch -o "$TMP/e_none" -- "$REAL_PY" -c 'print(1)' >"$TMP/e_none.log" 2>&1
+rc=$?
+[ $rc != 0 ] && grep -q "error: --step torch: pid [0-9]* (python[0-9.]*) never loaded libtorch_cpu.so" "$TMP/e_none.log" &&
+	ok "--step torch, no torch loaded: error (rc $rc)" ||
+	not_ok "--step torch, no torch loaded: error" "rc $rc: $(tr '\n' ' ' <"$TMP/e_none.log")"
+
+# A libtorch_cpu.so without record_function's entry and exit (a release that renamed them).
+mkdir -p "$TMP/fake/torch/lib"
+echo "__version__ = '2.99.0+renamed'" >"$TMP/fake/torch/version.py"
+echo 'int fake_torch(void) { return 1; }' >"$TMP/fake/f.c"
+cc -shared -fPIC -o "$TMP/fake/torch/lib/libtorch_cpu.so" "$TMP/fake/f.c"
+timeout 120 "$CUPROBE" record --step torch -o "$TMP/e_old" -- \
+	env LD_PRELOAD="$TMP/fake/torch/lib/libtorch_cpu.so" "$REAL_PY" -c 'print(1)' >"$TMP/e_old.log" 2>&1
+rc=$?
+[ $rc != 0 ] && grep -q "error: --step torch: .*libtorch_cpu.so (torch 2.99.0+renamed) has no record_function_enter_new nor record_function_exit_new" "$TMP/e_old.log" &&
+	ok "--step torch, a torch without the range calls: error naming the version and the calls (rc $rc)" ||
+	not_ok "--step torch, a torch without the range calls: error" "rc $rc: $(tr '\n' ' ' <"$TMP/e_old.log")"
+
+# A Python function named as a symbol: it is no symbol; --step torch is named.
+timeout 300 "$CUPROBE" record --step train_step -o "$TMP/e_py" -- "$REAL_PY" "$TRAIN" --iters 2 >"$TMP/e_py.log" 2>&1
+rc=$?
+[ $rc != 0 ] && grep -q "runs Python: Python functions are not native symbols; for a PyTorch loop use --step torch" "$TMP/e_py.log" &&
+	ok "--step train_step on a Python loop: Python functions are not symbols, --step torch named (rc $rc)" ||
+	not_ok "--step train_step on a Python loop: the hint" "rc $rc: $(grep error "$TMP/e_py.log" | tr '\n' ' ')"
+
+done_testing

@@ -1,0 +1,63 @@
+"""A small training loop on CPU tensors, for the torch tier (torch_steps.sh).
+
+    torch_train.py [--opt sgd|adam] [--accum N] [--user-range] [--iters N]
+                   [--profile WAIT,WARMUP,ACTIVE,REPEAT --out DIR]
+
+Unmodified, it is what `cuprobe record --step torch` profiles. With --profile
+it runs the same loop under torch.profiler with that schedule, prof.step()
+right after the optimizer step, and tensorboard_trace_handler(DIR): the
+oracle cuprobe's cycles are compared with.
+"""
+import argparse
+import contextlib
+
+import torch
+from torch.autograd.profiler import record_function
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--opt", default="sgd", choices=["sgd", "adam", "both"])
+ap.add_argument("--accum", type=int, default=1)
+ap.add_argument("--user-range", action="store_true")
+ap.add_argument("--iters", type=int, default=16)
+ap.add_argument("--profile")
+ap.add_argument("--out")
+a = ap.parse_args()
+
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 8))
+# both: SGD on the first layer, Adam on the last, each stepped once an iteration.
+first, last = list(model[0].parameters()), list(model[2].parameters())
+opts = {"sgd": [torch.optim.SGD(model.parameters(), lr=0.01)],
+        "adam": [torch.optim.Adam(model.parameters(), lr=1e-3)],
+        "both": [torch.optim.SGD(first, lr=0.01), torch.optim.Adam(last, lr=1e-3)]}[a.opt]
+x, y = torch.randn(32, 64), torch.randn(32, 8)
+
+prof = contextlib.nullcontext()
+if a.profile:
+    wait, warmup, active, repeat = (int(v) for v in a.profile.split(","))
+    prof = torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU],
+        schedule=torch.profiler.schedule(wait=wait, warmup=warmup, active=active, repeat=repeat),
+        on_trace_ready=torch.profiler.tensorboard_trace_handler(a.out))
+
+
+def train_step():
+    for opt in opts:
+        opt.zero_grad()
+    for _ in range(a.accum):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+    for opt in opts:
+        opt.step()
+
+
+with prof as p:
+    for i in range(a.iters):
+        if a.user_range:
+            with record_function("train_step"):
+                train_step()
+        else:
+            train_step()
+        if a.profile:
+            p.step()
+print("trained", a.iters)
