@@ -88,6 +88,24 @@ n=$(grep -c 'step [0-9]* (NONE) ended\|step [0-9]* (RECORD[_A-Z]*) ended' "$TMP/
 [ "$n" -ge 16 ] && ok "two optimizers, plain torch: a step per optimizer step ($n for 8 iterations)" ||
 	not_ok "two optimizers, plain torch: a step per optimizer step" "$n steps ended for 8 iterations"
 
+# -p on a trainer that has run for a while: steps count from the attach (the
+# range open then is not one), and the first cycle is complete.
+"$REAL_PY" "$TRAIN" --iters 100000000 >/dev/null 2>&1 &
+tp=$!
+sleep 5
+timeout 120 "$CUPROBE" record -v -p $tp --step torch --schedule wait=2,warmup=1,active=2,repeat=1 \
+	--duration 10 -o "$TMP/attach" >"$TMP/attach.log" 2>&1
+rc=$?
+kill $tp 2>/dev/null
+wait $tp 2>/dev/null
+got=$(steps_of "$TMP/attach")
+f=$(trace_in "$TMP/attach/run_0" | head -1)
+[ $rc = 0 ] && [ "$got" = "3 4" ] && python3 -c 'import json, sys
+sys.exit(1 if json.load(open(sys.argv[1]))["cuprobe"].get("partial") else 0)' "$f" &&
+	ok "-p on a running trainer: steps from the attach, cycle 0 complete (ProfilerStep#3, #4)" ||
+	not_ok "-p on a running trainer: steps from the attach, cycle 0 complete" \
+		"rc $rc, steps [$got]; $(grep -m2 error "$TMP/attach.log" | tr '\n' ' ')"
+
 # Errors. No torch loaded: an error that says so, and a non-zero exit.
 timeout 120 "$CUPROBE" record --step torch -o "$TMP/e_none" -- "$REAL_PY" -c 'print(1)' >"$TMP/e_none.log" 2>&1
 rc=$?
