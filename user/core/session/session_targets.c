@@ -134,8 +134,8 @@ static void tell_torch_missing(const struct target *t, bool final)
 	const char *spec = step_spec__str(t->plan.step);
 
 	if (t->facts.step_why[0])
-		log_msg(final ? LOG_ERROR : LOG_WARN, "--step %s: pid %d (%s): %s (see SUPPORTED "
-			"TORCH in cuprobe-record(1))", spec, t->pid, t->comm, t->facts.step_why);
+		log_msg(final ? LOG_ERROR : LOG_WARN, "--step %s: pid %d (%s): %s (see --step "
+			"torch in cuprobe-record(1))", spec, t->pid, t->comm, t->facts.step_why);
 	else if (final)
 		p_err("--step %s: pid %d (%s) never loaded %s.so, where PyTorch's record_function "
 		      "ranges begin and end: no step was counted; is it a PyTorch program (import "
