@@ -88,6 +88,7 @@ __u64 torch_too_deep = 0;
 
 struct torch_ranges {
 	__u64 matched;	/* bit d: the open range at depth d matched */
+	__u64 told;	/* bit d: its begin went out (REC_RANGE), so its end goes too */
 	__u32 depth;	/* open ranges seen entered */
 	__u32 pad;
 };
@@ -100,14 +101,17 @@ struct {
 	__type(value, struct torch_ranges);
 } torch_threads SEC(".maps");
 
-static __always_inline bool torch_name_matches(const void *str)
+struct torch_string {
+	const char *data;
+	__u64 len;
+};
+
+static __always_inline bool torch_name_matches(const struct torch_string *s)
 {
-	struct { const char *data; __u64 len; } s;
 	char name[TORCH_PREFIX_MAX];
 	__u32 n = torch_prefix_len & (TORCH_PREFIX_MAX - 1);
 
-	if (bpf_probe_read_user(&s, sizeof(s), str) || s.len < n ||
-	    bpf_probe_read_user(name, n, s.data))
+	if (s->len < n || bpf_probe_read_user(name, n, s->data))
 		return false;
 	for (__u32 i = 0; i < TORCH_PREFIX_MAX; i++) {
 		if (i >= n)
@@ -118,13 +122,53 @@ static __always_inline bool torch_name_matches(const void *str)
 	return true;
 }
 
+/*
+ * A range's begin or end, for the trace's user_annotation spans: begins only
+ * while the process's step records. Returns whether it went out.
+ */
+static __always_inline bool torch_tell(__u64 id, __u32 depth, const struct torch_string *s)
+{
+	__u32 tgid = id >> 32, n;
+	struct proc_state *ps = bpf_map_lookup_elem(&proc_state, &tgid);
+	struct range_event *e;
+
+	if (!ps || (s && !phase_records(state_phase(ps->state))))
+		return false;
+	e = bpf_ringbuf_reserve(&ctrl, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&ps->lost_ctrl, 1);
+		return false;
+	}
+	e->type = REC_RANGE;
+	e->tgid = tgid;
+	e->tid = (__u32)id;
+	e->depth = depth;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->step = state_step(ps->state);
+	e->end = !s;
+	e->name[0] = '\0';
+	if (s) {
+		n = s->len < RANGE_NAME_LEN - 1 ? s->len : RANGE_NAME_LEN - 1;
+		if (bpf_probe_read_user(e->name, n & (RANGE_NAME_LEN - 1), s->data))
+			n = 0;
+		e->name[n & (RANGE_NAME_LEN - 1)] = '\0';
+	}
+	bpf_ringbuf_submit(e, 0);
+	return true;
+}
+
 SEC("uprobe")
 int torch_enter(struct pt_regs *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
 	struct torch_ranges *r = bpf_map_lookup_elem(&torch_threads, &tid), zero = {};
-	bool match = torch_name_matches((const void *)PT_REGS_PARM2(ctx));
+	struct torch_string s;
+	bool match;
 
+	if (bpf_probe_read_user(&s, sizeof(s), (const void *)PT_REGS_PARM2(ctx)))
+		s.len = 0;
+	match = s.len && torch_name_matches(&s);
 	if (!r) {
 		bpf_map_update_elem(&torch_threads, &tid, &zero, BPF_NOEXIST);
 		r = bpf_map_lookup_elem(&torch_threads, &tid);
@@ -133,11 +177,17 @@ int torch_enter(struct pt_regs *ctx)
 	}
 	if (r->depth >= TORCH_DEPTH_MAX) {
 		__sync_fetch_and_add(&torch_too_deep, 1);
-	} else if (match) {
-		r->matched |= 1ull << r->depth;
-	} else {
-		r->matched &= ~(1ull << r->depth);
+		r->depth++;
+		return 0;
 	}
+	if (match)
+		r->matched |= 1ull << r->depth;
+	else
+		r->matched &= ~(1ull << r->depth);
+	if (s.len && torch_tell(id, r->depth, &s))
+		r->told |= 1ull << r->depth;
+	else
+		r->told &= ~(1ull << r->depth);
 	r->depth++;
 	return 0;
 }
@@ -152,7 +202,12 @@ int torch_exit(struct pt_regs *ctx)
 	if (!r || !r->depth)
 		return 0;
 	r->depth--;
-	if (r->depth < TORCH_DEPTH_MAX && (r->matched >> r->depth & 1))
+	if (r->depth >= TORCH_DEPTH_MAX)
+		return 0;
+	/* The end before the boundary: a range that ends a step is in that step. */
+	if (r->told >> r->depth & 1)
+		torch_tell(bpf_get_current_pid_tgid(), r->depth, NULL);
+	if (r->matched >> r->depth & 1)
 		return count_step();
 	return 0;
 }

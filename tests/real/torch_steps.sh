@@ -21,22 +21,35 @@ SCHED=3,1,2,2
 ITERS=10
 
 # The ProfilerStep#N numbers of each cycle, one line per cycle in step order:
-# torch.profiler's files (one per cycle) or cuprobe's run_<k> folders.
+# torch.profiler's files (one per cycle) or cuprobe's run_<k> folders. With
+# "names", each step also lists the other user_annotation spans in it (the
+# record_function ranges), by name with their count.
 steps_of() {
-	python3 - "$1" <<'PY'
+	python3 - "$@" <<'PY'
 import glob, json, os, re, sys
-root = sys.argv[1]
+root, names = sys.argv[1], len(sys.argv) > 2
 files = sorted(glob.glob(os.path.join(root, "run_*", "*.pt.trace.json")),
                key=lambda f: int(re.search(r"run_(\d+)", f).group(1)))
 files = files or glob.glob(os.path.join(root, "*.pt.trace.json"))
 cycles = []
 for f in files:
-    ev = json.load(open(f))["traceEvents"]
-    cycles.append(sorted(int(e["name"].split("#")[1]) for e in ev
-                         if e.get("cat") == "user_annotation" and e.get("ph") == "X"
-                         and e.get("name", "").startswith("ProfilerStep#")))
-for c in sorted(cycles):
-    print(" ".join(map(str, c)))
+    ev = [e for e in json.load(open(f))["traceEvents"]
+          if e.get("cat") == "user_annotation" and e.get("ph") == "X"]
+    steps = sorted((int(e["name"].split("#")[1]), e) for e in ev
+                   if e["name"].startswith("ProfilerStep#"))
+    out = []
+    for n, s in steps:
+        if not names:
+            out.append(str(n))
+            continue
+        t0, t1 = float(s["ts"]), float(s["ts"]) + float(s["dur"])
+        inside = sorted(e["name"] for e in ev if not e["name"].startswith("ProfilerStep#")
+                        and e["tid"] == s["tid"] and t0 <= float(e["ts"]) <= t1)
+        counts = {k: inside.count(k) for k in inside}
+        out.append(f"{n}(" + ",".join(f"{k}={v}" for k, v in counts.items()) + ")")
+    cycles.append(out)
+for c in sorted(cycles, key=lambda c: c and int(c[0].split("(")[0])):
+    print(" ".join(c))
 PY
 }
 
@@ -50,12 +63,12 @@ oracle() {
 	timeout 300 "$CUPROBE" record -v --step "$step" --schedule "wait=$w,warmup=$u,active=$a,repeat=$r" \
 		-o "$TMP/$name.cp" -- "$REAL_PY" "$TRAIN" --iters $ITERS "$@" >"$TMP/$name.cp.log" 2>&1
 	local rc=$? want got
-	want=$(steps_of "$TMP/$name.torch")
-	got=$(steps_of "$TMP/$name.cp")
+	want=$(steps_of "$TMP/$name.torch" names)
+	got=$(steps_of "$TMP/$name.cp" names)
 	if [ $rc = 0 ] && [ -n "$want" ] && [ "$want" = "$got" ]; then
-		ok "$name: --step $step, the cycles and steps of torch.profiler ($(echo "$want" | tr '\n' '/'))"
+		ok "$name: --step $step, the cycles, steps and record_function spans of torch.profiler ($(echo "$want" | tr '\n' '/'))"
 	else
-		not_ok "$name: --step $step, the cycles and steps of torch.profiler" \
+		not_ok "$name: --step $step, the cycles, steps and record_function spans of torch.profiler" \
 			"rc $rc; torch.profiler: [$(echo $want)], cuprobe: [$(echo $got)]; $(grep -m2 'error' "$TMP/$name.cp.log" | tr '\n' ' ')"
 	fi
 }
@@ -68,6 +81,9 @@ oracle accum torch --opt sgd --accum 3
 oracle user_range torch:train_step --user-range
 # Two optimizers: the prefix picks one (plain torch would count both).
 oracle pick_adam 'torch:Optimizer.step#Adam' --opt both
+# Batches from a DataLoader: in the loop's process, and from two forked workers.
+oracle loader torch --loader 0
+oracle loader_workers torch --loader 2
 
 # The entry and exit were looked up after the hold that found libtorch_cpu.so, not inside it.
 expect "sgd: record_function's exit looked up off the hold" \

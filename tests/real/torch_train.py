@@ -1,6 +1,7 @@
 """A small training loop on CPU tensors, for the torch tier (torch_steps.sh).
 
-    torch_train.py [--opt sgd|adam] [--accum N] [--user-range] [--iters N]
+    torch_train.py [--opt sgd|adam|both] [--accum N] [--user-range] [--loader WORKERS]
+                   [--iters N]
                    [--profile WAIT,WARMUP,ACTIVE,REPEAT --out DIR]
 
 Unmodified, it is what `cuprobe record --step torch` profiles. With --profile
@@ -19,6 +20,7 @@ ap.add_argument("--opt", default="sgd", choices=["sgd", "adam", "both"])
 ap.add_argument("--accum", type=int, default=1)
 ap.add_argument("--user-range", action="store_true")
 ap.add_argument("--iters", type=int, default=16)
+ap.add_argument("--loader", type=int, default=-1, help="batches from a DataLoader with this many workers")
 ap.add_argument("--profile")
 ap.add_argument("--out")
 a = ap.parse_args()
@@ -31,6 +33,10 @@ opts = {"sgd": [torch.optim.SGD(model.parameters(), lr=0.01)],
         "adam": [torch.optim.Adam(model.parameters(), lr=1e-3)],
         "both": [torch.optim.SGD(first, lr=0.01), torch.optim.Adam(last, lr=1e-3)]}[a.opt]
 x, y = torch.randn(32, 64), torch.randn(32, 8)
+batches = None
+if a.loader >= 0:
+    data = torch.utils.data.TensorDataset(torch.randn(32 * a.iters, 64), torch.randn(32 * a.iters, 8))
+    batches = iter(torch.utils.data.DataLoader(data, batch_size=32, num_workers=a.loader))
 
 prof = contextlib.nullcontext()
 if a.profile:
@@ -42,6 +48,9 @@ if a.profile:
 
 
 def train_step():
+    global x, y
+    if batches is not None:
+        x, y = next(batches)
     for opt in opts:
         opt.zero_grad()
     for _ in range(a.accum):
