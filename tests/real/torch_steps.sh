@@ -122,6 +122,28 @@ sys.exit(1 if json.load(open(sys.argv[1]))["cuprobe"].get("partial") else 0)' "$
 	not_ok "-p on a running trainer: steps from the attach, cycle 0 complete" \
 		"rc $rc, steps [$got]; $(grep -m2 error "$TMP/attach.log" | tr '\n' ' ')"
 
+# torchrun, two ranks of DDP on gloo, under record --: each rank counts its own
+# steps; cycle k of both ranks is run_<k>, one file per rank with its rank.
+timeout 300 "$CUPROBE" record --step torch --schedule wait=3,warmup=1,active=2,repeat=2 -o "$TMP/ddp" -- \
+	"$REAL_PY" -m torch.distributed.run --nproc-per-node 2 "$TRAIN" --ddp --iters 12 >"$TMP/ddp.log" 2>&1
+rc=$?
+python3 - "$TMP/ddp" <<'PY' && ok "torchrun, 2 DDP ranks: each its own cycles, the same steps, one run folder a cycle" ||
+import glob, json, sys
+runs = {}
+for f in glob.glob(sys.argv[1] + "/run_*/*.pt.trace.json"):
+    d = json.load(open(f))
+    steps = sorted(e["name"] for e in d["traceEvents"] if e.get("name", "").startswith("ProfilerStep#"))
+    runs.setdefault(f.split("/")[-2], []).append((d["distributedInfo"]["rank"], d["cuprobe"]["pid"], steps))
+print(f"# {sorted(runs.items())}")
+ok = sorted(runs) == ["run_0", "run_1"]
+for k, want in (("run_0", ["ProfilerStep#4", "ProfilerStep#5"]), ("run_1", ["ProfilerStep#10", "ProfilerStep#11"])):
+    files = sorted(runs.get(k, []))
+    ok = ok and [r for r, _, _ in files] == [0, 1] and len({p for _, p, _ in files}) == 2
+    ok = ok and all(s == want for _, _, s in files)
+sys.exit(0 if ok else 1)
+PY
+	not_ok "torchrun, 2 DDP ranks: each its own cycles" "rc $rc: see above; $(grep -m2 error "$TMP/ddp.log" | tr '\n' ' ')"
+
 # Errors. No torch loaded: an error that says so, and a non-zero exit.
 timeout 120 "$CUPROBE" record --step torch -o "$TMP/e_none" -- "$REAL_PY" -c 'print(1)' >"$TMP/e_none.log" 2>&1
 rc=$?

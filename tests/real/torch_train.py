@@ -1,7 +1,7 @@
 """A small training loop on CPU tensors, for the torch tier (torch_steps.sh).
 
     torch_train.py [--opt sgd|adam|both] [--accum N] [--user-range] [--loader WORKERS]
-                   [--iters N]
+                   [--iters N] [--ddp]
                    [--profile WAIT,WARMUP,ACTIVE,REPEAT --out DIR]
 
 Unmodified, it is what `cuprobe record --step torch` profiles. With --profile
@@ -21,14 +21,19 @@ ap.add_argument("--accum", type=int, default=1)
 ap.add_argument("--user-range", action="store_true")
 ap.add_argument("--iters", type=int, default=16)
 ap.add_argument("--loader", type=int, default=-1, help="batches from a DataLoader with this many workers")
+ap.add_argument("--ddp", action="store_true", help="DistributedDataParallel on gloo (torchrun)")
 ap.add_argument("--profile")
 ap.add_argument("--out")
 a = ap.parse_args()
 
 torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 8))
+if a.ddp:
+    torch.distributed.init_process_group("gloo")
+    model = torch.nn.parallel.DistributedDataParallel(model)
 # both: SGD on the first layer, Adam on the last, each stepped once an iteration.
-first, last = list(model[0].parameters()), list(model[2].parameters())
+layers = model.module if a.ddp else model
+first, last = list(layers[0].parameters()), list(layers[2].parameters())
 opts = {"sgd": [torch.optim.SGD(model.parameters(), lr=0.01)],
         "adam": [torch.optim.Adam(model.parameters(), lr=1e-3)],
         "both": [torch.optim.SGD(first, lr=0.01), torch.optim.Adam(last, lr=1e-3)]}[a.opt]
@@ -70,3 +75,5 @@ with prof as p:
         if a.profile:
             p.step()
 print("trained", a.iters)
+if a.ddp:
+    torch.distributed.destroy_process_group()
