@@ -73,16 +73,20 @@ int step_hit(struct pt_regs *ctx)
 
 /*
  * --step torch: the step ends where a thread leaves a record_function range
- * whose name begins with torch_prefix. record_function_enter_new(name, args)
+ * whose name begins with its process's prefix (torch_prefixes). record_function_enter_new(name, args)
  * returns a class, so the name is the second argument: a std::string, data
  * pointer at +0, length at +8. Ranges nest (Python's with blocks): each
  * thread keeps whether each open range matched, one bit per depth.
  */
-#define TORCH_PREFIX_MAX 64
 #define TORCH_DEPTH_MAX 64
 
-const volatile char torch_prefix[TORCH_PREFIX_MAX] = {};
-const volatile __u32 torch_prefix_len = 0;
+/* Each stepped process's prefix, set by the loader before its range probes go in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CUPROBE_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct torch_prefix);
+} torch_prefixes SEC(".maps");
 /* Ranges deeper than TORCH_DEPTH_MAX: not matched, counted here. */
 __u64 torch_too_deep = 0;
 
@@ -106,17 +110,21 @@ struct torch_string {
 	__u64 len;
 };
 
-static __always_inline bool torch_name_matches(const struct torch_string *s)
+static __always_inline bool torch_name_matches(__u32 tgid, const struct torch_string *s)
 {
-	char name[TORCH_PREFIX_MAX];
-	__u32 n = torch_prefix_len & (TORCH_PREFIX_MAX - 1);
+	struct torch_prefix *p = bpf_map_lookup_elem(&torch_prefixes, &tgid);
+	char name[RANGE_NAME_LEN];
+	__u32 n;
 
+	if (!p)
+		return false;
+	n = p->len & (RANGE_NAME_LEN - 1);
 	if (s->len < n || bpf_probe_read_user(name, n, s->data))
 		return false;
-	for (__u32 i = 0; i < TORCH_PREFIX_MAX; i++) {
+	for (__u32 i = 0; i < RANGE_NAME_LEN; i++) {
 		if (i >= n)
 			break;
-		if (name[i] != torch_prefix[i])
+		if (name[i] != p->s[i])
 			return false;
 	}
 	return true;
@@ -168,7 +176,7 @@ int torch_enter(struct pt_regs *ctx)
 
 	if (bpf_probe_read_user(&s, sizeof(s), (const void *)PT_REGS_PARM2(ctx)))
 		s.len = 0;
-	match = s.len && torch_name_matches(&s);
+	match = s.len && torch_name_matches(id >> 32, &s);
 	if (!r) {
 		bpf_map_update_elem(&torch_threads, &tid, &zero, BPF_NOEXIST);
 		r = bpf_map_lookup_elem(&torch_threads, &tid);

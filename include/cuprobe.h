@@ -178,6 +178,13 @@ struct step_event {
 /* How much of a record_function range's name a range_event carries. */
 #define RANGE_NAME_LEN 64
 
+/* --step torch: the range name prefix that ends a process's step (torch_prefixes). */
+struct torch_prefix {
+	char s[RANGE_NAME_LEN];	/* compared up to len bytes (< RANGE_NAME_LEN) */
+	__u32 len;
+	__u32 pad;
+};
+
 /*
  * --step torch: a record_function range a thread entered while its process's
  * step recorded (end 0, with its name), and later its end (end 1, no name),

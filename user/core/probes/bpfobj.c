@@ -116,15 +116,8 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 		set_multi(skel);
 	bpf_program__set_autoload(skel->progs.launch_return, o->latency);
 	bpf_program__set_autoload(skel->progs.step_hit, o->steps);
-	bpf_program__set_autoload(skel->progs.torch_enter, o->steps && o->torch_prefix);
-	bpf_program__set_autoload(skel->progs.torch_exit, o->steps && o->torch_prefix);
-	if (o->torch_prefix) {
-		size_t n = strlen(o->torch_prefix);
-
-		n = n < sizeof(skel->rodata->torch_prefix) ? n : sizeof(skel->rodata->torch_prefix) - 1;
-		memcpy((char *)skel->rodata->torch_prefix, o->torch_prefix, n);
-		skel->rodata->torch_prefix_len = (__u32)n;
-	}
+	bpf_program__set_autoload(skel->progs.torch_enter, o->steps);
+	bpf_program__set_autoload(skel->progs.torch_exit, o->steps);
 	bpf_program__set_autoload(skel->progs.agent_records, o->cupti);
 	bpf_program__set_autoload(skel->progs.agent_enable, o->cupti);
 	err = cuprobe_bpf__load(skel);
@@ -323,6 +316,19 @@ void bpfobj__remove_proc(struct bpfobj *b, pid_t pid)
 	bpf_map__delete_elem(b->skel->maps.proc_state, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.proc_conf, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.runtime_ranges, &key, sizeof(key), 0);
+	bpf_map__delete_elem(b->skel->maps.torch_prefixes, &key, sizeof(key), 0);
+}
+
+int bpfobj__set_torch_prefix(struct bpfobj *b, pid_t pid, const char *prefix)
+{
+	struct torch_prefix p = {};
+	__u32 key = pid;
+	size_t n = strlen(prefix);
+
+	p.len = (__u32)(n < sizeof(p.s) ? n : sizeof(p.s) - 1);
+	memcpy(p.s, prefix, p.len);
+	return bpf_map__update_elem(b->skel->maps.torch_prefixes, &key, sizeof(key), &p, sizeof(p),
+				    BPF_ANY);
 }
 
 int bpfobj__set_runtime_ranges(struct bpfobj *b, pid_t pid, const struct runtime_ranges *rr)

@@ -23,8 +23,7 @@ struct ring_buffer;
 struct bpfobj_opts {
 	uint64_t ringbuf_bytes;	/* the events ring, a power of two */
 	bool latency;		/* load the return program (some window measures latency) */
-	bool steps;		/* load the step program */
-	const char *torch_prefix; /* --step torch: the record_function name prefix; NULL: none */
+	bool steps;		/* load the step programs (a symbol's, and torch's range probes) */
 	bool cupti;		/* load the agent's programs */
 	bool stack;		/* --stack: launches take their stacks (stack.bpf.h) */
 	bool watch_exec;	/* tell every exec on the host (REC_EXEC_SEEN) */
@@ -74,6 +73,8 @@ int bpfobj__proc_state(struct bpfobj *b, pid_t pid, struct proc_state *out);
 uint64_t bpfobj__reserve_slot(struct bpfobj *b, pid_t pid);
 uint64_t bpfobj__slot_cookie(struct bpfobj *b, pid_t pid);
 void bpfobj__remove_proc(struct bpfobj *b, pid_t pid);
+/* --step torch: the range name prefix that ends pid's steps (at most 63 bytes used). 0 or -errno. */
+int bpfobj__set_torch_prefix(struct bpfobj *b, pid_t pid, const char *prefix);
 /* Captured streams or events BPF could not keep (its maps full): their launches ran as launches. */
 uint64_t bpfobj__capture_full(const struct bpfobj *b);
 /* Graph calls that succeeded and could not be told: the ctrl ring was full. */

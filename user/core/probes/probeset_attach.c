@@ -407,6 +407,8 @@ int probeset_attach_torch_step(struct probeset *ps)
 	}
 	err = n < 0 ? n : placement_adjust(fd, e->name, step_torch_syms, 2, offs);
 	if (!err)
+		err = bpfobj__set_torch_prefix(ps->env->bpf, ps->pid, ps->step_spec->symbol);
+	if (!err)
 		err = attach_torch_links(ps, path, offs);
 	close(fd);
 	if (err)

@@ -258,8 +258,6 @@ static int load(struct session *s)
 		.cupti = s->o.modes & 1u << MODE_CUPTI,
 		.stack = s->o.stack,
 		.watch_exec = s->o.watch_exec,
-		.torch_prefix = s->o.plan.step && s->o.plan.step->kind == STEP_TORCH ?
-					s->o.plan.step->symbol : NULL,
 	};
 	int err;
 
