@@ -85,6 +85,10 @@ oracle pick_adam 'torch:Optimizer.step#Adam' --opt both
 oracle loader torch --loader 0
 oracle loader_workers torch --loader 2
 
+# A program that runs torch.profiler itself: its own ProfilerStep# ranges are
+# no annotation of cuprobe's, and its steps are still the optimizer's.
+oracle profiled torch --profile "$SCHED" --out "$TMP/profiled.own"
+
 # The entry and exit were looked up after the hold that found libtorch_cpu.so, not inside it.
 expect "sgd: record_function's exit looked up off the hold" \
 	grep -q "libtorch_cpu.so: record_function's entry and exit looked up in" "$TMP/sgd.cp.log"
@@ -143,6 +147,19 @@ for k, want in (("run_0", ["ProfilerStep#4", "ProfilerStep#5"]), ("run_1", ["Pro
 sys.exit(0 if ok else 1)
 PY
 	not_ok "torchrun, 2 DDP ranks: each its own cycles" "rc $rc: see above; $(grep -m2 error "$TMP/ddp.log" | tr '\n' ' ')"
+
+# compare on the same loop, stepped by torch: windows of each mode, their steps measured.
+timeout 300 "$CUPROBE" compare --step torch --modes off,bpf -o "$TMP/cmp" -- \
+	"$REAL_PY" "$TRAIN" --iters 400 >"$TMP/cmp.log" 2>&1
+rc=$?
+python3 - "$TMP/cmp/compare.json" <<'PY' && ok "compare --step torch: each mode's steps measured" ||
+import json, sys
+d = json.load(open(sys.argv[1]))
+steps = {r["mode"]: r["steps"] for r in d["results"]}
+print(f"# compare, step {d['step']}: steps per mode {steps}")
+sys.exit(0 if d["step"] == "torch" and steps.get("off") and steps.get("bpf") else 1)
+PY
+	not_ok "compare --step torch: each mode's steps measured" "rc $rc: $(grep -m2 error "$TMP/cmp.log" | tr '\n' ' ')"
 
 # Errors. No torch loaded: an error that says so, and a non-zero exit.
 timeout 120 "$CUPROBE" record --step torch -o "$TMP/e_none" -- "$REAL_PY" -c 'print(1)' >"$TMP/e_none.log" 2>&1
