@@ -148,7 +148,7 @@ static void tell_torch_missing(const struct target *t, bool final)
 /* A Python program's step named as a symbol: its functions are not symbols. */
 static void tell_python_step(const struct target *t)
 {
-	if (strncmp(t->comm, "python", 6))
+	if (strncmp(t->comm, "python", 6) && !t->facts.torch_mapped)
 		return;
 	p_err("pid %d (%s) runs Python: Python functions are not native symbols%s", t->pid,
 	      t->comm, t->facts.torch_mapped ?
