@@ -85,6 +85,19 @@ oracle pick_adam 'torch:Optimizer.step#Adam' --opt both
 oracle loader torch --loader 0
 oracle loader_workers torch --loader 2
 
+# report sums the ranges' time by name, cuprobe's spans as torch.profiler's.
+for src in sgd.cp sgd.torch; do
+	"$CUPROBE" report --format json -o "$TMP/$src.report.json" "$TMP/$src" 2>/dev/null
+done
+python3 - "$TMP/sgd.cp.report.json" "$TMP/sgd.torch.report.json" <<'PY' &&
+import json, sys
+calls = [{a["name"]: a["calls"] for a in json.load(open(f))["annotations"]} for f in sys.argv[1:]]
+print(f"# report, annotations: cuprobe {calls[0]}, torch.profiler {calls[1]}")
+sys.exit(0 if calls[0] == calls[1] and calls[0].get("Optimizer.step#SGD.step") == 2 else 1)
+PY
+	ok "report: the ranges' calls by name, cuprobe's as torch.profiler's" ||
+	not_ok "report: the ranges' calls by name" "see above"
+
 # A program that runs torch.profiler itself: its own ProfilerStep# ranges are
 # no annotation of cuprobe's, and its steps are still the optimizer's.
 oracle profiled torch --profile "$SCHED" --out "$TMP/profiled.own"

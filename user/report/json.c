@@ -203,7 +203,16 @@ static void cycle(struct json_writer *w, const struct cycle_row *c)
 	json_writer__end_object(w);
 }
 
-/* The arrays of rows after the sections: GPU kernels, steps, their stats, cycles. */
+static void annotation(struct json_writer *w, const struct annotation_stat *a)
+{
+	json_writer__start_object(w);
+	json_writer__field_string(w, "name", a->name);
+	json_writer__field_u64(w, "calls", a->calls);
+	json_writer__field_u64(w, "total_ns", a->total_ns);
+	json_writer__end_object(w);
+}
+
+/* The arrays of rows after the sections: GPU kernels, steps, their stats, cycles, annotations. */
 static void row_arrays(struct json_writer *w, const struct report *r)
 {
 	json_writer__name(w, "gpu_kernels");
@@ -225,6 +234,11 @@ static void row_arrays(struct json_writer *w, const struct report *r)
 	json_writer__start_array(w);
 	for (size_t i = 0; i < r->cycles.len; i++)
 		cycle(w, vec_at(&r->cycles, struct cycle_row, i));
+	json_writer__end_array(w);
+	json_writer__name(w, "annotations");
+	json_writer__start_array(w);
+	for (size_t i = 0; i < r->annotations.len; i++)
+		annotation(w, vec_at(&r->annotations, struct annotation_stat, i));
 	json_writer__end_array(w);
 }
 

@@ -217,6 +217,7 @@ void report__init(struct report *r)
 	vec__init(&r->gpu_samples, sizeof(struct gpu_sample));
 	vec__init(&r->gpu_intervals, sizeof(struct gpu_interval));
 	vec__init(&r->gpu_kernels, sizeof(struct gpu_kernel_stat));
+	vec__init(&r->annotations, sizeof(struct annotation_stat));
 }
 
 void report__free(struct report *r)
@@ -230,6 +231,8 @@ void report__free(struct report *r)
 	count_table__free(&r->gpu_names);
 	count_table__free(&r->graph_kernels);
 	count_table__free(&r->graph_contents);
+	count_table__free(&r->annotation_calls);
+	count_table__free(&r->annotation_ns);
 	for (size_t i = 0; i < r->cycles.len; i++)
 		free(vec_at(&r->cycles, struct cycle_row, i)->command);
 	vec__free(&r->cycles);
@@ -238,6 +241,7 @@ void report__free(struct report *r)
 	vec__free(&r->gpu_samples);
 	vec__free(&r->gpu_intervals);
 	vec__free(&r->gpu_kernels);
+	vec__free(&r->annotations);
 	free(r->scratch);
 	r->scratch = NULL;
 	r->scratch_cap = 0;
@@ -317,6 +321,10 @@ static int merge_tables(struct report *r, struct report *f)
 		err = count_table__merge(&r->graph_kernels, &f->graph_kernels, false);
 	if (!err)
 		err = count_table__merge(&r->graph_contents, &f->graph_contents, false);
+	if (!err)
+		err = count_table__merge(&r->annotation_calls, &f->annotation_calls, false);
+	if (!err)
+		err = count_table__merge(&r->annotation_ns, &f->annotation_ns, false);
 	return err;
 }
 

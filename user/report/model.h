@@ -76,6 +76,15 @@ struct step_row {
 	bool has_gpu; /* its span is in a trace with a cuprobe.gpu object: busy time known */
 };
 
+/*
+ * The record_function ranges of one name (user_annotation spans other than
+ * ProfilerStep#): torch.profiler's, and cuprobe's with --step torch.
+ */
+struct annotation_stat {
+	const char *name; /* owned by report.annotation_calls */
+	uint64_t calls, total_ns;
+};
+
 /* Step wall time over the complete steps of one process. */
 struct step_stat {
 	int64_t pid;
@@ -181,6 +190,8 @@ struct report {
 	struct count_table gpu_names;	    /* GPU events per name; owns the names */
 	struct count_table graph_kernels;   /* of the Kernels rows' counts, what replays ran */
 	struct count_table graph_contents;  /* distinct contents replayed, per process */
+	struct count_table annotation_calls; /* annotation spans per name */
+	struct count_table annotation_ns;    /* and their time, in the count */
 	struct graph_counts graphs;
 	uint64_t trace_files;
 	uint64_t launches;
@@ -202,6 +213,7 @@ struct report {
 	struct vec gpu_samples;		 /* struct gpu_sample */
 	struct vec gpu_intervals;	 /* struct gpu_interval */
 	struct vec gpu_kernels;		 /* struct gpu_kernel_stat, made by report__finish */
+	struct vec annotations;		 /* struct annotation_stat, made by report__finish */
 	char *scratch; /* kernel keys composed from several fields */
 	size_t scratch_cap;
 };

@@ -275,6 +275,16 @@ static bool step_number(const char *name, const json_t *args, int64_t *step)
 	return !*end && !errno;
 }
 
+/* A record_function range: counted, and its time summed, by name. */
+static int consume_annotation(struct report *r, const char *name, const json_t *dur)
+{
+	uint64_t ns = json_is_number(dur) ? us_to_ns(json_number_value(dur)) : 0;
+
+	if (count_table__add(&r->annotation_calls, name, 0, 0, 0))
+		return -ENOMEM;
+	return count_table__add_n(&r->annotation_ns, name, 0, 0, 0, ns);
+}
+
 static int consume_step(struct report *r, const json_t *ev)
 {
 	const char *name = str_member(ev, TRACE_KEY_NAME);
@@ -283,8 +293,9 @@ static int consume_step(struct report *r, const json_t *ev)
 	struct step_row *s;
 	int64_t step;
 
-	if (strncmp(name, TRACE_STEP_PREFIX, strlen(TRACE_STEP_PREFIX)) ||
-	    !step_number(name, args, &step))
+	if (strncmp(name, TRACE_STEP_PREFIX, strlen(TRACE_STEP_PREFIX)))
+		return consume_annotation(r, name, dur);
+	if (!step_number(name, args, &step))
 		return 0;
 	s = vec__push(&r->steps);
 	if (!s)

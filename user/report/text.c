@@ -289,6 +289,44 @@ static void fill_gpu_kernel(const struct report *r, const void *ctx, size_t i,
 	row->name = k->name;
 }
 
+static void fill_annotation(const struct report *r, const void *ctx, size_t i,
+			    struct text_row *row)
+{
+	const struct annotation_stat *a = vec_at(&r->annotations, struct annotation_stat, i);
+	const uint64_t *steps_ns = ctx;
+
+	CELL(row, 0, "%" PRIu64, a->calls);
+	CELL(row, 1, "%.3f", (double)a->total_ns / 1e6);
+	CELL(row, 2, "%.3f", (double)a->total_ns / 1e6 / (double)a->calls);
+	if (*steps_ns)
+		CELL(row, 3, "%.2f", 100.0 * (double)a->total_ns / (double)*steps_ns);
+	else
+		CELL(row, 3, "-");
+	row->name = a->name;
+}
+
+/*
+ * The record_function ranges (--step torch's, torch.profiler's), by the time
+ * spent in them; STEP % is that time's share of the steps' wall time.
+ */
+static void text_annotations(FILE *f, const struct report *r)
+{
+	uint64_t steps_ns = 0;
+	const struct text_table t = {
+		.title = "Annotations (record_function ranges)",
+		.heads = { "CALLS", "TOTAL MS", "MEAN MS", "STEP %" },
+		.name_head = "NAME",
+		.nrows = r->annotations.len,
+		.ctx = &steps_ns,
+		.fill = fill_annotation,
+	};
+
+	for (size_t i = 0; i < r->steps.len; i++)
+		steps_ns += vec_at(&r->steps, struct step_row, i)->wall_ns;
+	if (r->annotations.len)
+		text_table(f, r, &t);
+}
+
 /* Only for traces that carry GPU events. */
 static void text_gpu_kernels(FILE *f, const struct report *r)
 {
@@ -504,5 +542,6 @@ int report_text__write(FILE *f, const struct report *r, const struct section_row
 		text_section(f, r, &secs[i]);
 	text_gpu_kernels(f, r);
 	text_steps_and_cycles(f, r);
+	text_annotations(f, r);
 	return 0;
 }
