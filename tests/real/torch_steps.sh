@@ -161,6 +161,26 @@ sys.exit(0 if ok else 1)
 PY
 	not_ok "torchrun, 2 DDP ranks: each its own cycles" "rc $rc: see above; $(grep -m2 error "$TMP/ddp.log" | tr '\n' ' ')"
 
+# -p --children on a torchrun job running for a while: its ranks are found as
+# children, each counts its steps from the attach, both in the same run folder.
+"$REAL_PY" -m torch.distributed.run --nproc-per-node 2 "$TRAIN" --ddp --iters 100000000 >/dev/null 2>&1 &
+tl=$!
+sleep 12
+timeout 120 "$CUPROBE" record -p $tl --children --step torch --schedule wait=2,warmup=1,active=2,repeat=1 \
+	--duration 15 -o "$TMP/pddp" >"$TMP/pddp.log" 2>&1
+rc=$?
+kill $tl 2>/dev/null
+wait $tl 2>/dev/null
+python3 - "$TMP/pddp" <<'PY' && ok "-p --children on a running torchrun: each rank's steps from the attach, one run folder" ||
+import glob, json, sys
+got = sorted((d["distributedInfo"]["rank"], sorted(e["name"] for e in d["traceEvents"]
+              if e.get("name", "").startswith("ProfilerStep#")))
+             for d in (json.load(open(f)) for f in glob.glob(sys.argv[1] + "/run_0/*.pt.trace.json")))
+print(f"# {got}")
+sys.exit(0 if got == [(r, ["ProfilerStep#3", "ProfilerStep#4"]) for r in (0, 1)] else 1)
+PY
+	not_ok "-p --children on a running torchrun" "rc $rc: $(grep -m2 error "$TMP/pddp.log" | tr '\n' ' ')"
+
 # compare on the same loop, stepped by torch: windows of each mode, their steps measured.
 timeout 300 "$CUPROBE" compare --step torch --modes off,bpf -o "$TMP/cmp" -- \
 	"$REAL_PY" "$TRAIN" --iters 400 >"$TMP/cmp.log" 2>&1
