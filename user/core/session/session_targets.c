@@ -136,6 +136,10 @@ static void tell_torch_missing(const struct target *t, bool final)
 	if (t->facts.step_why[0])
 		log_msg(final ? LOG_ERROR : LOG_WARN, "--step %s: pid %d (%s): %s (see --step "
 			"torch in cuprobe-record(1))", spec, t->pid, t->comm, t->facts.step_why);
+	else if (final && t->facts.torch_mapped)
+		p_err("--step %s: pid %d (%s) ended before its step probes were in (they go in "
+		      "once %s.so's range exit is looked up, after import torch): no step was "
+		      "counted", spec, t->pid, t->comm, STEP_TORCH_LIB);
 	else if (final)
 		p_err("--step %s: pid %d (%s) never loaded %s.so, where PyTorch's record_function "
 		      "ranges begin and end: no step was counted; is it a PyTorch program (import "
