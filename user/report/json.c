@@ -163,6 +163,8 @@ static void step(struct json_writer *w, const struct step_row *s)
 	real_or_null(w, "launches_per_ms", s->wall_ns != 0,
 		     s->wall_ns ? (double)s->launches * 1e6 / (double)s->wall_ns : 0);
 	json_writer__field_bool(w, "partial", s->partial);
+	count_or_null(w, "data_ns", s->has_parts, s->data_ns);
+	count_or_null(w, "optimizer_ns", s->has_parts, s->optimizer_ns);
 	count_or_null(w, "probe_hits", s->ovh.has_hits, s->ovh.hits);
 	count_or_null(w, "probe_cost_ns", s->ovh.has_cost, s->ovh.cost_ns);
 	share(w, "probe_cost_share", &s->ovh);

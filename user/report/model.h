@@ -74,6 +74,23 @@ struct step_row {
 	struct overhead ovh;
 	bool partial; /* cut short by the end of the recording */
 	bool has_gpu; /* its span is in a trace with a cuprobe.gpu object: busy time known */
+	/*
+	 * Its parts, from the record_function ranges in it (its file has some): the
+	 * DataLoader's (enumerate(DataLoader)#...) and the optimizer's (Optimizer.*).
+	 */
+	bool has_parts;
+	uint64_t data_ns, optimizer_ns;
+	int64_t start_ns; /* its span's ts, in its file's time: for the parts */
+};
+
+/* What a step's parts are made of (step_row.data_ns, optimizer_ns). */
+enum range_part { PART_DATA, PART_OPTIMIZER, PART_NONE };
+
+/* A record_function range of one file, of a part, until its steps take it (report__merge). */
+struct part_span {
+	int64_t pid;
+	int64_t start_ns, end_ns;
+	enum range_part part;
 };
 
 /*
@@ -214,6 +231,7 @@ struct report {
 	struct vec gpu_intervals;	 /* struct gpu_interval */
 	struct vec gpu_kernels;		 /* struct gpu_kernel_stat, made by report__finish */
 	struct vec annotations;		 /* struct annotation_stat, made by report__finish */
+	struct vec part_spans;		 /* struct part_span: one file's, emptied by report__merge */
 	char *scratch; /* kernel keys composed from several fields */
 	size_t scratch_cap;
 };

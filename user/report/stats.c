@@ -49,6 +49,9 @@ static void merge_steps(struct report *r)
 			s[n - 1].wall_ns += s[i].wall_ns;
 			s[n - 1].partial |= s[i].partial;
 			s[n - 1].has_gpu |= s[i].has_gpu;
+			s[n - 1].has_parts |= s[i].has_parts;
+			s[n - 1].data_ns += s[i].data_ns;
+			s[n - 1].optimizer_ns += s[i].optimizer_ns;
 			overhead__add(&s[n - 1].ovh, &s[i].ovh);
 			continue;
 		}
