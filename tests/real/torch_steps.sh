@@ -98,6 +98,19 @@ PY
 	ok "report: the ranges' calls by name, cuprobe's as torch.profiler's" ||
 	not_ok "report: the ranges' calls by name" "see above"
 
+# Step parts: each recorded step of the DataLoader loop has data and optimizer time, and
+# they fit in it.
+"$CUPROBE" report --format json -o "$TMP/loader.report.json" "$TMP/loader.cp" 2>/dev/null
+python3 - "$TMP/loader.report.json" <<'PY' &&
+import json, sys
+st = [s for s in json.load(open(sys.argv[1]))["steps"] if not s["partial"]]
+print(f"# step parts: {[(s['step'], s['data_ns'], s['optimizer_ns'], s['wall_ns']) for s in st]}")
+sys.exit(0 if st and all(s["data_ns"] > 0 and s["optimizer_ns"] > 0 and
+                         s["data_ns"] + s["optimizer_ns"] < s["wall_ns"] for s in st) else 1)
+PY
+	ok "report: each step's DataLoader and optimizer parts" ||
+	not_ok "report: each step's DataLoader and optimizer parts" "see above"
+
 # A program that runs torch.profiler itself: its own ProfilerStep# ranges are
 # no annotation of cuprobe's, and its steps are still the optimizer's.
 oracle profiled torch --profile "$SCHED" --out "$TMP/profiled.own"
