@@ -7,8 +7,8 @@
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
 
-SEC("uprobe")
-int step_hit(struct pt_regs *ctx)
+/* Counts one hit of the process's step source. */
+static __always_inline int count_step(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, phase;
@@ -62,5 +62,160 @@ int step_hit(struct pt_regs *ctx)
 	sl = slot_at(ps->slot);
 	if (sl && sl->tgid == tgid)
 		sl->state = state;
+	return 0;
+}
+
+SEC("uprobe")
+int step_hit(struct pt_regs *ctx)
+{
+	return count_step();
+}
+
+/*
+ * --step torch: the step ends where a thread leaves a record_function range
+ * whose name begins with its process's prefix (torch_prefixes). record_function_enter_new(name, args)
+ * returns a class, so the name is the second argument: a std::string, data
+ * pointer at +0, length at +8. Ranges nest (Python's with blocks): each
+ * thread keeps whether each open range matched, one bit per depth.
+ */
+#define TORCH_DEPTH_MAX 64
+
+/* Each stepped process's prefix, set by the loader before its range probes go in. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CUPROBE_MAX_PROCS);
+	__type(key, __u32);
+	__type(value, struct torch_prefix);
+} torch_prefixes SEC(".maps");
+/* Ranges deeper than TORCH_DEPTH_MAX: not matched, counted here. */
+__u64 torch_too_deep = 0;
+
+struct torch_ranges {
+	__u64 matched;	/* bit d: the open range at depth d matched */
+	__u64 told;	/* bit d: its begin went out (REC_RANGE), so its end goes too */
+	__u32 depth;	/* open ranges seen entered */
+	__u32 pad;
+};
+
+/* LRU: a thread that ends inside a range ages out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct torch_ranges);
+} torch_threads SEC(".maps");
+
+struct torch_string {
+	const char *data;
+	__u64 len;
+};
+
+static __always_inline bool torch_name_matches(__u32 tgid, const struct torch_string *s)
+{
+	struct torch_prefix *p = bpf_map_lookup_elem(&torch_prefixes, &tgid);
+	char name[RANGE_NAME_LEN];
+	__u32 n;
+
+	if (!p)
+		return false;
+	n = p->len & (RANGE_NAME_LEN - 1);
+	if (s->len < n || bpf_probe_read_user(name, n, s->data))
+		return false;
+	for (__u32 i = 0; i < RANGE_NAME_LEN; i++) {
+		if (i >= n)
+			break;
+		if (name[i] != p->s[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A range's begin or end, for the trace's user_annotation spans: begins only
+ * while the process's step records. Returns whether it went out.
+ */
+static __always_inline bool torch_tell(__u64 id, __u32 depth, const struct torch_string *s)
+{
+	__u32 tgid = id >> 32, n;
+	struct proc_state *ps = bpf_map_lookup_elem(&proc_state, &tgid);
+	struct range_event *e;
+
+	if (!ps || (s && !phase_records(state_phase(ps->state))))
+		return false;
+	e = bpf_ringbuf_reserve(&ctrl, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&ps->lost_ctrl, 1);
+		return false;
+	}
+	e->type = REC_RANGE;
+	e->tgid = tgid;
+	e->tid = (__u32)id;
+	e->depth = depth;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->step = state_step(ps->state);
+	e->end = !s;
+	e->name[0] = '\0';
+	if (s) {
+		n = s->len < RANGE_NAME_LEN - 1 ? s->len : RANGE_NAME_LEN - 1;
+		if (bpf_probe_read_user(e->name, n & (RANGE_NAME_LEN - 1), s->data))
+			n = 0;
+		e->name[n & (RANGE_NAME_LEN - 1)] = '\0';
+	}
+	bpf_ringbuf_submit(e, 0);
+	return true;
+}
+
+SEC("uprobe")
+int torch_enter(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct torch_ranges *r = bpf_map_lookup_elem(&torch_threads, &tid), zero = {};
+	struct torch_string s;
+	bool match;
+
+	if (bpf_probe_read_user(&s, sizeof(s), (const void *)PT_REGS_PARM2(ctx)))
+		s.len = 0;
+	match = s.len && torch_name_matches(id >> 32, &s);
+	if (!r) {
+		bpf_map_update_elem(&torch_threads, &tid, &zero, BPF_NOEXIST);
+		r = bpf_map_lookup_elem(&torch_threads, &tid);
+		if (!r)
+			return 0;
+	}
+	if (r->depth >= TORCH_DEPTH_MAX) {
+		__sync_fetch_and_add(&torch_too_deep, 1);
+		r->depth++;
+		return 0;
+	}
+	if (match)
+		r->matched |= 1ull << r->depth;
+	else
+		r->matched &= ~(1ull << r->depth);
+	if (s.len && torch_tell(id, r->depth, &s))
+		r->told |= 1ull << r->depth;
+	else
+		r->told &= ~(1ull << r->depth);
+	r->depth++;
+	return 0;
+}
+
+/* A range left that was entered before the probes were in: no depth to pop. */
+SEC("uprobe")
+int torch_exit(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct torch_ranges *r = bpf_map_lookup_elem(&torch_threads, &tid);
+
+	if (!r || !r->depth)
+		return 0;
+	r->depth--;
+	if (r->depth >= TORCH_DEPTH_MAX)
+		return 0;
+	/* The end before the boundary: a range that ends a step is in that step. */
+	if (r->told >> r->depth & 1)
+		torch_tell(bpf_get_current_pid_tgid(), r->depth, NULL);
+	if (r->matched >> r->depth & 1)
+		return count_step();
 	return 0;
 }

@@ -27,6 +27,8 @@ enum cuprobe_rec {
 	REC_GRAPH = 11,	 /* events ring: a graph call returned: made, changed or ended (struct graph_event) */
 	REC_CAPTURE = 12, /* a capture began where no launch probe is in (struct libmap_event,
 			   * held) */
+	REC_RANGE = 13,	 /* --step torch: a record_function range began or ended in a
+			  * recorded step (struct range_event) */
 };
 
 /*
@@ -171,6 +173,32 @@ struct step_event {
 	__u64 drops;	 /* launches lost so far */
 	__u64 nested;	 /* nested entries skipped so far */
 	__u64 stale;	 /* hits of an older window's links so far */
+};
+
+/* How much of a record_function range's name a range_event carries. */
+#define RANGE_NAME_LEN 64
+
+/* --step torch: the range name prefix that ends a process's step (torch_prefixes). */
+struct torch_prefix {
+	char s[RANGE_NAME_LEN];	/* compared up to len bytes (< RANGE_NAME_LEN) */
+	__u32 len;
+	__u32 pad;
+};
+
+/*
+ * --step torch: a record_function range a thread entered while its process's
+ * step recorded (end 0, with its name), and later its end (end 1, no name),
+ * matched by tid and depth.
+ */
+struct range_event {
+	__u32 type;	 /* REC_RANGE */
+	__u32 tgid;
+	__u32 tid;
+	__u32 depth;	 /* ranges the thread was in, outside this one */
+	__u64 ts_ns;
+	__u32 step;	 /* the step it began in */
+	__u32 end;	 /* 0: it begins, 1: it ends */
+	char name[RANGE_NAME_LEN]; /* begin: the name, cut to RANGE_NAME_LEN - 1 bytes */
 };
 
 /* The child shares its parent's memory until it runs a program (vfork, posix_spawn). */

@@ -402,7 +402,7 @@ static inline json_int_t step_gpu_busy(const json_t *root, size_t i)
 
 	if (!row)
 		fail_msg("no step row %zu", i);
-	assert_int_equal(json_object_size(row), 10);
+	assert_int_equal(json_object_size(row), 12);
 	return int_at(row, "gpu_busy_ns");
 }
 
@@ -459,11 +459,14 @@ static inline void check_step(const json_t *root, size_t i, json_int_t pid, json
 
 	if (!row)
 		fail_msg("no step row %zu", i);
-	assert_int_equal(json_object_size(row), 10);
+	assert_int_equal(json_object_size(row), 12);
 	assert_int_equal(int_at(row, "pid"), pid);
 	assert_int_equal(int_at(row, "step"), step);
 	/* These traces have no cuprobe.gpu object: the busy time is unknown. */
 	assert_true(json_is_null(json_object_get(row, "gpu_busy_ns")));
+	/* Nor record_function ranges: no parts. */
+	assert_true(json_is_null(json_object_get(row, "data_ns")));
+	assert_true(json_is_null(json_object_get(row, "optimizer_ns")));
 	assert_int_equal(int_at(row, "wall_ns"), wall_ns);
 	assert_int_equal(int_at(row, "launches"), launches);
 	assert_int_equal(bool_at(row, "partial"), partial);

@@ -289,6 +289,41 @@ static void test_cache_reads_a_file_once(void **state)
 	objcache__free(c);
 }
 
+/*
+ * The second list (--step torch's): an exported name through the hash, a local one
+ * by the walk of .symtab, whatever marks the object has; cached apart from the
+ * first list, so that neither answer replaces the other.
+ */
+static void test_symtab_list_finds_locals(void **state)
+{
+	static const char *const two[] = { "cudaMalloc", "local_only" };
+	struct objcache *c = objcache__new();
+	uint64_t want[NNAMES], got[2], first[NNAMES];
+	struct obj_read how;
+	int fd = open(path_of("libexported.so"), O_RDONLY);
+
+	(void)state;
+	assert_non_null(c);
+	assert_true(fd >= 0);
+	assert_int_equal(elf_func_offsets(path_of("libexported.so"), names, NNAMES, want), 3);
+	assert_int_equal(objcache__func_offsets(c, fd, names, NNAMES, first, NULL), 2);
+	assert_int_equal(first[6], 0);
+	assert_int_equal(objcache__symtab_offsets(c, fd, two, 2, got, &how), 2);
+	assert_false(how.cached);
+	assert_true(how.walked);
+	assert_int_equal(got[0], want[1]);
+	assert_int_equal(got[1], want[6]);
+	/* Both answers stay: each list from its own cache. */
+	assert_int_equal(objcache__symtab_offsets(c, fd, two, 2, got, &how), 2);
+	assert_true(how.cached);
+	assert_int_equal(got[1], want[6]);
+	assert_int_equal(objcache__func_offsets(c, fd, names, NNAMES, first, &how), 2);
+	assert_true(how.cached);
+	assert_int_equal(first[6], 0);
+	close(fd);
+	objcache__free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +334,7 @@ int main(void)
 		cmocka_unit_test(test_long_and_repeated_names),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_cache_reads_a_file_once),
+		cmocka_unit_test(test_symtab_list_finds_locals),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -315,6 +315,91 @@ static void test_unnamed_kernels(void **state)
 	run_free(&r);
 }
 
+/* A record_function range, as torch.profiler and record --step torch write one. */
+#define RANGE(tid, name, ts, dur)                                                              \
+	"{'ph':'X','cat':'user_annotation','name':'" name "','pid':7,'tid':" #tid ",'ts':" ts \
+	",'dur':" dur ",'args':{}},"
+
+/*
+ * record_function ranges: counted and timed by name over files, the most time
+ * first, in the text, JSON and CSV; ProfilerStep# spans are steps, never ranges.
+ */
+static void test_annotations(void **state)
+{
+	struct fixture *fx = *state;
+	char path[PATH_MAX];
+	json_t *root, *a;
+	struct run r;
+
+	write_trace(fx->dir, "ann/a.pt.trace.json",
+		    TRACE_HEAD STEP_SPAN(7, 7, 4, "0.000", "1000.000", "")
+			    RANGE(7, "Optimizer.step#SGD.step", "600.000", "300.000")
+				    RANGE(7, "Optimizer.zero_grad#SGD.zero_grad", "10.000", "50.000")
+					    KINETO_TAIL(7));
+	write_trace(fx->dir, "ann/b.pt.trace.json",
+		    TRACE_HEAD STEP_SPAN(7, 7, 5, "0.000", "1000.000", "")
+			    RANGE(7, "Optimizer.step#SGD.step", "700.000", "100.000")
+				    KINETO_TAIL(7));
+	join(path, fx->dir, "ann");
+	root = report_json(fx->dir, (const char *[]){ path, NULL });
+	a = json_object_get(root, "annotations");
+	assert_int_equal(json_array_size(a), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(a, 0), "name")),
+			    "Optimizer.step#SGD.step");
+	assert_int_equal(int_at(json_array_get(a, 0), "calls"), 2);
+	assert_int_equal(int_at(json_array_get(a, 0), "total_ns"), 400000);
+	assert_int_equal(int_at(json_array_get(a, 1), "calls"), 1);
+	assert_int_equal(int_at(json_array_get(a, 1), "total_ns"), 50000);
+	assert_int_equal(section_len(root, "steps"), 2);
+	json_decref(root);
+	r = run_report(fx->dir, (const char *[]){ path, NULL });
+	assert_int_equal(r.rc, 0);
+	/* 0.4 ms of 2 ms of steps. */
+	assert_non_null(strstr(r.out, "\nAnnotations (record_function ranges)\n"
+				      "  CALLS  TOTAL MS  MEAN MS  STEP %  NAME\n"
+				      "      2     0.400    0.200   20.00  Optimizer.step#SGD.step\n"
+				      "      1     0.050    0.050    2.50  Optimizer.zero_grad#SGD.zero_grad\n"));
+	run_free(&r);
+}
+
+/*
+ * Each step split by its ranges: the DataLoader's and the optimizer's that
+ * begin in it, of its process; the rest is the step's other time.
+ */
+static void test_step_parts(void **state)
+{
+	struct fixture *fx = *state;
+	char path[PATH_MAX];
+	json_t *root, *st;
+	struct run r;
+
+	write_trace(fx->dir, "parts/a.pt.trace.json",
+		    TRACE_HEAD STEP_SPAN(7, 7, 4, "0.000", "1000.000", "")
+			    STEP_SPAN(7, 7, 5, "1000.000", "1000.000", "")
+				    RANGE(7, "enumerate(DataLoader)#It.__next__", "20.000", "200.000")
+					    RANGE(7, "Optimizer.zero_grad#SGD.zero_grad", "300.000", "50.000")
+						    RANGE(7, "Optimizer.step#SGD.step", "700.000", "250.000")
+							    RANGE(7, "train_step", "10.000", "980.000")
+								    RANGE(7, "Optimizer.step#SGD.step", "1500.000", "100.000")
+									    KINETO_TAIL(7));
+	join(path, fx->dir, "parts");
+	root = report_json(fx->dir, (const char *[]){ path, NULL });
+	st = json_array_get(json_object_get(root, "steps"), 0);
+	assert_int_equal(int_at(st, "data_ns"), 200000);
+	assert_int_equal(int_at(st, "optimizer_ns"), 300000);
+	st = json_array_get(json_object_get(root, "steps"), 1);
+	assert_int_equal(int_at(st, "data_ns"), 0);
+	assert_int_equal(int_at(st, "optimizer_ns"), 100000);
+	json_decref(root);
+	r = run_report(fx->dir, (const char *[]){ path, NULL });
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\nStep parts (record_function ranges)\n"
+				      "  PID  STEP  WALL MS  DATA MS  OPTIMIZER MS  REST MS\n"
+				      "    7     4    1.000    0.200         0.300    0.500\n"
+				      "    7     5    1.000    0.000         0.100    0.900\n"));
+	run_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -326,6 +411,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nested_and_lost_steps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unprobed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unnamed_kernels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_annotations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_step_parts, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

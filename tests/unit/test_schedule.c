@@ -207,12 +207,34 @@ static void test_step_spec_forms(void **state)
 	assert_string_equal(s.symbol, "step");
 	assert_string_equal(step_spec__str(&s), "usdt:/opt/train:train:step");
 	step_spec__free(&s);
+
+	/* torch: the end of each optimizer step's record_function range, in libtorch_cpu. */
+	assert_int_equal(step_spec__parse("torch", &s, err, sizeof(err)), 0);
+	assert_int_equal(s.kind, STEP_TORCH);
+	assert_string_equal(s.symbol, "Optimizer.step#");
+	assert_true(step_spec__wants_object(&s, "/venv/torch/lib/libtorch_cpu.so"));
+	assert_false(step_spec__wants_object(&s, "/venv/torch/lib/libtorch_python.so"));
+	assert_string_equal(step_spec__str(&s), "torch");
+	step_spec__free(&s);
+
+	/* torch:PREFIX: any other name; a colon belongs to the prefix. */
+	assert_int_equal(step_spec__parse("torch:Optimizer.step#Adam", &s, err, sizeof(err)), 0);
+	assert_int_equal(s.kind, STEP_TORCH);
+	assert_string_equal(s.symbol, "Optimizer.step#Adam");
+	assert_string_equal(step_spec__str(&s), "torch:Optimizer.step#Adam");
+	step_spec__free(&s);
+	assert_int_equal(step_spec__parse("torch:a::b", &s, err, sizeof(err)), 0);
+	assert_string_equal(s.symbol, "a::b");
+	step_spec__free(&s);
 }
 
 static void test_step_spec_errors(void **state)
 {
 	static const char *const bad[] = { "", ":sym", "lib:", "a:b:c", "usdt:obj:prov",
-					   "usdt::p:n", "usdt:o::n", "usdt:o:p:", "usdt:o:p:n:x" };
+					   "usdt::p:n", "usdt:o::n", "usdt:o:p:", "usdt:o:p:n:x",
+					   "torch:", /* 64 bytes: BPF compares at most 63 */
+					   "torch:0123456789012345678901234567890123456789012345678901"
+					   "234567890123" };
 	struct step_spec s;
 	char err[256];
 

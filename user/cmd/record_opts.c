@@ -79,8 +79,9 @@ static int set_step(void *obj, const char *name, const char *arg, char *err, siz
 	(void)name;
 	step_spec__free(&o->step);
 	if (step_spec__parse(arg, &o->step, msg, sizeof(msg))) {
-		snprintf(err, len, "%s: e.g. --step train_step, --step libtrain.so:train_step or "
-			 "--step usdt:./train:train:step", msg);
+		snprintf(err, len, "%s: e.g. --step torch, --step torch:train_step, --step "
+			 "train_step, --step libtrain.so:train_step or --step "
+			 "usdt:./train:train:step", msg);
 		return -EINVAL;
 	}
 	o->has_step = true;
@@ -167,8 +168,9 @@ static const struct opt target_opts[] = {
 	  "with -p: their children and descendants too, those\nrunning and those to come "
 	  "(a command's always are)" },
 	{ "step", 0, "SPEC", set_step,
-	  "step boundary: SYMBOL | OBJECT:SYMBOL |\nusdt:OBJECT:PROVIDER:NAME; the k-th hit "
-	  "ends step k-1" },
+	  "step boundary: torch | torch:PREFIX (PyTorch's\noptimizer steps, or record_function "
+	  "ranges\nnamed PREFIX...) | SYMBOL | OBJECT:SYMBOL |\nusdt:OBJECT:PROVIDER:NAME; the "
+	  "k-th hit ends\nstep k-1" },
 	{ "step-every", 0, "N", set_step_every, "count one step every N hits of the step probe" },
 };
 
@@ -303,6 +305,8 @@ void record_usage(FILE *f)
 	      "examples:\n"
 	      "  cuprobe record -- python train.py\n"
 	      "  cuprobe record -p 4242 --duration 10 -o /tmp/traces\n"
+	      "  cuprobe record --step torch \\\n"
+	      "      --schedule wait=5,warmup=1,active=3,repeat=2 -- python train.py\n"
 	      "  cuprobe record --step train_step \\\n"
 	      "      --schedule wait=5,warmup=1,active=3,repeat=2 -- ./train\n"
 	      "  cuprobe record --step libcudart:cudaDeviceSynchronize \\\n"

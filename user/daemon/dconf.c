@@ -34,6 +34,7 @@ void dconf__defaults(struct dconf *c)
 		.max_captures = 4,
 		.kubelet_root = "/var/lib/kubelet",
 		.max_jobs = 64,
+		.torch_steps = true,
 	};
 }
 
@@ -216,6 +217,11 @@ static int set_stack(void *obj, const char *name, const char *v, char *err, size
 	return boolean(name, v, &CONF(obj)->stack, err, len);
 }
 
+static int set_torch_steps(void *obj, const char *name, const char *v, char *err, size_t len)
+{
+	return boolean(name, v, &CONF(obj)->torch_steps, err, len);
+}
+
 static int set_cgroup(void *obj, const char *name, const char *v, char *err, size_t len)
 {
 	if (*v != '/' || strlen(v) >= sizeof(CONF(obj)->cgroup)) {
@@ -380,6 +386,9 @@ static const struct opt settings[] = {
 	  "step probe for processes named COMM (or with the\nexecutable path COMM); repeatable. "
 	  "Others: time slices" },
 	{ "slice", 0, "SEC", set_slice, "a time slice where no rule matches (default 0.1)" },
+	{ "torch-steps", 0, "BOOL", set_torch_steps,
+	  "a process that maps PyTorch's libtorch_cpu.so and\nmatches no rule steps by "
+	  "--step torch (default true);\nfalse: time slices" },
 	{ "cupti", 0, "BOOL", set_cupti,
 	  "cupti windows where the process has the agent\n(default false)" },
 	{ "stack", 0, "BOOL", set_stack,

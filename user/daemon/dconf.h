@@ -50,6 +50,7 @@ struct dconf {
 	double capture_timeout;		/* seconds an on-demand capture may take */
 	bool cupti;			/* windows use the agent where a process has it */
 	bool stack;			/* launches carry their stacks (read at start only) */
+	bool torch_steps;		/* a PyTorch process no rule matches steps by torch */
 	char cgroup[512];		/* only processes in this cgroup or under it; "": all */
 	/* Jobs (daemon/jobinfo.h): where a process's job and rank are read, pods' labels. */
 	char job_env[64];		/* an environment variable that names the job; "": none */

@@ -9,15 +9,16 @@
 #include <unistd.h>
 #include "core/proc/procmaps.h"
 #include "core/session/target.h"
+#include "core/schedule/step_spec.h"
 #include "daemon/procinfo.h"
 
-static int maps_flags(pid_t pid, bool *cuda, bool *agent)
+static int maps_flags(pid_t pid, bool *cuda, bool *agent, bool *torch)
 {
 	struct procmaps m;
 
 	if (procmaps__read(pid, &m))
 		return -ESRCH;
-	*cuda = *agent = false;
+	*cuda = *agent = *torch = false;
 	for (size_t i = 0; i < m.n; i++) {
 		const char *p = m.v[i].path;
 
@@ -25,6 +26,7 @@ static int maps_flags(pid_t pid, bool *cuda, bool *agent)
 			continue;
 		*cuda |= strstr(p, "/libcudart") || strstr(p, "/libcuda.so");
 		*agent |= strstr(p, "/libcuprobe-agent") != NULL;
+		*torch |= strstr(p, "/" STEP_TORCH_LIB ".so") != NULL;
 	}
 	procmaps__free(&m);
 	return 0;
@@ -32,9 +34,9 @@ static int maps_flags(pid_t pid, bool *cuda, bool *agent)
 
 int procinfo__cuda(pid_t pid)
 {
-	bool cuda, agent;
+	bool cuda, agent, torch;
 
-	return maps_flags(pid, &cuda, &agent) ?: cuda;
+	return maps_flags(pid, &cuda, &agent, &torch) ?: cuda;
 }
 
 /* 64 hex digits, the way container runtimes name their cgroups. */
@@ -239,7 +241,7 @@ int procinfo__read(pid_t pid, struct procinfo *pi)
 	int err;
 
 	memset(pi, 0, sizeof(*pi));
-	err = maps_flags(pid, &pi->cuda, &pi->agent);
+	err = maps_flags(pid, &pi->cuda, &pi->agent, &pi->torch);
 	if (err)
 		return err;
 	target_comm(pid, pi->comm, sizeof(pi->comm));

@@ -20,6 +20,7 @@ struct procinfo {
 	char container[80];	/* a container id found in the cgroup path, "" when none */
 	bool cuda;		/* maps libcudart or libcuda */
 	bool agent;		/* maps libcuprobe-agent.so */
+	bool torch;		/* maps PyTorch's libtorch_cpu.so */
 	uint64_t start_ticks;	/* /proc/PID/stat starttime: tells a reused pid */
 };
 

@@ -128,7 +128,8 @@ static void read_job(const struct daemon *d, pid_t pid, const struct procinfo *p
 
 static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi, bool from_exec)
 {
-	const struct step_rule *rule = dconf__match(&d->conf, pi->comm, pi->exe);
+	const struct step_rule *rule = dconf__match(&d->conf, pi->comm, pi->exe) ?:
+				       (d->conf.torch_steps && pi->torch ? &d->torch : NULL);
 	struct target_plan plan = {
 		.step = rule ? &rule->spec : NULL,
 		.slice_ns = rule ? 0 : (uint64_t)(d->conf.slice * NS),
@@ -921,7 +922,9 @@ int service__run(const struct dconf *conf, const struct webconf *web, const char
 	int err;
 
 	d.rng = (unsigned int)clock_mono_ns() ^ (unsigned int)getpid();
-	err = start(&d);
+	err = step_spec__parse("torch", &d.torch.spec, d.torch.match, sizeof(d.torch.match));
+	if (!err)
+		err = start(&d);
 	if (!err) {
 		scan_proc(&d);
 		p_info("listening on %s://%s/metrics%s; %zu CUDA %s found; traces in %s",
@@ -934,6 +937,7 @@ int service__run(const struct dconf *conf, const struct webconf *web, const char
 	}
 	finish(&d);
 	dconf__free(&d.conf);
+	step_spec__free(&d.torch.spec);
 	if (!err)
 		p_info("stopped");
 	return err ? 1 : 0;

@@ -74,6 +74,7 @@ struct daemon {
 	struct dconf conf;
 	const struct webconf *web;	/* the HTTP server's TLS and authentication, or NULL */
 	struct dconf *old;		/* earlier configs: targets' step specs point into them */
+	struct step_rule torch;		/* --step torch, for PyTorch processes no rule matches */
 	size_t nold;
 	const char *conf_path;
 	int (*reparse)(struct dconf *c, void *arg);

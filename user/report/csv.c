@@ -150,6 +150,14 @@ static void csv_cycle(FILE *f, const struct report *r, const struct cycle_row *c
 	fputs(CSV_NO_GPU "\n", f);
 }
 
+/* A record_function range's name: calls in count, their time in wall_ns. */
+static void csv_annotation(FILE *f, const struct annotation_stat *a)
+{
+	fputs("annotation,", f);
+	csv_field(f, a->name);
+	fprintf(f, ",,,%" PRIu64 ",,,,,,,%" PRIu64 ",,,,,," CSV_NO_GPU "\n", a->calls, a->total_ns);
+}
+
 /*
  * What the traces miss and the report could not use, a row each when not 0,
  * the count in the count column: the header's lines of the text format.
@@ -196,6 +204,8 @@ int report_csv__write(FILE *f, const struct report *r, const struct section_rows
 		csv_step(f, r, vec_at(&r->steps, struct step_row, i));
 	for (size_t i = 0; i < r->cycles.len; i++)
 		csv_cycle(f, r, vec_at(&r->cycles, struct cycle_row, i));
+	for (size_t i = 0; i < r->annotations.len; i++)
+		csv_annotation(f, vec_at(&r->annotations, struct annotation_stat, i));
 	csv_summary(f, r);
 	return 0;
 }

@@ -163,6 +163,8 @@ static void step(struct json_writer *w, const struct step_row *s)
 	real_or_null(w, "launches_per_ms", s->wall_ns != 0,
 		     s->wall_ns ? (double)s->launches * 1e6 / (double)s->wall_ns : 0);
 	json_writer__field_bool(w, "partial", s->partial);
+	count_or_null(w, "data_ns", s->has_parts, s->data_ns);
+	count_or_null(w, "optimizer_ns", s->has_parts, s->optimizer_ns);
 	count_or_null(w, "probe_hits", s->ovh.has_hits, s->ovh.hits);
 	count_or_null(w, "probe_cost_ns", s->ovh.has_cost, s->ovh.cost_ns);
 	share(w, "probe_cost_share", &s->ovh);
@@ -203,7 +205,16 @@ static void cycle(struct json_writer *w, const struct cycle_row *c)
 	json_writer__end_object(w);
 }
 
-/* The arrays of rows after the sections: GPU kernels, steps, their stats, cycles. */
+static void annotation(struct json_writer *w, const struct annotation_stat *a)
+{
+	json_writer__start_object(w);
+	json_writer__field_string(w, "name", a->name);
+	json_writer__field_u64(w, "calls", a->calls);
+	json_writer__field_u64(w, "total_ns", a->total_ns);
+	json_writer__end_object(w);
+}
+
+/* The arrays of rows after the sections: GPU kernels, steps, their stats, cycles, annotations. */
 static void row_arrays(struct json_writer *w, const struct report *r)
 {
 	json_writer__name(w, "gpu_kernels");
@@ -225,6 +236,11 @@ static void row_arrays(struct json_writer *w, const struct report *r)
 	json_writer__start_array(w);
 	for (size_t i = 0; i < r->cycles.len; i++)
 		cycle(w, vec_at(&r->cycles, struct cycle_row, i));
+	json_writer__end_array(w);
+	json_writer__name(w, "annotations");
+	json_writer__start_array(w);
+	for (size_t i = 0; i < r->annotations.len; i++)
+		annotation(w, vec_at(&r->annotations, struct annotation_stat, i));
 	json_writer__end_array(w);
 }
 

@@ -217,6 +217,8 @@ void report__init(struct report *r)
 	vec__init(&r->gpu_samples, sizeof(struct gpu_sample));
 	vec__init(&r->gpu_intervals, sizeof(struct gpu_interval));
 	vec__init(&r->gpu_kernels, sizeof(struct gpu_kernel_stat));
+	vec__init(&r->annotations, sizeof(struct annotation_stat));
+	vec__init(&r->part_spans, sizeof(struct part_span));
 }
 
 void report__free(struct report *r)
@@ -230,6 +232,8 @@ void report__free(struct report *r)
 	count_table__free(&r->gpu_names);
 	count_table__free(&r->graph_kernels);
 	count_table__free(&r->graph_contents);
+	count_table__free(&r->annotation_calls);
+	count_table__free(&r->annotation_ns);
 	for (size_t i = 0; i < r->cycles.len; i++)
 		free(vec_at(&r->cycles, struct cycle_row, i)->command);
 	vec__free(&r->cycles);
@@ -238,6 +242,8 @@ void report__free(struct report *r)
 	vec__free(&r->gpu_samples);
 	vec__free(&r->gpu_intervals);
 	vec__free(&r->gpu_kernels);
+	vec__free(&r->annotations);
+	vec__free(&r->part_spans);
 	free(r->scratch);
 	r->scratch = NULL;
 	r->scratch_cap = 0;
@@ -317,6 +323,10 @@ static int merge_tables(struct report *r, struct report *f)
 		err = count_table__merge(&r->graph_kernels, &f->graph_kernels, false);
 	if (!err)
 		err = count_table__merge(&r->graph_contents, &f->graph_contents, false);
+	if (!err)
+		err = count_table__merge(&r->annotation_calls, &f->annotation_calls, false);
+	if (!err)
+		err = count_table__merge(&r->annotation_ns, &f->annotation_ns, false);
 	return err;
 }
 
@@ -355,9 +365,35 @@ static void merge_counts(struct report *r, const struct report *f)
 	merge_graph_counts(&r->graphs, &f->graphs, f->no_driver);
 }
 
+/* Each step of file f takes the ranges of its process that begin in it, by part. */
+static void split_steps(struct report *f)
+{
+	for (size_t i = 0; i < f->steps.len && f->part_spans.len; i++) {
+		struct step_row *s = vec_at(&f->steps, struct step_row, i);
+		int64_t end = s->start_ns + (int64_t)s->wall_ns;
+
+		s->has_parts = true;
+		for (size_t j = 0; j < f->part_spans.len; j++) {
+			const struct part_span *p = vec_at(&f->part_spans, struct part_span, j);
+			uint64_t ns = (uint64_t)(p->end_ns - p->start_ns);
+
+			if (p->pid != s->pid || p->start_ns < s->start_ns || p->start_ns >= end)
+				continue;
+			if (p->part == PART_DATA)
+				s->data_ns += ns;
+			else
+				s->optimizer_ns += ns;
+		}
+	}
+	vec__truncate(&f->part_spans, 0);
+}
+
 int report__merge(struct report *r, struct report *f)
 {
-	int err = merge_tables(r, f);
+	int err;
+
+	split_steps(f);
+	err = merge_tables(r, f);
 
 	if (!err)
 		err = vec__append(&r->steps, f->steps.data, f->steps.len);

@@ -74,6 +74,32 @@ struct step_row {
 	struct overhead ovh;
 	bool partial; /* cut short by the end of the recording */
 	bool has_gpu; /* its span is in a trace with a cuprobe.gpu object: busy time known */
+	/*
+	 * Its parts, from the record_function ranges in it (its file has some): the
+	 * DataLoader's (enumerate(DataLoader)#...) and the optimizer's (Optimizer.*).
+	 */
+	bool has_parts;
+	uint64_t data_ns, optimizer_ns;
+	int64_t start_ns; /* its span's ts, in its file's time: for the parts */
+};
+
+/* What a step's parts are made of (step_row.data_ns, optimizer_ns). */
+enum range_part { PART_DATA, PART_OPTIMIZER, PART_NONE };
+
+/* A record_function range of one file, of a part, until its steps take it (report__merge). */
+struct part_span {
+	int64_t pid;
+	int64_t start_ns, end_ns;
+	enum range_part part;
+};
+
+/*
+ * The record_function ranges of one name (user_annotation spans other than
+ * ProfilerStep#): torch.profiler's, and cuprobe's with --step torch.
+ */
+struct annotation_stat {
+	const char *name; /* owned by report.annotation_calls */
+	uint64_t calls, total_ns;
 };
 
 /* Step wall time over the complete steps of one process. */
@@ -182,6 +208,8 @@ struct report {
 	struct count_table gpu_names;	    /* GPU events per name; owns the names */
 	struct count_table graph_kernels;   /* of the Kernels rows' counts, what replays ran */
 	struct count_table graph_contents;  /* distinct contents replayed, per process */
+	struct count_table annotation_calls; /* annotation spans per name */
+	struct count_table annotation_ns;    /* and their time, in the count */
 	struct graph_counts graphs;
 	uint64_t trace_files;
 	uint64_t launches;
@@ -204,6 +232,8 @@ struct report {
 	struct vec gpu_samples;		 /* struct gpu_sample */
 	struct vec gpu_intervals;	 /* struct gpu_interval */
 	struct vec gpu_kernels;		 /* struct gpu_kernel_stat, made by report__finish */
+	struct vec annotations;		 /* struct annotation_stat, made by report__finish */
+	struct vec part_spans;		 /* struct part_span: one file's, emptied by report__merge */
 	char *scratch; /* kernel keys composed from several fields */
 	size_t scratch_cap;
 };

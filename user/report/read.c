@@ -275,16 +275,52 @@ static bool step_number(const char *name, const json_t *args, int64_t *step)
 	return !*end && !errno;
 }
 
+/* The part of a step a range is: the DataLoader's, the optimizer's, or neither. */
+static enum range_part part_of(const char *name)
+{
+	if (!strncmp(name, "enumerate(DataLoader)#", 22))
+		return PART_DATA;
+	if (!strncmp(name, "Optimizer.", 10))
+		return PART_OPTIMIZER;
+	return PART_NONE;
+}
+
+/* A record_function range: counted, and its time summed, by name; kept for its step's parts. */
+static int consume_annotation(struct report *r, const json_t *ev, const char *name,
+			      const json_t *dur)
+{
+	const json_t *ts = json_object_get(ev, TRACE_KEY_TS);
+	uint64_t ns = json_is_number(dur) ? us_to_ns(json_number_value(dur)) : 0;
+	enum range_part part = part_of(name);
+	struct part_span *p;
+
+	if (count_table__add(&r->annotation_calls, name, 0, 0, 0) ||
+	    count_table__add_n(&r->annotation_ns, name, 0, 0, 0, ns))
+		return -ENOMEM;
+	if (part == PART_NONE || !json_is_number(ts))
+		return 0;
+	p = vec__push(&r->part_spans);
+	if (!p)
+		return -ENOMEM;
+	p->pid = int_member(ev, TRACE_KEY_PID);
+	p->start_ns = (int64_t)us_to_ns(json_number_value(ts));
+	p->end_ns = p->start_ns + (int64_t)ns;
+	p->part = part;
+	return 0;
+}
+
 static int consume_step(struct report *r, const json_t *ev)
 {
+	const json_t *ts = json_object_get(ev, TRACE_KEY_TS);
 	const char *name = str_member(ev, TRACE_KEY_NAME);
 	const json_t *args = json_object_get(ev, TRACE_KEY_ARGS);
 	const json_t *dur = json_object_get(ev, TRACE_KEY_DUR);
 	struct step_row *s;
 	int64_t step;
 
-	if (strncmp(name, TRACE_STEP_PREFIX, strlen(TRACE_STEP_PREFIX)) ||
-	    !step_number(name, args, &step))
+	if (strncmp(name, TRACE_STEP_PREFIX, strlen(TRACE_STEP_PREFIX)))
+		return consume_annotation(r, ev, name, dur);
+	if (!step_number(name, args, &step))
 		return 0;
 	s = vec__push(&r->steps);
 	if (!s)
@@ -292,6 +328,7 @@ static int consume_step(struct report *r, const json_t *ev)
 	s->pid = int_member(ev, TRACE_KEY_PID);
 	s->step = step;
 	s->wall_ns = json_is_number(dur) ? us_to_ns(json_number_value(dur)) : 0;
+	s->start_ns = json_is_number(ts) ? (int64_t)us_to_ns(json_number_value(ts)) : 0;
 	overhead_read(args, s->wall_ns, &s->ovh);
 	s->partial = json_is_true(json_object_get(args, TRACE_ARG_PARTIAL));
 	return 0;

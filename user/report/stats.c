@@ -49,6 +49,9 @@ static void merge_steps(struct report *r)
 			s[n - 1].wall_ns += s[i].wall_ns;
 			s[n - 1].partial |= s[i].partial;
 			s[n - 1].has_gpu |= s[i].has_gpu;
+			s[n - 1].has_parts |= s[i].has_parts;
+			s[n - 1].data_ns += s[i].data_ns;
+			s[n - 1].optimizer_ns += s[i].optimizer_ns;
 			overhead__add(&s[n - 1].ovh, &s[i].ovh);
 			continue;
 		}
@@ -274,6 +277,35 @@ static void add_recording_drops(struct report *r)
 	count_table__free(&r->recording_drops);
 }
 
+/* The most time first, then by name. */
+static int cmp_annotation(const void *pa, const void *pb)
+{
+	const struct annotation_stat *x = pa, *y = pb;
+
+	if (x->total_ns != y->total_ns)
+		return (x->total_ns < y->total_ns) - (x->total_ns > y->total_ns);
+	return strcmp(x->name, y->name);
+}
+
+static int annotation_stats(struct report *r)
+{
+	const struct count_row *row;
+	struct annotation_stat *a;
+	size_t bkt;
+
+	for (bkt = 0; (row = count_table__iter(&r->annotation_calls, &bkt)); bkt++) {
+		a = vec__push(&r->annotations);
+		if (!a)
+			return -ENOMEM;
+		*a = (struct annotation_stat){
+			.name = row->name, .calls = row->count,
+			.total_ns = count_table__count(&r->annotation_ns, row->name, 0, 0, 0),
+		};
+	}
+	vec__sort(&r->annotations, cmp_annotation);
+	return 0;
+}
+
 int report__finish(struct report *r)
 {
 	int err;
@@ -285,5 +317,7 @@ int report__finish(struct report *r)
 	err = step_stats(r);
 	if (!err)
 		err = gpu_kernel_stats(r);
+	if (!err)
+		err = annotation_stats(r);
 	return err;
 }

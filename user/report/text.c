@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "report/output.h"
 #include "util/plural.h"
@@ -290,6 +291,83 @@ static void fill_gpu_kernel(const struct report *r, const void *ctx, size_t i,
 	row->name = k->name;
 }
 
+static void fill_annotation(const struct report *r, const void *ctx, size_t i,
+			    struct text_row *row)
+{
+	const struct annotation_stat *a = vec_at(&r->annotations, struct annotation_stat, i);
+	const uint64_t *steps_ns = ctx;
+
+	CELL(row, 0, "%" PRIu64, a->calls);
+	CELL(row, 1, "%.3f", (double)a->total_ns / 1e6);
+	CELL(row, 2, "%.3f", (double)a->total_ns / 1e6 / (double)a->calls);
+	if (*steps_ns)
+		CELL(row, 3, "%.2f", 100.0 * (double)a->total_ns / (double)*steps_ns);
+	else
+		CELL(row, 3, "-");
+	row->name = a->name;
+}
+
+/*
+ * The record_function ranges (--step torch's, torch.profiler's), by the time
+ * spent in them; STEP % is that time's share of the steps' wall time.
+ */
+static void text_annotations(FILE *f, const struct report *r)
+{
+	uint64_t steps_ns = 0;
+	const struct text_table t = {
+		.title = "Annotations (record_function ranges)",
+		.heads = { "CALLS", "TOTAL MS", "MEAN MS", "STEP %" },
+		.name_head = "NAME",
+		.nrows = r->annotations.len,
+		.ctx = &steps_ns,
+		.fill = fill_annotation,
+	};
+
+	for (size_t i = 0; i < r->steps.len; i++)
+		steps_ns += vec_at(&r->steps, struct step_row, i)->wall_ns;
+	if (r->annotations.len)
+		text_table(f, r, &t);
+}
+
+/* The steps with parts, in the Steps table's order: ctx holds their indexes. */
+static void fill_step_parts(const struct report *r, const void *ctx, size_t i,
+			    struct text_row *row)
+{
+	const struct step_row *s = vec_at(&r->steps, struct step_row, ((const size_t *)ctx)[i]);
+	uint64_t parts = s->data_ns + s->optimizer_ns;
+
+	CELL(row, 0, "%" PRId64, s->pid);
+	CELL(row, 1, "%" PRId64, s->step);
+	CELL(row, 2, "%.3f", (double)s->wall_ns / 1e6);
+	CELL(row, 3, "%.3f", (double)s->data_ns / 1e6);
+	CELL(row, 4, "%.3f", (double)s->optimizer_ns / 1e6);
+	CELL(row, 5, "%.3f", parts < s->wall_ns ? (double)(s->wall_ns - parts) / 1e6 : 0.0);
+}
+
+/*
+ * Each step split into what its record_function ranges say: the DataLoader's
+ * batches, the optimizer's zero_grad and step, and the rest (forward, backward,
+ * the loop's own code). Only steps whose traces have such ranges.
+ */
+static void text_step_parts(FILE *f, const struct report *r)
+{
+	size_t *rows = malloc((r->steps.len ? r->steps.len : 1) * sizeof(*rows)), n = 0;
+	struct text_table t = {
+		.title = "Step parts (record_function ranges)",
+		.heads = { "PID", "STEP", "WALL MS", "DATA MS", "OPTIMIZER MS", "REST MS" },
+		.ctx = rows,
+		.fill = fill_step_parts,
+	};
+
+	for (size_t i = 0; rows && i < r->steps.len; i++)
+		if (vec_at(&r->steps, struct step_row, i)->has_parts)
+			rows[n++] = i;
+	t.nrows = n;
+	if (n)
+		text_table(f, r, &t);
+	free(rows);
+}
+
 /* Only for traces that carry GPU events. */
 static void text_gpu_kernels(FILE *f, const struct report *r)
 {
@@ -500,5 +578,7 @@ int report_text__write(FILE *f, const struct report *r, const struct section_row
 		text_section(f, r, &secs[i]);
 	text_gpu_kernels(f, r);
 	text_steps_and_cycles(f, r);
+	text_annotations(f, r);
+	text_step_parts(f, r);
 	return 0;
 }

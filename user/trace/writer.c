@@ -383,6 +383,16 @@ void trace__step(struct trace *t, const struct trace_step *st)
 	end_complete(t, &c);
 }
 
+void trace__annotation(struct trace *t, pid_t tid, const char *name, uint64_t start_mono,
+		       uint64_t end_mono)
+{
+	struct json_cursor c;
+
+	begin_complete(t, &c, TRACE_CAT_STEP, name, t->m.pid, tid, start_mono,
+		       (int64_t)(end_mono - start_mono));
+	end_complete(t, &c);
+}
+
 static void note_lane(struct trace *t, uint32_t device, uint32_t stream)
 {
 	for (size_t i = 0; i < t->nlanes; i++)

@@ -81,6 +81,9 @@ struct trace_step {
 
 /* A ProfilerStep#<step> span, as torch.profiler writes one per step. */
 void trace__step(struct trace *t, const struct trace_step *st);
+/* A record_function range of the thread tid (--step torch), as torch.profiler writes one. */
+void trace__annotation(struct trace *t, pid_t tid, const char *name, uint64_t start_mono,
+		       uint64_t end_mono);
 /* GPU work from CUPTI (--cupti), on pid = device, tid = stream, as Kineto writes it. */
 struct agent_kernel;
 struct agent_memcpy;

@@ -40,6 +40,10 @@ static struct bpf_program *prog_of(const struct bpfobj *b, enum bpfobj_prog p)
 		return b->skel->progs.launch_return;
 	case PROG_STEP:
 		return b->skel->progs.step_hit;
+	case PROG_TORCH_ENTER:
+		return b->skel->progs.torch_enter;
+	case PROG_TORCH_EXIT:
+		return b->skel->progs.torch_exit;
 	case PROG_LIBMAP:
 		return b->skel->progs.libmap;
 	case PROG_AGENT_ENABLE:
@@ -112,6 +116,8 @@ struct bpfobj *bpfobj__load(const struct bpfobj_opts *o)
 		set_multi(skel);
 	bpf_program__set_autoload(skel->progs.launch_return, o->latency);
 	bpf_program__set_autoload(skel->progs.step_hit, o->steps);
+	bpf_program__set_autoload(skel->progs.torch_enter, o->steps);
+	bpf_program__set_autoload(skel->progs.torch_exit, o->steps);
 	bpf_program__set_autoload(skel->progs.agent_records, o->cupti);
 	bpf_program__set_autoload(skel->progs.agent_enable, o->cupti);
 	err = cuprobe_bpf__load(skel);
@@ -196,7 +202,8 @@ int bpfobj__attach(struct bpfobj *b, enum bpfobj_prog prog, const struct uprobe_
 	 * perf-event uprobe there took 20-360 ms to make here, a uprobe_multi link
 	 * a few.
 	 */
-	bool multi = b->multi && prog != PROG_STEP;
+	bool multi = b->multi && prog != PROG_STEP && prog != PROG_TORCH_ENTER &&
+		     prog != PROG_TORCH_EXIT;
 
 	return attach_uprobes(prog_of(b, prog), multi, s, out);
 }
@@ -309,6 +316,19 @@ void bpfobj__remove_proc(struct bpfobj *b, pid_t pid)
 	bpf_map__delete_elem(b->skel->maps.proc_state, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.proc_conf, &key, sizeof(key), 0);
 	bpf_map__delete_elem(b->skel->maps.runtime_ranges, &key, sizeof(key), 0);
+	bpf_map__delete_elem(b->skel->maps.torch_prefixes, &key, sizeof(key), 0);
+}
+
+int bpfobj__set_torch_prefix(struct bpfobj *b, pid_t pid, const char *prefix)
+{
+	struct torch_prefix p = {};
+	__u32 key = pid;
+	size_t n = strlen(prefix);
+
+	p.len = (__u32)(n < sizeof(p.s) ? n : sizeof(p.s) - 1);
+	memcpy(p.s, prefix, p.len);
+	return bpf_map__update_elem(b->skel->maps.torch_prefixes, &key, sizeof(key), &p, sizeof(p),
+				    BPF_ANY);
 }
 
 int bpfobj__set_runtime_ranges(struct bpfobj *b, pid_t pid, const struct runtime_ranges *rr)

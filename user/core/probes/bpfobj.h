@@ -23,7 +23,7 @@ struct ring_buffer;
 struct bpfobj_opts {
 	uint64_t ringbuf_bytes;	/* the events ring, a power of two */
 	bool latency;		/* load the return program (some window measures latency) */
-	bool steps;		/* load the step program */
+	bool steps;		/* load the step programs (a symbol's, and torch's range probes) */
 	bool cupti;		/* load the agent's programs */
 	bool stack;		/* --stack: launches take their stacks (stack.bpf.h) */
 	bool watch_exec;	/* tell every exec on the host (REC_EXEC_SEEN) */
@@ -34,6 +34,8 @@ enum bpfobj_prog {
 	PROG_LAUNCH,		/* launch entries; the cookie names the API */
 	PROG_LAUNCH_RETURN,	/* --latency returns */
 	PROG_STEP,
+	PROG_TORCH_ENTER,	/* --step torch: record_function_enter_new */
+	PROG_TORCH_EXIT,	/* and record_function_exit_new, which may count a step */
 	PROG_LIBMAP,
 	PROG_AGENT_ENABLE,
 	PROG_NAME_ENTRY,	/* handle-creating calls (names.h); the cookie names the API */
@@ -71,6 +73,8 @@ int bpfobj__proc_state(struct bpfobj *b, pid_t pid, struct proc_state *out);
 uint64_t bpfobj__reserve_slot(struct bpfobj *b, pid_t pid);
 uint64_t bpfobj__slot_cookie(struct bpfobj *b, pid_t pid);
 void bpfobj__remove_proc(struct bpfobj *b, pid_t pid);
+/* --step torch: the range name prefix that ends pid's steps (at most 63 bytes used). 0 or -errno. */
+int bpfobj__set_torch_prefix(struct bpfobj *b, pid_t pid, const char *prefix);
 /* Captured streams or events BPF could not keep (its maps full): their launches ran as launches. */
 uint64_t bpfobj__capture_full(const struct bpfobj *b);
 /* Graph calls that succeeded and could not be told: the ctrl ring was full. */

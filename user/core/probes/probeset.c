@@ -698,16 +698,29 @@ static bool has_driver(const struct probeset *ps)
 	return false;
 }
 
+static bool probeset_has_torch(const struct probeset *ps)
+{
+	static const struct step_spec torch = { .kind = STEP_TORCH, .object = STEP_TORCH_LIB };
+
+	for (size_t i = 0; i < ps->objs.len; i++)
+		if (step_spec__wants_object(&torch, OBJ(ps, i)->name))
+			return true;
+	return false;
+}
+
 void probeset__facts(const struct probeset *ps, struct probe_facts *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->has_launch_apis = ps->has_launch_apis;
 	f->has_driver = has_driver(ps);
 	f->step_found = ps->step != NULL;
+	f->step_walk = ps->step_walk != 0;
+	snprintf(f->step_why, sizeof(f->step_why), "%s", ps->step_why);
 	if (ps->step_object)
 		snprintf(f->step_object, sizeof(f->step_object), "%s", ps->step_object);
 	f->agent_found = ps->agent != NULL;
 	f->nobjs = ps->objs.len;
+	f->torch_mapped = probeset_has_torch(ps);
 	f->probes_on = ps->want.launch;
 	f->probes_since = ps->probes_since;
 	f->scan_objs = ps->scan_objs;
@@ -715,6 +728,11 @@ void probeset__facts(const struct probeset *ps, struct probe_facts *f)
 	f->scan_probed = ps->scan_probed;
 	f->scan_slowest_ns = ps->scan_slowest_ns;
 	snprintf(f->scan_slowest, sizeof(f->scan_slowest), "%s", ps->scan_slowest);
+}
+
+int probeset__step_walk(struct probeset *ps)
+{
+	return probeset_attach_torch_step(ps);
 }
 
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len)
@@ -760,7 +778,7 @@ static void free_all(struct probeset *ps, bool sync)
 		free(OBJ(ps, i)->path);
 	}
 	probeset_dispose(ps->env, sync, &ps->libmap);
-	probeset_dispose(ps->env, sync, &ps->step);
+	probeset_dispose_pair(ps->env, sync, &ps->step, &ps->step_exit);
 	probeset_dispose(ps->env, sync, &ps->agent_enable);
 	bpf_link__destroy(ps->agent_records);
 	if (ps->agent_wake_fd >= 0)

@@ -69,6 +69,10 @@ struct probe_facts {
 	bool has_driver;	/* some object has the driver's (libcuda): CUDA calls can work */
 	bool step_found;
 	char step_object[256];	/* where the step probe is, when found */
+	bool step_walk;		/* the step's object is found, its probes wait for a walk
+				 * of its .symtab (probeset__step_walk) */
+	char step_why[256];	/* why a step's object had no step probe; "" */
+	bool torch_mapped;	/* some object is PyTorch's libtorch_cpu.so */
 	bool agent_found;
 	size_t nobjs;		/* objects looked at */
 	bool probes_on;		/* launch probes attached */
@@ -137,6 +141,11 @@ void probeset__facts(const struct probeset *ps, struct probe_facts *f);
  */
 struct procmaps;
 void probeset__take_maps(struct probeset *ps, struct procmaps *out);
+/*
+ * The walk the step's object waits for (probe_facts.step_walk), then its
+ * probes: after the hold of the scan that found it, never inside one.
+ */
+int probeset__step_walk(struct probeset *ps);
 /* The few names close to the step spec in the objects looked at, each once (step_spec.h). */
 void probeset__suggest_step(const struct probeset *ps, char *buf, size_t len);
 

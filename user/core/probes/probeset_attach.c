@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* The probeset's links: launch, handle, capture, event, linker, step and agent probes. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "core/gpu/agent_wake.h"
 #include "core/probes/bpfobj.h"
 #include "core/probes/placement.h"
 #include "core/probes/probeset_int.h"
 #include "core/probes/uprobe_link.h"
 #include "core/proc/elf_file.h"
+#include "core/proc/objcache.h"
+#include "core/proc/procmaps.h"
 #include "core/schedule/step_spec.h"
 #include "cuprobe.h"
 #include "util/clock.h"
@@ -322,6 +326,12 @@ int probeset_attach_step(struct probeset *ps, const struct examined *e)
 
 	if (!step || ps->step || !step_spec__wants_object(step, path))
 		return 0;
+	/* Its exit is in .symtab, too long a walk for a hold: after it (probeset__step_walk). */
+	if (step->kind == STEP_TORCH) {
+		if (!ps->step_walk)
+			ps->step_walk = (size_t)(e - OBJ(ps, 0)) + 1;
+		return 0;
+	}
 	found = step_spec__find(step, e->open_path, &sites);
 	if (found <= 0)
 		return found;
@@ -337,5 +347,74 @@ int probeset_attach_step(struct probeset *ps, const struct examined *e)
 	ps->step_object = strdup(path);
 	p_dbg("pid %d: step probe %s in %s (%zu sites)", ps->pid, step_spec__str(step), path,
 	      sites.n);
+	return 0;
+}
+
+/* Where torch's range entry and exit are in the file behind fd: 2 when both are. */
+static int torch_offsets(struct probeset *ps, int fd, const char *path, uint64_t *offs)
+{
+	if (ps->env->objects)
+		return objcache__symtab_offsets(ps->env->objects, fd, step_torch_syms, 2, offs, NULL);
+	return elf_func_offsets(path, step_torch_syms, 2, offs);
+}
+
+/* Exits before entries: an entry never pushes a range whose exit nothing would pop. */
+static int attach_torch_links(struct probeset *ps, const char *path, uint64_t *offs)
+{
+	struct uprobe_spec s = { .path = path, .pid = ps->pid, .offsets = &offs[1], .n = 1 };
+	int err = bpfobj__attach(ps->env->bpf, PROG_TORCH_EXIT, &s, &ps->step_exit);
+
+	s.offsets = &offs[0];
+	if (!err)
+		err = bpfobj__attach(ps->env->bpf, PROG_TORCH_ENTER, &s, &ps->step);
+	if (err)
+		probeset_dispose_pair(ps->env, true, &ps->step, &ps->step_exit);
+	return err;
+}
+
+/*
+ * --step torch: the walk of the object's .symtab for the range exit, once
+ * per file (objcache), off the process's hold; then the exit and entry
+ * probes. An object without them says why in step_why.
+ */
+int probeset_attach_torch_step(struct probeset *ps)
+{
+	struct examined *e;
+	uint64_t offs[2] = {}, t0 = clock_mono_ns();
+	char path[32], version[64];
+	int fd, n, err;
+
+	if (!ps->step_walk || ps->step)
+		return 0;
+	e = OBJ(ps, ps->step_walk - 1);
+	ps->step_walk = 0;
+	fd = e->fd >= 0 ? dup(e->fd) : procmaps__open(ps->pid, &e->where);
+	if (fd < 0)
+		return e->fd >= 0 ? -errno : fd;
+	target_file_fd_path(fd, path, sizeof(path));
+	n = torch_offsets(ps, fd, path, offs);
+	p_dbg("pid %d: %s: record_function's entry and exit looked up in %.2f ms", ps->pid,
+	      e->name, (clock_mono_ns() - t0) / 1e6);
+	if (n >= 0 && (!offs[0] || !offs[1])) {
+		step_torch_version(e->name, version, sizeof(version));
+		snprintf(ps->step_why, sizeof(ps->step_why),
+			 "%s (torch %s) has no %s%s%s: this torch is not supported by --step torch",
+			 e->name, version, offs[0] ? "" : "record_function_enter_new",
+			 !offs[0] && !offs[1] ? " nor " : "",
+			 offs[1] ? "" : "record_function_exit_new in its .symtab");
+		close(fd);
+		return 0;
+	}
+	err = n < 0 ? n : placement_adjust(fd, e->name, step_torch_syms, 2, offs);
+	if (!err)
+		err = bpfobj__set_torch_prefix(ps->env->bpf, ps->pid, ps->step_spec->symbol);
+	if (!err)
+		err = attach_torch_links(ps, path, offs);
+	close(fd);
+	if (err)
+		return err;
+	ps->step_object = strdup(e->name);
+	p_dbg("pid %d: step probe %s in %s (range entry and exit)", ps->pid,
+	      step_spec__str(ps->step_spec), e->name);
 	return 0;
 }

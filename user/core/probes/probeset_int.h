@@ -76,7 +76,10 @@ struct probeset {
 	struct uprobe_link *libmap;	/* the dynamic linker's hook, for the whole session */
 	uint64_t libmap_dev, libmap_ino;	/* the file it is on */
 	struct uprobe_link *step;	/* the step probe, once found */
+	struct uprobe_link *step_exit;	/* a torch step's: the range exits (step is the entries) */
 	char *step_object;	/* where it was found */
+	size_t step_walk;	/* a torch step's object (index + 1) to walk off the hold; 0 */
+	char step_why[256];	/* why the step's object had no step probe, when it had not */
 	char *agent;		/* the agent library, once found (--cupti) */
 	struct bpf_link *agent_records;	/* listens to the agent for the whole session */
 	struct uprobe_link *agent_enable;	/* raises its switch while a window wants it */
@@ -111,5 +114,6 @@ void probeset_detach_launch(const struct probeset *ps, struct examined *e);
 int probeset_switch_agent(struct probeset *ps, bool on);
 int probeset_attach_agent(struct probeset *ps, const struct examined *e);
 int probeset_attach_step(struct probeset *ps, const struct examined *e);
+int probeset_attach_torch_step(struct probeset *ps);
 
 #endif /* CORE_PROBES_PROBESET_INT_H */

@@ -26,6 +26,7 @@ struct obj_entry {
 
 struct objcache {
 	struct hmap *files;	/* struct obj_entry *, by its key */
+	struct hmap *walks;	/* the same, for objcache__symtab_offsets */
 	unsigned long read, reused;
 };
 
@@ -54,7 +55,10 @@ struct objcache *objcache__new(void)
 	if (!c)
 		return NULL;
 	c->files = hmap__new(entry_hash, entry_equal, NULL);
-	if (!c->files) {
+	c->walks = hmap__new(entry_hash, entry_equal, NULL);
+	if (!c->files || !c->walks) {
+		hmap__free(c->files);
+		hmap__free(c->walks);
 		free(c);
 		errno = ENOMEM;
 		return NULL;
@@ -62,22 +66,24 @@ struct objcache *objcache__new(void)
 	return c;
 }
 
-static void clear(struct objcache *c)
+static void clear(struct hmap *files)
 {
 	const struct hmap_entry *e;
 	size_t bkt;
 
-	hmap__for_each_entry(c->files, e, bkt)
+	hmap__for_each_entry(files, e, bkt)
 		free((void *)e->value);
-	hmap__clear(c->files);
+	hmap__clear(files);
 }
 
 void objcache__free(struct objcache *c)
 {
 	if (!c)
 		return;
-	clear(c);
+	clear(c->files);
+	clear(c->walks);
 	hmap__free(c->files);
+	hmap__free(c->walks);
 	free(c);
 }
 
@@ -125,8 +131,30 @@ int obj_func_offsets(struct elf_file *ef, const char *const *names, size_t n, ui
 	return found;
 }
 
+/* .dynsym through its hash table, then the whole .symtab: local functions. */
+static int walk_offsets(struct elf_file *ef, const char *const *names, size_t n,
+			uint64_t *offsets, bool *walked)
+{
+	int *ranks = malloc((n ? n : 1) * sizeof(*ranks));
+	int found;
+
+	*walked = true;
+	if (!ranks)
+		return -ENOMEM;
+	memset(offsets, 0, n * sizeof(*offsets));
+	for (size_t i = 0; i < n; i++)
+		ranks[i] = -1;
+	found = elf_file__dynsym_find(ef, names, n, offsets, ranks);
+	if (found == -ENOENT)
+		found = 0;
+	if (found >= 0 && (size_t)found < n)
+		found = elf_file__table_find(ef, SHT_SYMTAB, names, n, offsets, ranks);
+	free(ranks);
+	return found;
+}
+
 static struct obj_entry *read_entry(const struct stat *st, int fd, const char *const *names,
-				    size_t n)
+				    size_t n, bool walk)
 {
 	struct obj_entry *e = calloc(1, sizeof(*e) + n * sizeof(e->offsets[0]));
 	struct elf_file *ef;
@@ -147,13 +175,15 @@ static struct obj_entry *read_entry(const struct stat *st, int fd, const char *c
 		e->found = -errno;
 		return e;
 	}
-	e->found = obj_func_offsets(ef, names, n, e->offsets, &e->walked);
+	e->found = walk ? walk_offsets(ef, names, n, e->offsets, &e->walked)
+			: obj_func_offsets(ef, names, n, e->offsets, &e->walked);
 	elf_file__close(ef);
 	return e;
 }
 
-int objcache__func_offsets(struct objcache *c, int fd, const char *const *names, size_t n,
-			   uint64_t *offsets, struct obj_read *how)
+static int cached_offsets(struct objcache *c, struct hmap *files, bool walk, int fd,
+			  const char *const *names, size_t n, uint64_t *offsets,
+			  struct obj_read *how)
 {
 	struct obj_read dummy;
 	struct obj_entry key, *e;
@@ -168,21 +198,21 @@ int objcache__func_offsets(struct objcache *c, int fd, const char *const *names,
 		return -errno;
 	key = (struct obj_entry){ .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size,
 				  .mtime_ns = st.st_mtim.tv_sec * 1000000000ll + st.st_mtim.tv_nsec };
-	if (hmap__find(c->files, (long)&key, &found) && ((struct obj_entry *)found)->n == n) {
+	if (hmap__find(files, (long)&key, &found) && ((struct obj_entry *)found)->n == n) {
 		e = (struct obj_entry *)found;
 		c->reused++;
 		how->cached = true;
 	} else {
 		t0 = clock_mono_ns();
-		e = read_entry(&st, fd, names, n);
+		e = read_entry(&st, fd, names, n, walk);
 		if (!e)
 			return -ENOMEM;
 		how->read_ns = clock_mono_ns() - t0;
 		c->read++;
-		if (hmap__size(c->files) >= OBJCACHE_MAX)
-			clear(c);
+		if (hmap__size(files) >= OBJCACHE_MAX)
+			clear(files);
 		/* A transient failure (no memory, a failed read) is not kept: the next asks again. */
-		keep = (e->found >= 0 || e->found == -ENOEXEC) && !hmap__add(c->files, (long)e, (long)e);
+		keep = (e->found >= 0 || e->found == -ENOEXEC) && !hmap__add(files, (long)e, (long)e);
 	}
 	how->walked = e->walked;
 	memcpy(offsets, e->offsets, n * sizeof(*offsets));
@@ -190,6 +220,18 @@ int objcache__func_offsets(struct objcache *c, int fd, const char *const *names,
 	if (!how->cached && !keep)
 		free(e);
 	return (int)found;
+}
+
+int objcache__func_offsets(struct objcache *c, int fd, const char *const *names, size_t n,
+			   uint64_t *offsets, struct obj_read *how)
+{
+	return cached_offsets(c, c->files, false, fd, names, n, offsets, how);
+}
+
+int objcache__symtab_offsets(struct objcache *c, int fd, const char *const *names, size_t n,
+			     uint64_t *offsets, struct obj_read *how)
+{
+	return cached_offsets(c, c->walks, true, fd, names, n, offsets, how);
 }
 
 void objcache__counts(const struct objcache *c, unsigned long *read, unsigned long *reused)

@@ -43,6 +43,15 @@ int objcache__func_offsets(struct objcache *c, int fd, const char *const *names,
 			   uint64_t *offsets, struct obj_read *how);
 
 /*
+ * The same for a second list of names, local functions among them: .dynsym
+ * through its hash table, then the whole .symtab, however large (libtorch's
+ * is 470 k symbols: hundreds of ms). Not for a hold: once per file, cached
+ * apart from the first list.
+ */
+int objcache__symtab_offsets(struct objcache *c, int fd, const char *const *names, size_t n,
+			     uint64_t *offsets, struct obj_read *how);
+
+/*
  * The rule itself, for one open file: .dynsym through its hash table, then
  * .symtab where a static runtime may be. Returns as above.
  */

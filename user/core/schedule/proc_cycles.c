@@ -12,6 +12,7 @@
 #include "core/schedule/proc_cycles.h"
 #include "core/schedule/schedule_parse.h"
 #include "core/session/target.h"
+#include "trace/format.h"
 #include "trace/writer.h"
 #include "util/log.h"
 #include "util/safe_file.h"
@@ -57,6 +58,17 @@ struct thread_name {
 	char name[16];
 };
 
+/* A record_function range begun in a recorded step, waiting for its end. */
+struct open_range {
+	pid_t tid;
+	uint32_t depth;
+	uint64_t step, start_mono;
+	char name[RANGE_NAME_LEN];
+};
+
+/* Ranges open at once in a process, all threads together: past it, a begin is dropped. */
+#define MAX_OPEN_RANGES 4096
+
 struct proc_cycles {
 	const struct cycle_env *env;
 	const struct target *t;
@@ -82,6 +94,7 @@ struct proc_cycles {
 	struct gpu_store *gpu;	/* --cupti */
 	struct graph_store *graphs;	/* what its graphs hold: replays are expanded */
 	struct vec threads;	/* struct thread_name */
+	struct vec ranges;	/* struct open_range: --step torch's, begun and not ended */
 };
 
 /* Open cycle i, oldest first. */
@@ -269,6 +282,7 @@ struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct t
 		return NULL;
 	pc->threads = VEC_INIT(struct thread_name);
 	pc->open = VEC_INIT(struct open_cycle);
+	pc->ranges = VEC_INIT(struct open_range);
 	pc->env = env;
 	pc->t = t;
 	pc->sched = *sched;
@@ -419,6 +433,44 @@ void proc_cycles__thread(struct proc_cycles *pc, const struct thread_event *e)
 	tn->tid = e->tid;
 	memcpy(tn->name, e->comm, sizeof(tn->name));
 	tn->name[sizeof(tn->name) - 1] = '\0';
+}
+
+static void range_ends(struct proc_cycles *pc, const struct range_event *e)
+{
+	struct open_range *r = NULL;
+	struct open_cycle *oc;
+
+	for (size_t i = pc->ranges.len; i > 0 && !r; i--) {
+		struct open_range *o = vec_at(&pc->ranges, struct open_range, i - 1);
+
+		if (o->tid == (pid_t)e->tid && o->depth == e->depth)
+			r = o;
+	}
+	if (!r)
+		return;
+	oc = cycle_of_step(pc, r->step);
+	if (oc && oc->mode != MODE_OFF && !oc->cut && cycle_trace(pc, oc))
+		trace__annotation(oc->t, r->tid, r->name, r->start_mono, e->ts_ns);
+	/* The last of the vector takes its place: the order of open ranges does not matter. */
+	*r = *vec_at(&pc->ranges, struct open_range, pc->ranges.len - 1);
+	vec__truncate(&pc->ranges, pc->ranges.len - 1);
+}
+
+void proc_cycles__range(struct proc_cycles *pc, const struct range_event *e)
+{
+	struct open_range *r;
+
+	if (e->end) {
+		range_ends(pc, e);
+		return;
+	}
+	if (!strncmp(e->name, TRACE_STEP_PREFIX, strlen(TRACE_STEP_PREFIX)) ||
+	    pc->ranges.len >= MAX_OPEN_RANGES || !(r = vec__push(&pc->ranges)))
+		return;
+	*r = (struct open_range){ .tid = (pid_t)e->tid, .depth = e->depth, .step = e->step,
+				  .start_mono = e->ts_ns };
+	memcpy(r->name, e->name, sizeof(r->name));
+	r->name[sizeof(r->name) - 1] = '\0';
 }
 
 /* A run folder that a failed write left empty goes too: nothing half-written stays. */
@@ -893,6 +945,7 @@ void proc_cycles__free(struct proc_cycles *pc)
 	gpu_store__free(pc->gpu);
 	graph_store__free(pc->graphs);
 	vec__free(&pc->threads);
+	vec__free(&pc->ranges);
 	free(pc);
 }
 

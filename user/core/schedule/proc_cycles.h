@@ -72,6 +72,12 @@ struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct t
 /* A new schedule, counted from step base. */
 void proc_cycles__set_schedule(struct proc_cycles *pc, const struct schedule *sched,
 			       uint64_t base);
+/*
+ * --step torch: a record_function range's begin or end. A range begun in a
+ * recorded step is a user_annotation span in that step's trace when it ends
+ * (torch.profiler's own ProfilerStep# ranges aside: cuprobe writes its own).
+ */
+void proc_cycles__range(struct proc_cycles *pc, const struct range_event *e);
 /* Frees; what is still open is dropped (proc_cycles__stop writes it). */
 void proc_cycles__free(struct proc_cycles *pc);
 

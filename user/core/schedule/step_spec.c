@@ -11,9 +11,61 @@
 #include "core/schedule/step_spec.h"
 
 
+const char *const step_torch_syms[2] = {
+	"_ZN5torch8autograd8profiler25record_function_enter_newERKNSt7__cxx1112basic_stringIcSt11"
+	"char_traitsIcESaIcEEERKSt8optionalIS7_E",
+	"_ZN5torch8autograd8profilerL24record_function_exit_newERKN3c1013intrusive_ptrINS1_20"
+	"PythonRecordFunctionENS2_6detail34intrusive_target_default_null_typeIS4_EEEE",
+};
+
+/* torch/lib/libtorch_cpu.so: torch/version.py has __version__ = '2.15.0+cu132'. */
+void step_torch_version(const char *lib, char *buf, size_t len)
+{
+	char path[PATH_MAX], line[256];
+	const char *slash = strrchr(lib, '/');
+	FILE *f = NULL;
+
+	snprintf(buf, len, "unknown");
+	if (slash && snprintf(path, sizeof(path), "%.*s/../version.py", (int)(slash - lib), lib) <
+			     (int)sizeof(path))
+		f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *q = strchr(line, '\''), *end = q ? strchr(q + 1, '\'') : NULL;
+
+		if (strncmp(line, "__version__", 11) || !end)
+			continue;
+		snprintf(buf, len, "%.*s", (int)(end - q - 1), q + 1);
+		break;
+	}
+	if (f)
+		fclose(f);
+}
+
 static char *dup_n(const char *p, size_t n)
 {
 	return n ? strndup(p, n) : NULL;
+}
+
+/* torch | torch:PREFIX: the end of a record_function range named PREFIX... */
+static int parse_torch(const char *spec, struct step_spec *s, char *err, size_t errlen)
+{
+	const char *prefix = spec[5] ? spec + 6 : STEP_TORCH_DEFAULT;
+
+	if (spec[5] && !*prefix) {
+		snprintf(err, errlen, "'%s': the record_function name prefix is empty; "
+			 "plain 'torch' counts optimizer steps", spec);
+		return -EINVAL;
+	}
+	if (strlen(prefix) > STEP_TORCH_PREFIX_MAX) {
+		snprintf(err, errlen, "'%s': the record_function name prefix is longer than %d "
+			 "bytes; a shorter one matches the same ranges", spec,
+			 STEP_TORCH_PREFIX_MAX);
+		return -EINVAL;
+	}
+	s->kind = STEP_TORCH;
+	s->object = strdup(STEP_TORCH_LIB);
+	s->symbol = strdup(prefix);
+	return 0;
 }
 
 int step_spec__parse(const char *spec, struct step_spec *s, char *err, size_t errlen)
@@ -21,7 +73,12 @@ int step_spec__parse(const char *spec, struct step_spec *s, char *err, size_t er
 	const char *a = strchr(spec, ':');
 
 	memset(s, 0, sizeof(*s));
-	if (!strncmp(spec, "usdt:", 5)) {
+	if (!strcmp(spec, "torch") || !strncmp(spec, "torch:", 6)) {
+		int rc = parse_torch(spec, s, err, errlen);
+
+		if (rc)
+			return rc;
+	} else if (!strncmp(spec, "usdt:", 5)) {
 		const char *obj = spec + 5, *prov = strchr(obj, ':'), *name;
 
 		name = prov ? strchr(prov + 1, ':') : NULL;
@@ -72,6 +129,10 @@ const char *step_spec__str(const struct step_spec *s)
 
 	if (s->kind == STEP_USDT)
 		snprintf(buf, sizeof(buf), "usdt:%s:%s:%s", s->object, s->provider, s->symbol);
+	else if (s->kind == STEP_TORCH && !strcmp(s->symbol, STEP_TORCH_DEFAULT))
+		snprintf(buf, sizeof(buf), "torch");
+	else if (s->kind == STEP_TORCH)
+		snprintf(buf, sizeof(buf), "torch:%s", s->symbol);
 	else if (s->kind == STEP_OBJECT_SYMBOL)
 		snprintf(buf, sizeof(buf), "%s:%s", s->object, s->symbol);
 	else
@@ -121,6 +182,13 @@ int step_spec__find(const struct step_spec *s, const char *path, struct step_sit
 	int n;
 
 	memset(out, 0, sizeof(*out));
+	if (s->kind == STEP_TORCH) {
+		n = elf_func_offsets(path, step_torch_syms, 2, out->offsets);
+		if (n < 0)
+			return n == -ENOEXEC ? 0 : n;
+		out->n = n == 2 ? 2 : 0;
+		return n == 2;
+	}
 	if (s->kind != STEP_USDT) {
 		const char *name = s->symbol;
 

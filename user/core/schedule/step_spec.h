@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * --step: where a step ends. A function symbol (anywhere, or in one object)
- * or a USDT probe; its k-th counted hit in a process ends that process's
- * step k-1.
+ * --step: where a step ends. A function symbol (anywhere, or in one object),
+ * a USDT probe, or the end of a PyTorch record_function range whose name
+ * begins with a prefix; its k-th counted hit in a process ends that
+ * process's step k-1.
  */
 #ifndef CORE_SCHEDULE_STEP_SPEC_H
 #define CORE_SCHEDULE_STEP_SPEC_H
@@ -11,16 +12,28 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum step_kind { STEP_SYMBOL, STEP_OBJECT_SYMBOL, STEP_USDT };
+enum step_kind { STEP_SYMBOL, STEP_OBJECT_SYMBOL, STEP_USDT, STEP_TORCH };
 
 struct step_spec {
 	enum step_kind kind;
 	char *object;	/* a path (has a '/') or a library name; NULL for STEP_SYMBOL */
-	char *symbol;	/* function, or USDT probe name */
+	char *symbol;	/* function, USDT probe name, or torch's range name prefix */
 	char *provider;	/* USDT */
 };
 
-/* SYMBOL | OBJECT:SYMBOL | usdt:OBJECT:PROVIDER:NAME. 0, or -EINVAL with err set. */
+/* --step torch: what plain torch counts, and the longest prefix (BPF compares it). */
+#define STEP_TORCH_DEFAULT "Optimizer.step#"
+#define STEP_TORCH_PREFIX_MAX 63
+/* Where PyTorch's record_function ranges begin and end (REFERENCE.md section 8). */
+#define STEP_TORCH_LIB "libtorch_cpu"
+extern const char *const step_torch_syms[2];	/* the entry (exported), the exit (local) */
+/* torch's version, from version.py beside the library at lib; "unknown" when unread. */
+void step_torch_version(const char *lib, char *buf, size_t len);
+
+/*
+ * SYMBOL | OBJECT:SYMBOL | usdt:OBJECT:PROVIDER:NAME | torch | torch:PREFIX.
+ * 0, or -EINVAL with err set.
+ */
 int step_spec__parse(const char *spec, struct step_spec *s, char *err, size_t errlen);
 void step_spec__free(struct step_spec *s);
 /* Whether the object at path may hold the step probe. */
@@ -37,7 +50,10 @@ struct step_sites {
 	size_t n;
 };
 
-/* Finds the step probe in the ELF at path. Returns 1 when found, 0 when not, or -errno. */
+/*
+ * Finds the step probe in the ELF at path. Returns 1 when found, 0 when not, or -errno.
+ * A torch step has two sites: step_torch_syms's, in that order, both found or none.
+ */
 int step_spec__find(const struct step_spec *s, const char *path, struct step_sites *out);
 /* The few names closest to the wanted one, gathered over the objects searched. */
 #define STEP_SUGGEST_MAX 3

@@ -408,6 +408,14 @@ static void on_thread(struct session *s, const struct thread_event *e)
 		proc_cycles__thread(t->cycles, e);
 }
 
+static void on_range(struct session *s, const struct range_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+
+	if (t && t->cycles)
+		proc_cycles__range(t->cycles, e);
+}
+
 /*
  * A hold: the dynamic linker changed the map (REC_LIBMAP), or a followed
  * process ran a new program (REC_EXEC). The process is probed while held and
@@ -518,6 +526,8 @@ int session_ctrl_event(void *ctx, void *data, size_t size)
 
 	else if (type == REC_THREAD && size >= sizeof(struct thread_event))
 		on_thread(s, data);
+	else if (type == REC_RANGE && size >= sizeof(struct range_event))
+		on_range(s, data);
 	else if (type == REC_FORK && size >= sizeof(struct fork_event))
 		on_fork(s, data);
 	else if (type == REC_EXEC_SEEN && size >= sizeof(struct fork_event))

@@ -151,8 +151,9 @@ struct session {
 /* JOB_DROP lets go of a probeset the target no longer needs (after exec); JOB_FREE of the target's last. */
 /* JOB_KEEP asks whether a probeset serves the program its process now runs (probeset.h). */
 /* JOB_PREREG probes the session's launch files before the process maps them (probeset__preregister). */
+/* JOB_WALK: the step object's walk and probes, off its hold (probeset__step_walk). */
 enum probe_job_kind { JOB_SCAN, JOB_SET, JOB_EXEC, JOB_SUGGEST, JOB_DROP, JOB_FREE, JOB_KEEP,
-		      JOB_PREREG };
+		      JOB_PREREG, JOB_WALK };
 
 struct probe_job {
 	struct session *s;

@@ -53,6 +53,9 @@ static void job_run(void *arg)
 	case JOB_KEEP:
 		j->kept = probeset__keeps_across_exec(j->ps) > 0;
 		break;
+	case JOB_WALK:
+		err = probeset__step_walk(j->ps);
+		break;
 	case JOB_SUGGEST:
 		j->arg[0] = '\0';
 		probeset__suggest_step(j->ps, j->arg, sizeof(j->arg));
@@ -164,8 +167,9 @@ static void job_done(void *arg)
 	}
 	if (j->facts.err && j->facts.err != -ESRCH && j->facts.err != -ENOENT)
 		p_warn("pid %d: cannot %s: %s", t->pid,
-		       j->kind == JOB_SET ? "attach or detach its launch probes" :
-					    "read its new libraries", strerror(-j->facts.err));
+		       j->kind == JOB_SET  ? "attach or detach its launch probes" :
+		       j->kind == JOB_WALK ? "attach its step probe" :
+					     "read its new libraries", strerror(-j->facts.err));
 	if (j->kind == JOB_SUGGEST)
 		snprintf(s->suggest, sizeof(s->suggest), "%.500s", j->arg);
 	if (j->kind == JOB_SUGGEST && t->asking_step) {
@@ -185,11 +189,17 @@ static void job_done(void *arg)
 				session_submit(s, t, JOB_PREREG, 0, NULL);
 		}
 	}
-	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC) {
+	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC || j->kind == JOB_WALK) {
 		tell_scan(s, t, &j->facts);
 		find_python(s, t);
 	}
 	t->facts = j->facts;
+	if (j->kind == JOB_WALK)
+		t->walking = false;
+	/* The step's walk, once the process is not held: it takes up to a second. */
+	if (j->facts.step_walk && !t->walking && !t->hold_since && t->probes == j->ps &&
+	    !session_submit(s, t, JOB_WALK, 0, NULL))
+		t->walking = true;
 	/* After what it let go first (the same probeset: not a new program's since). */
 	if (j->kind == JOB_PREREG && j->more && t->probes == j->ps)
 		session_submit(s, t, JOB_PREREG, 0, NULL);

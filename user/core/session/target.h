@@ -54,6 +54,7 @@ struct target {
 	unsigned int jobs;	/* jobs about it still with the prober */
 	unsigned int attaching;	/* of them, attaches of launch probes */
 	bool scanning;		/* a scan is with the prober */
+	bool walking;		/* a JOB_WALK is with the prober */
 	bool rescan;		/* and another is wanted after it */
 	uint64_t warm_step, warm_ts;	/* an active step to check against the attach, once known */
 	/* The library-map hold: the latest stop BPF counted, and whether it is answered. */
