@@ -12,12 +12,13 @@
 #   /etc/cuprobe/web.yml        -> the man page's web-config, with a certificate made here
 # A command that cannot run here is listed in SKIP with the reason; a command in
 # neither list fails the test, so that no new example goes untried.
+# A command that steps by PyTorch's own ranges (--step torch) runs in the torch tier:
+# tests/real/torch_doc_commands.sh runs this script with DOC_TORCH set to a PyTorch
+# training script's command line, which stands for python train.py, and runs those only.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 
 declare -A SKIP=(
-	["cuprobe record --step train_step --schedule wait=5,warmup=1,active=3,repeat=2 -- python train.py"]="a Python program's step is no symbol of its own (--step torch)"
-	["cuprobe daemon -i 30 -P 0.2 --step python3=usdt:libtorch_cpu.so:torch:step"]="needs PyTorch's libtorch_cpu.so with its USDT probes"
 	["cuprobe capture --daemon https://10.0.0.7:9464 --cacert ca.crt --cert me.crt --key me.key --pid 4242 --steps 5"]="needs a remote daemon with TLS and its certificates"
 	["cuprobe capture --daemon https://10.0.0.7:9464 --cacert ca.crt --user ops --password-file ~/.cuprobe-pass --pid 4242 --steps 5"]="needs a remote daemon with TLS and basic auth"
 	["cuprobe capture --job train-7 --steps 3 -o traces --prometheus http://prom:9090 --cacert ca.crt --user ops --password-file ~/.cuprobe-pass"]="needs a Prometheus and the daemons of a job's ranks"
@@ -29,6 +30,7 @@ declare -A SKIP=(
 WORK=$TMP/cwd
 mkdir -p "$WORK"
 PROG="$W/demo --iters 20 --sleep-ms 5"
+[ -n "${DOC_TORCH:-}" ] && PROG=$DOC_TORCH
 PORT=$(free_port)
 P1= P2=
 cgroup_setup doccmd || { CGNAME=; in_cg=(); }
@@ -102,8 +104,17 @@ start_daemon() {
 	until_true 30 grep -q "listening on" "$TMP/capd.log"
 }
 
+# torch_line DOC: the command steps by PyTorch's ranges (the torch tier runs it).
+torch_line() { [[ $1 == *"--step torch"* ]]; }
+
 run_one() {
 	local where=$1 doc=$2 cmd out rc
+	if [ -n "${DOC_TORCH:-}" ]; then
+		torch_line "$doc" || return 0
+	elif torch_line "$doc"; then
+		echo "# runs in the torch tier (tests/real/torch_doc_commands.sh): $where: $doc"
+		return
+	fi
 	if [ -n "${SKIP[$doc]:-}" ]; then
 		echo "# not run here: $where: $doc (${SKIP[$doc]})"
 		return
@@ -139,6 +150,13 @@ mapfile -t cmds < <(python3 "$ROOT/tests/e2e/doc_commands.py" "$CUPROBE" |
 for line in "${cmds[@]}"; do
 	run_one "${line%%$'\t'*}" "${line#*$'\t'}"
 done
+if [ -n "${DOC_TORCH:-}" ]; then
+	n=$(printf '%s\n' "${cmds[@]}" | cut -f2- | grep -c -- "--step torch")
+	[ "$n" -ge 3 ] && ok "the pages show $n --step torch examples, each run above" ||
+		not_ok "the pages show --step torch examples" "only $n found"
+	done_testing
+	exit 0
+fi
 
 # SKIP names only commands some page still shows.
 stale=

@@ -94,7 +94,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "Examples:\n"
 	      "  cuprobe daemon --config /etc/cuprobe/daemon.conf\n"
-	      "  cuprobe daemon -i 30 -P 0.2 --step python3=usdt:libtorch_cpu.so:torch:step\n"
+	      "  cuprobe daemon -i 30 -P 0.2 --step python3=torch:Optimizer.step#Adam\n"
 	      "  curl -s localhost:9464/metrics\n"
 	      "  curl -X POST 'localhost:9464/capture?pid=42&steps=3'\n",
 	      f);
