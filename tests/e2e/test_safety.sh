@@ -63,8 +63,9 @@ live=$(ps -eo stat=,comm=,args= | grep -F -- "$TMP/kills" | awk '$2 == "cuprobe-
 CUPROBE_SPAWN_TEST_PAUSE_MS=1000 "$CUPROBE" record -o "$TMP/spawnkill" -- "$W/basic" --iters 5 \
 	>"$TMP/spawnkill.log" 2>&1 &
 rec=$!
-sleep 0.5
-# The child has not run the command yet: its name is still cuprobe's (the guardian's is cuprobe-guard).
+# The child has not run the command yet: its name is still cuprobe's (the guardian's is
+# cuprobe-guard). Looked for until it is there: a loaded machine forks late.
+until_true 5 pgrep -P $rec -x cuprobe >/dev/null
 waiting=$(pgrep -P $rec -x cuprobe | wc -l)
 kill -9 $rec
 wait $rec 2>/dev/null
@@ -105,10 +106,13 @@ not_stopped $dl && ok "-p with an 8K ring: not stopped after" || not_ok "-p with
 # ---- a cuprobe that is stopped (or starved) does not freeze its target -------
 "$CUPROBE" record -p $dl -o "$TMP/stall" >"$TMP/stall.log" 2>&1 &
 rec=$!
+# Stopped once attached (its linker hook in), so that the target's next dlopen is held.
+until_true 10 grep -q "recording pid" "$TMP/stall.log"
 sleep 1
 kill -STOP $rec
-# The guardian steps in after 5 s of an unanswered hold.
-sleep 5.5
+# The guardian steps in after 5 s of an unanswered hold (the hold itself comes at the
+# target's next dlopen).
+sleep 7
 c0=$(cpu_of $dl)
 sleep 1
 c1=$(cpu_of $dl)
