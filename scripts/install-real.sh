@@ -14,7 +14,7 @@
 #               wheels were up to 2.6) without its nvidia-* wheels (~2 GB): the CUDA
 #               libraries it links against are stand-ins (scripts/cuda-stubs.sh) beside
 #               nvidia-cuda-runtime-cu12's libcudart, enough for CPU tensors (~1.8 GB
-#               installed, about 90 s; the torch wheel is the one download, 800 MB)
+#               installed, 70 s to 2 minutes; the torch wheel is the one download, 800 MB)
 #   hta-venv/   a second venv, without torch: Holistic Trace Analysis and TensorBoard's
 #               profiler plugin (torch-tb-profiler), to load cuprobe's traces with
 #               (~45 MB of wheels, ~300 MB installed, about a minute)
