@@ -5,7 +5,7 @@
 #   make demo         build and profile the bundled demo workload, then report
 #   make test         unit, ASan/UBSan, BPF, end-to-end and real-binary tests (root;
 #                     scripts/install-real.sh fetches NVIDIA's real libcuda and CUDA wheels)
-#   make test-torch   the torch tier: installs torch into that venv (~3.4 GB, kept), then runs it
+#   make test-torch   the torch tier: installs torch into that venv (~3.4 GB) and torch 2.4.1 into another (0.8 GB more; kept), then runs it
 #   make bench        benchmarks (ratios against a baseline measured in the same run)
 #   make image        the daemon's container image, an OCI archive (buildah; Containerfile)
 #   make install      PREFIX=/usr/local (default) and DESTDIR= for packagers: the

@@ -73,10 +73,12 @@ int step_hit(struct pt_regs *ctx)
 
 /*
  * --step torch: the step ends where a thread leaves a record_function range
- * whose name begins with its process's prefix (torch_prefixes). record_function_enter_new(name, args)
- * returns a class, so the name is the second argument: a std::string, data
- * pointer at +0, length at +8. Ranges nest (Python's with blocks): each
- * thread keeps whether each open range matched, one bit per depth.
+ * whose name begins with its process's prefix (torch_prefixes).
+ * record_function_enter_new(name, args) returns a class, so the name is the
+ * second argument: a std::string, data pointer at +0, length at +8 (C++11's)
+ * or before the characters (the old ABI's, TORCH_STRING_COW). Ranges nest
+ * (Python's with blocks): each thread keeps whether each open range matched,
+ * one bit per depth.
  */
 #define TORCH_DEPTH_MAX 64
 
@@ -110,9 +112,9 @@ struct torch_string {
 	__u64 len;
 };
 
-static __always_inline bool torch_name_matches(__u32 tgid, const struct torch_string *s)
+static __always_inline bool torch_name_matches(const struct torch_prefix *p,
+						const struct torch_string *s)
 {
-	struct torch_prefix *p = bpf_map_lookup_elem(&torch_prefixes, &tgid);
 	char name[RANGE_NAME_LEN];
 	__u32 n;
 
@@ -128,6 +130,17 @@ static __always_inline bool torch_name_matches(__u32 tgid, const struct torch_st
 			return false;
 	}
 	return true;
+}
+
+/* The range's name, as the process's torch holds a std::string (TORCH_STRING_*). */
+static __always_inline void torch_read_name(const struct torch_prefix *p, const void *arg,
+					    struct torch_string *s)
+{
+	if (bpf_probe_read_user(s, sizeof(*s), arg))
+		s->len = 0;
+	else if (p && p->string_abi == TORCH_STRING_COW &&
+		 bpf_probe_read_user(&s->len, sizeof(s->len), s->data - TORCH_COW_LEN_AT))
+		s->len = 0;
 }
 
 /*
@@ -171,12 +184,13 @@ int torch_enter(struct pt_regs *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct torch_ranges *r = bpf_map_lookup_elem(&torch_threads, &tid), zero = {};
+	__u32 tgid = id >> 32;
+	struct torch_prefix *p = bpf_map_lookup_elem(&torch_prefixes, &tgid);
 	struct torch_string s;
 	bool match;
 
-	if (bpf_probe_read_user(&s, sizeof(s), (const void *)PT_REGS_PARM2(ctx)))
-		s.len = 0;
-	match = s.len && torch_name_matches(id >> 32, &s);
+	torch_read_name(p, (const void *)PT_REGS_PARM2(ctx), &s);
+	match = s.len && torch_name_matches(p, &s);
 	if (!r) {
 		bpf_map_update_elem(&torch_threads, &tid, &zero, BPF_NOEXIST);
 		r = bpf_map_lookup_elem(&torch_threads, &tid);

@@ -182,8 +182,19 @@ struct step_event {
 struct torch_prefix {
 	char s[RANGE_NAME_LEN];	/* compared up to len bytes (< RANGE_NAME_LEN) */
 	__u32 len;
-	__u32 pad;
+	__u32 string_abi;	/* TORCH_STRING_*: how the process's torch holds a range's name */
 };
+
+/*
+ * The std::string record_function_enter_new takes the name in. Both keep the
+ * data pointer at +0. C++11's keeps the length at +8; the copy-on-write one
+ * of the old ABI (_GLIBCXX_USE_CXX11_ABI=0) keeps it before the characters.
+ */
+enum torch_string_abi {
+	TORCH_STRING_CXX11 = 0,
+	TORCH_STRING_COW = 1,
+};
+#define TORCH_COW_LEN_AT 24	/* bytes before the data: _Rep's length, capacity, refcount */
 
 /*
  * --step torch: a record_function range a thread entered while its process's

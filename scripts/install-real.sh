@@ -3,12 +3,18 @@
 # tiers into a cache folder, without installing a driver. Safe to run again: a
 # step whose result is already there is skipped, and the downloaded wheels are kept.
 #   scripts/install-real.sh            the driver library, the CUDA wheels, HTA and the plugin
-#   scripts/install-real.sh --torch    also torch with its CUDA wheels (~3.4 GB)
+#   scripts/install-real.sh --torch    also torch with its CUDA wheels (~3.4 GB), and an
+#                                      older torch without them (~800 MB more)
 # Root. The folder is /var/cache/cuprobe/real, or CUPROBE_REAL=DIR. It holds:
 #   libcuda1/   Debian bookworm non-free libcuda1, unpacked (dpkg-deb -x)
 #   lib/        libcuda.so.1 and libcuda.so, links to the unpacked driver
 #   venv/       a Python venv with nvidia-cuda-runtime (13), -cu12, nvidia-cuda-cupti,
 #               nvidia-nccl-cu13 and, with --torch, torch
+#   venv-torch-old/  with --torch, torch 2.4.1 (pre-C++11 std::string, as PyPI's
+#               wheels were up to 2.6) without its nvidia-* wheels (~2 GB): the CUDA
+#               libraries it links against are stand-ins (scripts/cuda-stubs.sh) beside
+#               nvidia-cuda-runtime-cu12's libcudart, enough for CPU tensors (~1.8 GB
+#               installed, 70 s to 2 minutes; the torch wheel is the one download, 800 MB)
 #   hta-venv/   a second venv, without torch: Holistic Trace Analysis and TensorBoard's
 #               profiler plugin (torch-tb-profiler), to load cuprobe's traces with
 #               (~45 MB of wheels, ~300 MB installed, about a minute)
@@ -19,7 +25,7 @@ torch=0
 for a in "$@"; do
 	case "$a" in
 	--torch) torch=1 ;;
-	-h | --help) sed -n '2,16p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,22p' "$0"; exit 0 ;;
 	*) echo "install-real: unknown option $a (only --torch)" >&2; exit 2 ;;
 	esac
 done
@@ -124,6 +130,44 @@ if [ "$torch" -eq 1 ]; then
 	took "venv: torch" "$t" "$venv"
 fi
 
+# (c') An older torch, only with --torch, for --step torch's other form of
+# record_function's entry (tests/real/torch_versions.sh). Its nvidia-* wheels
+# are not installed (no GPU code runs): cuda-stubs.sh gives torch/lib the
+# libraries it names, and .spec says what the venv holds.
+TORCH_OLD=2.4.1
+oldvenv=$real/venv-torch-old
+oldpy=$oldvenv/bin/python
+old_deps="filelock typing_extensions sympy networkx jinja2 fsspec numpy nvidia-cuda-runtime-cu12"
+opip() { "$oldpy" -m pip --disable-pip-version-check "$@"; }
+# pip's complaint that torch's nvidia-* and triton requirements are missing is
+# expected: its output is shown only when a step fails.
+opip_quiet() {
+	opip "$@" >"$oldvenv/.pip.log" 2>&1 || { cat "$oldvenv/.pip.log" >&2; return 1; }
+}
+old_install() {
+	{ opip install -q --no-index --find-links "$real/wheels" --no-deps "torch==$TORCH_OLD" &&
+		opip install -q --no-index --find-links "$real/wheels" $old_deps; } >/dev/null 2>&1 &&
+		echo "install-real: torch==$TORCH_OLD from $real/wheels, nothing downloaded" && return 0
+	echo "install-real: downloading torch==$TORCH_OLD (~800 MB, without its nvidia-* wheels) into $real/wheels"
+	opip_quiet download -d "$real/wheels" --no-deps "torch==$TORCH_OLD" &&
+		opip_quiet download -d "$real/wheels" $old_deps &&
+		opip_quiet install --no-index --find-links "$real/wheels" --no-deps "torch==$TORCH_OLD" &&
+		opip_quiet install --no-index --find-links "$real/wheels" $old_deps
+}
+if [ "$torch" -eq 1 ] && [ "$(cat "$oldvenv/.spec" 2>/dev/null)" != "torch==$TORCH_OLD $old_deps" ]; then
+	t=$(now)
+	rm -rf "$oldvenv"
+	python3 -m venv "$oldvenv" || die "python3 -m venv $oldvenv failed"
+	old_install || die "pip install torch==$TORCH_OLD failed: is PyPI reachable, is there ~3 GB free under $real?"
+	oldlib=$("$oldpy" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch/lib
+	sh "$(dirname "$0")/cuda-stubs.sh" "$oldlib" "$oldlib" >/dev/null ||
+		die "scripts/cuda-stubs.sh $oldlib failed (above): it needs gcc, readelf and nm"
+	"$oldpy" -c 'import torch; torch.ones(2, requires_grad=True).sum().backward()' ||
+		die "torch==$TORCH_OLD installed in $oldvenv, but does not train on CPU (above)"
+	echo "torch==$TORCH_OLD $old_deps" >"$oldvenv/.spec"
+	took "venv-torch-old: torch $TORCH_OLD" "$t" "$oldvenv"
+fi
+
 # (d) The trace analysis tools, in a venv of their own so that their numpy and
 # pandas pins never meet torch's. HTA's own requirements name jupyterlab and
 # pytest, for its notebooks and its tests, and the plugin's name tensorboard,
@@ -186,6 +230,8 @@ REAL_CUDART12=$cudart12
 REAL_CUPTI=$cupti
 REAL_HTA_PY=$tpy
 REAL_TORCH=$(pip show -q torch >/dev/null 2>&1 && echo 1 || echo 0)
+REAL_PY_OLD=$oldpy
+REAL_TORCH_OLD=$([ -f "$oldvenv/.spec" ] && echo "$TORCH_OLD" || echo 0)
 EOF
 mv "$real/env.sh.new" "$real/env.sh"
 echo "install-real: all in $real ($(du -sh "$real" | cut -f1)); variables in $real/env.sh"

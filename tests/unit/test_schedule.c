@@ -14,6 +14,7 @@
 #include <cmocka.h>
 #include "core/schedule/schedule_parse.h"
 #include "core/schedule/step_spec.h"
+#include "cuprobe.h"
 #include "schedule.h"
 
 static int torch_action(int skip_first, int skip_first_wait, int wait, int warmup, int active,
@@ -228,6 +229,36 @@ static void test_step_spec_forms(void **state)
 	step_spec__free(&s);
 }
 
+/*
+ * torch's range entry: the first form found of step_torch_forms, whichever
+ * the file has (2.15's C++11 std::string, 2.4's pre-C++11 one), with the exit.
+ */
+static void test_step_torch_pick(void **state)
+{
+	const struct step_torch_form *f;
+	const char *names[2];
+	uint64_t offs[2];
+
+	(void)state;
+	assert_int_equal(STEP_TORCH_SYMS, 3);
+	f = step_torch_pick((uint64_t[]){ 0x10, 0x20, 0 }, offs, names);
+	assert_non_null(f);
+	assert_int_equal(f->string_abi, TORCH_STRING_CXX11);
+	assert_true(offs[0] == 0x20 && offs[1] == 0x10);
+	assert_string_equal(names[0], f->enter);
+	assert_string_equal(names[1], step_torch_syms[0]);
+	f = step_torch_pick((uint64_t[]){ 0x10, 0, 0x30 }, offs, names);
+	assert_non_null(f);
+	assert_int_equal(f->string_abi, TORCH_STRING_COW);
+	assert_true(offs[0] == 0x30 && offs[1] == 0x10);
+	assert_non_null(strstr(names[0], "record_function_enter_newERKSs"));
+	/* No known entry: none picked, the exit still told apart. */
+	assert_null(step_torch_pick((uint64_t[]){ 0x10, 0, 0 }, offs, names));
+	assert_true(offs[0] == 0 && offs[1] == 0x10);
+	assert_null(step_torch_pick((uint64_t[]){ 0, 0, 0 }, offs, names));
+	assert_true(offs[0] == 0 && offs[1] == 0);
+}
+
 static void test_step_spec_errors(void **state)
 {
 	static const char *const bad[] = { "", ":sym", "lib:", "a:b:c", "usdt:obj:prov",
@@ -309,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_parse_errors),
 		cmocka_unit_test(test_phase_names),
 		cmocka_unit_test(test_step_spec_forms),
+		cmocka_unit_test(test_step_torch_pick),
 		cmocka_unit_test(test_step_spec_errors),
 		cmocka_unit_test(test_step_find_and_suggest),
 		cmocka_unit_test(test_step_suggest_close_only),

@@ -319,9 +319,10 @@ void bpfobj__remove_proc(struct bpfobj *b, pid_t pid)
 	bpf_map__delete_elem(b->skel->maps.torch_prefixes, &key, sizeof(key), 0);
 }
 
-int bpfobj__set_torch_prefix(struct bpfobj *b, pid_t pid, const char *prefix)
+int bpfobj__set_torch_prefix(struct bpfobj *b, pid_t pid, const char *prefix,
+			     unsigned int string_abi)
 {
-	struct torch_prefix p = {};
+	struct torch_prefix p = { .string_abi = string_abi };
 	__u32 key = pid;
 	size_t n = strlen(prefix);
 

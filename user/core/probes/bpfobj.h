@@ -73,8 +73,12 @@ int bpfobj__proc_state(struct bpfobj *b, pid_t pid, struct proc_state *out);
 uint64_t bpfobj__reserve_slot(struct bpfobj *b, pid_t pid);
 uint64_t bpfobj__slot_cookie(struct bpfobj *b, pid_t pid);
 void bpfobj__remove_proc(struct bpfobj *b, pid_t pid);
-/* --step torch: the range name prefix that ends pid's steps (at most 63 bytes used). 0 or -errno. */
-int bpfobj__set_torch_prefix(struct bpfobj *b, pid_t pid, const char *prefix);
+/*
+ * --step torch: the range name prefix that ends pid's steps (at most 63 bytes
+ * used), and how its torch holds a range's name (TORCH_STRING_*). 0 or -errno.
+ */
+int bpfobj__set_torch_prefix(struct bpfobj *b, pid_t pid, const char *prefix,
+			     unsigned int string_abi);
 /* Captured streams or events BPF could not keep (its maps full): their launches ran as launches. */
 uint64_t bpfobj__capture_full(const struct bpfobj *b);
 /* Graph calls that succeeded and could not be told: the ctrl ring was full. */

@@ -71,7 +71,7 @@ struct probe_facts {
 	char step_object[256];	/* where the step probe is, when found */
 	bool step_walk;		/* the step's object is found, its probes wait for a walk
 				 * of its .symtab (probeset__step_walk) */
-	char step_why[256];	/* why a step's object had no step probe; "" */
+	char step_why[512];	/* why a step's object had no step probe; "" */
 	bool torch_mapped;	/* some object is PyTorch's libtorch_cpu.so */
 	bool agent_found;
 	size_t nobjs;		/* objects looked at */

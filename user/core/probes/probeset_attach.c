@@ -350,12 +350,13 @@ int probeset_attach_step(struct probeset *ps, const struct examined *e)
 	return 0;
 }
 
-/* Where torch's range entry and exit are in the file behind fd: 2 when both are. */
-static int torch_offsets(struct probeset *ps, int fd, const char *path, uint64_t *offs)
+/* Where each of step_torch_syms is in the file behind fd: how many are, or -errno. */
+static int torch_offsets(struct probeset *ps, int fd, const char *path, uint64_t *found)
 {
 	if (ps->env->objects)
-		return objcache__symtab_offsets(ps->env->objects, fd, step_torch_syms, 2, offs, NULL);
-	return elf_func_offsets(path, step_torch_syms, 2, offs);
+		return objcache__symtab_offsets(ps->env->objects, fd, step_torch_syms,
+						STEP_TORCH_SYMS, found, NULL);
+	return elf_func_offsets(path, step_torch_syms, STEP_TORCH_SYMS, found);
 }
 
 /* Exits before entries: an entry never pushes a range whose exit nothing would pop. */
@@ -379,9 +380,11 @@ static int attach_torch_links(struct probeset *ps, const char *path, uint64_t *o
  */
 int probeset_attach_torch_step(struct probeset *ps)
 {
-	struct examined *e;
-	uint64_t offs[2] = {}, t0 = clock_mono_ns();
+	uint64_t found[STEP_TORCH_SYMS] = {}, offs[2], t0 = clock_mono_ns();
+	const struct step_torch_form *form;
 	char path[32], version[64];
+	const char *names[2];
+	struct examined *e;
 	int fd, n, err;
 
 	if (!ps->step_walk || ps->step)
@@ -392,29 +395,34 @@ int probeset_attach_torch_step(struct probeset *ps)
 	if (fd < 0)
 		return e->fd >= 0 ? -errno : fd;
 	target_file_fd_path(fd, path, sizeof(path));
-	n = torch_offsets(ps, fd, path, offs);
+	n = torch_offsets(ps, fd, path, found);
+	form = step_torch_pick(found, offs, names);
 	p_dbg("pid %d: %s: record_function's entry and exit looked up in %.2f ms", ps->pid,
 	      e->name, (clock_mono_ns() - t0) / 1e6);
 	if (n >= 0 && (!offs[0] || !offs[1])) {
 		step_torch_version(e->name, version, sizeof(version));
 		snprintf(ps->step_why, sizeof(ps->step_why),
-			 "%s (torch %s) has no %s%s%s: this torch is not supported by --step torch",
-			 e->name, version, offs[0] ? "" : "record_function_enter_new",
+			 "%s (torch %s) has no %s%s%s: this torch is not supported by --step torch "
+			 "(%s tested)", e->name, version,
+			 offs[0] ? "" : "record_function_enter_new (with a C++11 or pre-C++11 "
+					"std::string)",
 			 !offs[0] && !offs[1] ? " nor " : "",
-			 offs[1] ? "" : "record_function_exit_new in its .symtab");
+			 offs[1] ? "" : "record_function_exit_new in its .symtab",
+			 STEP_TORCH_TESTED);
 		close(fd);
 		return 0;
 	}
-	err = n < 0 ? n : placement_adjust(fd, e->name, step_torch_syms, 2, offs);
+	err = n < 0 ? n : placement_adjust(fd, e->name, names, 2, offs);
 	if (!err)
-		err = bpfobj__set_torch_prefix(ps->env->bpf, ps->pid, ps->step_spec->symbol);
+		err = bpfobj__set_torch_prefix(ps->env->bpf, ps->pid, ps->step_spec->symbol,
+					       form->string_abi);
 	if (!err)
 		err = attach_torch_links(ps, path, offs);
 	close(fd);
 	if (err)
 		return err;
 	ps->step_object = strdup(e->name);
-	p_dbg("pid %d: step probe %s in %s (range entry and exit)", ps->pid,
-	      step_spec__str(ps->step_spec), e->name);
+	p_dbg("pid %d: step probe %s in %s (range entry and exit, %s)", ps->pid,
+	      step_spec__str(ps->step_spec), e->name, form->what);
 	return 0;
 }

@@ -79,7 +79,7 @@ struct probeset {
 	struct uprobe_link *step_exit;	/* a torch step's: the range exits (step is the entries) */
 	char *step_object;	/* where it was found */
 	size_t step_walk;	/* a torch step's object (index + 1) to walk off the hold; 0 */
-	char step_why[256];	/* why the step's object had no step probe, when it had not */
+	char step_why[512];	/* why the step's object had no step probe, when it had not */
 	char *agent;		/* the agent library, once found (--cupti) */
 	struct bpf_link *agent_records;	/* listens to the agent for the whole session */
 	struct uprobe_link *agent_enable;	/* raises its switch while a window wants it */

@@ -26,7 +26,30 @@ struct step_spec {
 #define STEP_TORCH_PREFIX_MAX 63
 /* Where PyTorch's record_function ranges begin and end (REFERENCE.md section 8). */
 #define STEP_TORCH_LIB "libtorch_cpu"
-extern const char *const step_torch_syms[2];	/* the entry (exported), the exit (local) */
+/*
+ * record_function's entry in each torch build known (step_spec.c): the
+ * mangled name of record_function_enter_new(std::string const&,
+ * std::optional<std::string> const&), and the std::string it names.
+ */
+struct step_torch_form {
+	const char *enter;
+	unsigned int string_abi;	/* TORCH_STRING_* */
+	const char *what;		/* for messages */
+};
+
+#define STEP_TORCH_FORMS 2
+/* The releases the torch tier runs (tests/real/torch_versions.sh), for messages. */
+#define STEP_TORCH_TESTED "2.4 to 2.15"
+extern const struct step_torch_form step_torch_forms[STEP_TORCH_FORMS];
+/* The names looked up in one walk of libtorch_cpu.so: the exit (local), then each form's entry. */
+#define STEP_TORCH_SYMS (1 + STEP_TORCH_FORMS)
+extern const char *const step_torch_syms[STEP_TORCH_SYMS];
+/*
+ * From offsets found for step_torch_syms: the entry's and the exit's (0 when
+ * absent) in offs, their names in names. Returns the entry's form, or NULL.
+ */
+const struct step_torch_form *step_torch_pick(const uint64_t *found, uint64_t offs[2],
+					      const char *names[2]);
 /* torch's version, from version.py beside the library at lib; "unknown" when unread. */
 void step_torch_version(const char *lib, char *buf, size_t len);
 
@@ -52,7 +75,7 @@ struct step_sites {
 
 /*
  * Finds the step probe in the ELF at path. Returns 1 when found, 0 when not, or -errno.
- * A torch step has two sites: step_torch_syms's, in that order, both found or none.
+ * A torch step has two sites: the entry and the exit (step_torch_pick), both found or none.
  */
 int step_spec__find(const struct step_spec *s, const char *path, struct step_sites *out);
 /* The few names closest to the wanted one, gathered over the objects searched. */
