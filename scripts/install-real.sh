@@ -12,7 +12,7 @@
 #               nvidia-nccl-cu13 and, with --torch, torch
 #   venv-torch-old/  with --torch, torch 2.4.1 (pre-C++11 std::string, as PyPI's
 #               wheels were up to 2.6) without its nvidia-* wheels (~2 GB): the CUDA
-#               libraries it links against are stand-ins (scripts/cuda-stubs.sh) beside
+#               libraries it links against are stand-ins (tests/real/cuda-stubs.sh) beside
 #               nvidia-cuda-runtime-cu12's libcudart, enough for CPU tensors (~1.8 GB
 #               installed, 70 s to 2 minutes; the torch wheel is the one download, 800 MB)
 #   hta-venv/   a second venv, without torch: Holistic Trace Analysis and TensorBoard's
@@ -160,8 +160,8 @@ if [ "$torch" -eq 1 ] && [ "$(cat "$oldvenv/.spec" 2>/dev/null)" != "torch==$TOR
 	python3 -m venv "$oldvenv" || die "python3 -m venv $oldvenv failed"
 	old_install || die "pip install torch==$TORCH_OLD failed: is PyPI reachable, is there ~3 GB free under $real?"
 	oldlib=$("$oldpy" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/torch/lib
-	sh "$(dirname "$0")/cuda-stubs.sh" "$oldlib" "$oldlib" >/dev/null ||
-		die "scripts/cuda-stubs.sh $oldlib failed (above): it needs gcc, readelf and nm"
+	sh "$(dirname "$0")/../tests/real/cuda-stubs.sh" "$oldlib" "$oldlib" >/dev/null ||
+		die "tests/real/cuda-stubs.sh $oldlib failed (above): it needs gcc, readelf and nm"
 	"$oldpy" -c 'import torch; torch.ones(2, requires_grad=True).sum().backward()' ||
 		die "torch==$TORCH_OLD installed in $oldvenv, but does not train on CPU (above)"
 	echo "torch==$TORCH_OLD $old_deps" >"$oldvenv/.spec"

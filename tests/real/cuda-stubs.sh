@@ -5,7 +5,7 @@
 # in DIR's search path provides, a small .so with that soname that defines
 # every versioned symbol torch takes from it, each a function that returns 1
 # (an error code in every CUDA library), never called on CPU tensors.
-#   scripts/cuda-stubs.sh TORCH_LIB_DIR OUT_DIR
+#   tests/real/cuda-stubs.sh TORCH_LIB_DIR OUT_DIR
 # Unversioned symbols nothing defines (NCCL's, cuRAND's) go into the stub of
 # the library whose name prefix they carry.
 set -eu
