@@ -7,7 +7,8 @@ every optimizer step runs inside torch's own record_function
 
     torch_loop.py --log FILE [--width N]
 
-Trains until SIGTERM, then writes one line per step to FILE:
+Trains until SIGTERM (FILE.ready appears once the first step is done), then
+writes one line per step to FILE:
 
     START_NS WALL_NS CPU_NS PROBED
 
@@ -74,5 +75,7 @@ while not stop:
     opt.step()
     t1, c1 = time.monotonic_ns(), time.thread_time_ns()
     steps.append((t0, t1 - t0, c1 - c0, int(ctypes.string_at(ADDR, 64) != FILE_BYTES)))
+    if len(steps) == 1:
+        open(LOG + ".ready", "w").close()
 with open(LOG, "w") as f:
     f.writelines("%d %d %d %d\n" % s for s in steps)

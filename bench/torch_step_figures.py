@@ -66,10 +66,13 @@ def torch_step_figures():
             out.remove()
 
     try:
-        time.sleep(4)   # import torch
-        if loop.poll() is not None:
-            raise b.BenchError("torch_loop exited %d: %s"
-                               % (loop.returncode, loop.stderr.read().strip()[-300:]))
+        end = time.monotonic() + 120    # import torch, the first step
+        while not os.path.exists(log + ".ready"):
+            if loop.poll() is not None or time.monotonic() > end:
+                raise b.BenchError("torch_loop made no step: %s" % (
+                    "exit %d" % loop.returncode if loop.poll() is not None else "in 120 s"))
+            time.sleep(0.1)
+        time.sleep(1)   # its first steps
         for r in range(b.REPS + 2):
             window("none", r, lambda: time.sleep(WINDOW_S))
             window("wait", r, lambda: session(["--schedule", "wait=1000000,warmup=1,active=1"]))
@@ -105,6 +108,11 @@ def torch_step_figures():
             return b.median(per.get((k, r), []))
 
         # The none windows on either side: N(r) WAIT(r) N(r+.5) ACTIVE(r) N(r+1).
+        # A round some window of which counted no step (nan) is left out.
+        rounds_ = [r for r in rounds_ if all(per.get(key) for key in (
+            ("none", r), ("none", r + 0.5), ("none", r + 1), ("wait", r), ("active", r)))]
+        if not rounds_:
+            raise b.BenchError("no round counted steps in each of its windows: %s" % counts)
         n = [med("none", r) for r in rounds_]
         nw = [(med("none", r) + med("none", r + 0.5)) / 2 for r in rounds_]
         na = [(med("none", r + 0.5) + med("none", r + 1)) / 2 for r in rounds_]
