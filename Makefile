@@ -206,7 +206,7 @@ test: deps real-deps
 
 test-torch: deps
 	$(Q)scripts/install-real.sh --torch
-	$(Q)$(MAKE) --no-print-directory cuprobe
+	$(Q)$(MAKE) --no-print-directory cuprobe $(OUTPUT)/static/cuprobe
 	$(Q)tests/run.sh torch
 
 unit: $(UNIT_BINS) $(AT_UNIT)

@@ -16,11 +16,11 @@ the larger event count of rss_growth (default 10000000), BENCH_ONLY picks
 measurements by name (probe_vs_empty_uprobe, driver_probe_vs_empty_uprobe,
 nested_launch_vs_empty_uprobe, vs_bpftrace_driver, vs_bpftrace_runtime, steps, detach_ms,
 children_end_ms, trace_write_events_per_s, first_step_complete, latency_vs_entry,
-stack_vs_nostack, python_stack_vs_nostack, torch, dlopen_holds,
+stack_vs_nostack, python_stack_vs_nostack, torch, torch_steps, dlopen_holds,
 graph_replay_vs_launch, ...), and
 BENCH_CUPROBE names another cuprobe binary to measure (default ./cuprobe).
-BENCH_TORCH_PYTHON is the Python whose torch the torch figures import
-(default /var/cache/cuprobe/real/venv/bin/python3).
+BENCH_TORCH_PYTHON is the Python whose torch the torch figures import and
+train with (default /var/cache/cuprobe/real/venv/bin/python3).
 """
 
 import os
@@ -701,6 +701,8 @@ FIGURES = [
     ("torch_import_vs_none_cold", "%.2f", "<=", "1.10"),
     ("torch_hold_max_ms_cold", "%.1f", "<=", "20"),
     ("torch_holds_pct_cold", "%.1f", "<=", "5"),
+    ("torch_step_wait_vs_none", "%.3f", "<=", "1.01"),
+    ("torch_annotations_vs_wait", "%.3f", None, None),
     ("dlopen_hold_max_ms", "%.2f", "<=", "20"),
     ("dlopen_hold_ms_per_dlopen", "%.2f", None, None),
     ("graph_replay_vs_launch", "%.2f", "<=", "1.10"),
@@ -771,6 +773,11 @@ def main():
         (values["torch_import_vs_none"], values["torch_hold_max_ms"],
          values["torch_holds_pct"], values["torch_import_vs_none_cold"],
          values["torch_hold_max_ms_cold"], values["torch_holds_pct_cold"]) = values["torch"]
+    import torch_step_figures  # noqa: E402 (it imports this module)
+    measure("torch_steps", torch_step_figures.torch_step_figures)
+    if values.get("torch_steps"):
+        values["torch_step_wait_vs_none"], values["torch_annotations_vs_wait"] = \
+            values["torch_steps"]
     measure("dlopen_holds", hold_figures.dlopen_figures)
     if values.get("dlopen_holds"):
         values["dlopen_hold_max_ms"], values["dlopen_hold_ms_per_dlopen"] = values["dlopen_holds"]
@@ -782,6 +789,8 @@ def main():
                "torch_import_vs_none": "torch", "torch_hold_max_ms": "torch",
                "torch_holds_pct": "torch", "torch_import_vs_none_cold": "torch",
                "torch_hold_max_ms_cold": "torch", "torch_holds_pct_cold": "torch",
+               "torch_step_wait_vs_none": "torch_steps",
+               "torch_annotations_vs_wait": "torch_steps",
                "dlopen_hold_max_ms": "dlopen_holds",
                "dlopen_hold_ms_per_dlopen": "dlopen_holds"}
     missed = failed = 0

@@ -4,11 +4,13 @@
   compare.py report --schedule S [--a DIR] [--b DIR] [--d DIR]
                     [--steps NAME=FILE ...] [--json FILE]
   compare.py stepcheck --schedule S --trace-dir DIR [--steps-file FILE]
+  compare.py parts FILE
 
 report prints, from the Kineto JSON traces of the four configurations:
   1. GPU work per active step, (a) cuprobe --cupti against (b) torch.profiler:
      per-step counts and the most frequent names side by side, and how many
-     names match;
+     names match; 1b. the record_function ranges (user_annotation spans) that
+     begin in each active step, by name, on each side;
   2. the median GPU duration of each name, (a) against (b), in %;
   3. how well (a) joined launches to GPU records (cuprobe.gpu in each trace);
   4. step wall times from train.py's JSON files, as ratios to the baseline (c);
@@ -21,8 +23,11 @@ launch claims is placed by its start time within a span, and counted apart.
 
 stepcheck tells run.sh whether a cuprobe step probe was hit once per loop
 iteration: exit 0 if the traces hold the schedule's active steps and their
-spans begin where train.py's steps do, 1 if not (try another step probe),
-2 if there is no trace.
+spans begin where train.py's steps do, 1 if not, 2 if there is no trace.
+
+parts prints, from a `cuprobe report` text (FILE), its Annotations and Step
+parts tables (the record_function ranges of --step torch); exit 1 when it has
+neither.
 """
 import argparse
 import bisect
@@ -89,6 +94,7 @@ class Traces:
         self.spans = {}                 # step -> dict(pid, ts, dur, real_ns, partial)
         self.launches = []              # dicts: file, pid, ts, api, corr, step, kernel
         self.ops = []                   # dicts: file, cat, name, ts, dur, corr, step, how
+        self.ranges = []                # record_function spans: file, name, ts, step
         for i, f in enumerate(self.files):
             try:
                 with open(f) as fh:
@@ -117,6 +123,8 @@ class Traces:
                     continue
                 self.spans[step] = {"pid": e.get("pid"), "ts": ts, "dur": dur, "file": fi,
                                     "real_ns": real, "partial": bool(args.get("partial"))}
+            elif cat == "user_annotation":
+                self.ranges.append({"file": fi, "name": name, "ts": ts, "step": None})
             elif cat in LAUNCH_CATS:
                 self.launches.append({"file": fi, "pid": e.get("pid"), "ts": ts,
                                       "api": name, "corr": args.get("correlation"),
@@ -132,6 +140,8 @@ class Traces:
         return None
 
     def _assign(self):
+        for r in self.ranges:
+            r["step"] = self._span_at(r["file"], r["ts"])
         by_corr = {(l["file"], l["corr"]): l for l in self.launches if l["corr"] is not None}
         for l in self.launches:
             if self.kind == "torch" or l["step"] is None:
@@ -151,6 +161,10 @@ class Traces:
     def launches_with_gpu(self, step):
         return sum(1 for l in self.launches
                    if l["step"] == step and (l["file"], l["corr"]) in self.launched)
+
+    def ranges_in(self, step):
+        """{name: count} of the record_function spans that begin in the step's span."""
+        return dict(Counter(r["name"] for r in self.ranges if r["step"] == step))
 
     def launches_in(self, step):
         return sum(1 for l in self.launches if l["step"] == step)
@@ -199,13 +213,15 @@ def load_steps(pairs):
 def map_offset(tr, steps):
     """How cuprobe's step numbers relate to the loop's iterations.
 
-    Span s of cuprobe begins at the s-th hit of the step probe; train.py noted the
-    realtime just before each iteration's synchronize and getppid. The iteration j
-    whose boundary is closest gives the offset s - (j + 1), 0 when the probe is hit
-    once per iteration and never before the loop.
+    Span s of cuprobe begins where step s - 1 ended: with --step torch, where
+    iteration s - 1's opt.step() returned; with a native probe on
+    cudaDeviceSynchronize, at that iteration's synchronize. train.py noted the
+    realtime between the two, in each iteration. The iteration j whose boundary is
+    closest gives the offset s - (j + 1), 0 when a step ends once per iteration and
+    never before the loop.
     """
     best = None
-    for kind, key in (("cudaDeviceSynchronize", "sync_enter_real_ns"), ("getppid", "mark_real_ns")):
+    for kind, key in (("opt.step() / synchronize", "sync_enter_real_ns"),):
         arr = steps.get(key) or []
         offs, res = [], []
         for s, sp in sorted(tr.spans.items()):
@@ -288,6 +304,24 @@ def section_counts(out, a, b, d, active, res):
                     "both_ignoring_whitespace": len(na & nb), "equal_counts": same_count,
                     "a_per_step": sum(ca.values()) / n, "b_per_step": sum(cb.values()) / n,
                     "table": [{"name": k, "a": ca[k], "b": cb[k]} for k in names]}
+    out()
+
+
+def section_ranges(out, a, b, d, active, res):
+    out("== 1b. record_function ranges per active step: (a), (d) cuprobe vs (b) torch.profiler ==")
+    out("  user_annotation spans but ProfilerStep#N, by the step whose span holds their start;")
+    out("  counts per step, in the order of the active steps")
+    names = sorted({r["name"] for tr in (a, b, d) for r in tr.ranges if r["step"] in active})
+    rows = []
+    for name in names:
+        per = {k: [tr.ranges_in(s).get(name, 0) for s in active]
+               for k, tr in (("a", a), ("b", b), ("d", d))}
+        rows.append(dict(name=name, **per))
+        out(f"  {short(name, 60):<60}  (a) {per['a']}  (b) {per['b']}  (d) {per['d']}")
+    if not names:
+        out("  none in any active step")
+    res["ranges"] = rows
+    res["ranges_match"] = bool(rows) and all(r["a"] == r["b"] == r["d"] for r in rows)
     out()
 
 
@@ -494,6 +528,8 @@ def section_checks(out, a, b, d, active, res, steps):
     la = [a.launches_in(s) for s in sched_steps]
     ld = [d.launches_in(s) for s in sched_steps]
     check(la == ld and any(la), f"(a) and (d) count the same launches per step: {la} vs {ld}")
+    check(res.get("ranges_match"), "(a), (b) and (d) have the same record_function ranges in "
+          f"each active step: {len(res.get('ranges') or [])} names")
     ka = [len(a.ops_in(s)) for s in sched_steps]
     kb = [len(b.ops_in(s)) for s in sched_steps]
     check(ka == kb and any(kb), f"(a) and (b) have the same GPU records per step: {ka} vs {kb}")
@@ -539,6 +575,7 @@ def report(args):
     out()
     offsets = section_mapping(out, a, d, steps, res)
     section_counts(out, a, b, d, active, res)
+    section_ranges(out, a, b, d, active, res)
     section_durations(out, a, b, active, res)
     section_join(out, a, d, res)
     section_times(out, steps, sched, offsets, res)
@@ -578,6 +615,32 @@ def stepcheck(args):
     return 0
 
 
+PARTS = ("Annotations (record_function ranges)", "Step parts (record_function ranges)")
+
+
+def parts(args):
+    """The report's Annotations and Step parts tables, each up to the blank line after it."""
+    try:
+        with open(args.file) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        print(f"parts: {e}")
+        return 1
+    found, keep = 0, False
+    for line in lines:
+        if line in PARTS:
+            found, keep = found + 1, True
+        elif not line.strip():
+            keep = False
+        if keep:
+            print(line)
+    if not found:
+        print(f"parts: no {' or '.join(PARTS)} table in {args.file}: were the steps "
+              "counted by --step torch?")
+        return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -595,8 +658,10 @@ def main():
     s.add_argument("--trace-dir", required=True)
     s.add_argument("--steps-file")
     s.add_argument("--nsteps", type=int, default=60)
+    p = sub.add_parser("parts")
+    p.add_argument("file", help="the text of cuprobe report")
     args = ap.parse_args()
-    return report(args) if args.cmd == "report" else stepcheck(args)
+    return {"report": report, "stepcheck": stepcheck, "parts": parts}[args.cmd](args)
 
 
 if __name__ == "__main__":

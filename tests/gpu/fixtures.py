@@ -9,6 +9,9 @@ From a cuprobe --cupti recording (made with the CUPTI simulator) it writes:
       no args.step, cuda_runtime events with torch's own correlation ids, kernels
       named as in cuprobe's trace and GPU durations times --gpu-scale, flows, and
       API calls that made no GPU work;
+  OUT_DIR/a/run_K/...  cuprobe's traces again, with the record_function spans
+      that `--step torch` writes (user_annotation: an optimizer's zero_grad and
+      step in each ProfilerStep span), which the torch-like traces have too;
   OUT_DIR/{a,b,c,c2,d}.steps.json  train.py-like step times, whose boundaries
       (sync_enter_real_ns) fall where cuprobe's spans begin, moved by --offset
       steps (0: cuprobe's step k is iteration k).
@@ -24,6 +27,25 @@ SPAN_CATS = ("user_annotation",)
 def load(path):
     with open(path) as f:
         return json.load(f)
+
+
+def ranges(step, pid):
+    """The record_function spans of a training step, inside its ProfilerStep span."""
+    return [{"ph": "X", "cat": "user_annotation", "name": name, "pid": pid, "tid": step["tid"],
+             "ts": round(step["ts"] + at * step["dur"], 3), "dur": round(0.05 * step["dur"], 3),
+             "args": {}}
+            for name, at in (("Optimizer.zero_grad#SGD.zero_grad", 0.05),
+                             ("Optimizer.step#SGD.step", 0.9))]
+
+
+def with_ranges(cp):
+    """cuprobe's trace with each step's record_function spans, as --step torch writes them."""
+    out = dict(cp)
+    out["traceEvents"] = list(cp["traceEvents"])
+    for e in cp["traceEvents"]:
+        if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#"):
+            out["traceEvents"] += ranges(e, cp["cuprobe"]["pid"])
+    return out
 
 
 def torch_like(cp, ref, scale, corr0):
@@ -46,6 +68,7 @@ def torch_like(cp, ref, scale, corr0):
             events.append({"ph": "X", "cat": "user_annotation", "name": e["name"], "pid": pid,
                            "tid": e["tid"], "ts": e["ts"], "dur": e["dur"],
                            "args": {"External id": ext}})
+            events += ranges(e, pid)
             ext += 1
             continue
         if e.get("cat") not in ("cuda_runtime", "cuda_driver"):
@@ -92,8 +115,7 @@ def steps_json(spans, n, offset, iter_ms, config):
         if 0 <= j < n:
             sync[j] = r - 2000
     return {"config": config, "steps": n, "iter_ns": [int(iter_ms * 1e6)] * n,
-            "work_ns": [int(iter_ms * 1e6)] * n, "sync_enter_real_ns": sync,
-            "mark_real_ns": [x + 500000 for x in sync], "import_s": 1.0, "setup_s": 2.0,
+            "work_ns": [int(iter_ms * 1e6)] * n, "sync_enter_real_ns": sync, "import_s": 1.0, "setup_s": 2.0,
             "loop_s": n * iter_ms / 1e3, "stop_s": 0.0, "torch": "fixture", "torch_cuda": "-",
             "cudnn": None, "device": "none"}
 
@@ -118,6 +140,10 @@ def main():
         tl, corr = torch_like(cp, ref, args.gpu_scale, corr)
         with open(os.path.join(args.out_dir, "b", f"fixture_1.{i}.pt.trace.json"), "w") as fh:
             json.dump(tl, fh, indent=1)
+        run = os.path.join(args.out_dir, "a", os.path.basename(os.path.dirname(f)))
+        os.makedirs(run, exist_ok=True)
+        with open(os.path.join(run, os.path.basename(f)), "w") as fh:
+            json.dump(with_ranges(cp), fh)
         for e in cp["traceEvents"]:
             if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#"):
                 spans[e["args"]["step"]] = cp["baseTimeNanoseconds"] + round(e["ts"] * 1000)

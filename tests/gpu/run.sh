@@ -6,8 +6,8 @@
 # Needs ./cuprobe (make STATIC=1 where libbpf is missing) and
 # .output/libcuprobe-agent.so. Runs tests/gpu/train.py in five processes:
 #   c   no profiler (the baseline)
-#   d   cuprobe record --step ... --schedule ...
-#   a   cuprobe record --cupti --step ... --schedule ...
+#   d   cuprobe record --step torch --schedule ...
+#   a   cuprobe record --cupti --step torch --schedule ...
 #   b   torch.profiler with the same schedule
 #   c2  no profiler again (how much the baseline itself moves)
 #   cmp cuprobe compare --modes off,bpf,cupti (windows interleaved in one process)
@@ -33,12 +33,12 @@
 #
 # Environment: OUT (default /tmp/cuprobe-gpu-out), WORK (default
 # /tmp/cuprobe-gpu-work), PYTHON (python3), SCHED, STEPS (60), BUDGET_S (300:
-# every stage's timeout is cut to what is left of it), STEP_PROBE (default
-# libcudart:cudaDeviceSynchronize, with an automatic fall back to libc:getppid
-# when that is not hit once per step; setting STEP_PROBE turns the fall back off),
-# TRAIN_ARGS (more train.py options for every run, e.g. "--device cpu --batch 4"
-# for a dry run of this script on a machine without a GPU), G_REPLAYS (50: the
-# replays of stage g).
+# every stage's timeout is cut to what is left of it), STEP_PROBE (the --step of
+# the training runs a, d, cmp and e: default torch, PyTorch's own optimizer steps),
+# G_STEP_PROBE (the --step of stage g, whose graph replays run no optimizer: default
+# libcudart:cudaDeviceSynchronize), TRAIN_ARGS (more train.py options for every
+# run, e.g. "--device cpu --batch 4" for a dry run of this script on a machine
+# without a GPU), G_REPLAYS (50: the replays of stage g).
 set -u -o pipefail
 cd "$(dirname "$0")/../.." || exit 2
 ROOT=$PWD
@@ -48,9 +48,8 @@ PY=${PYTHON:-python3}
 SCHED=${SCHED:-wait=5,warmup=2,active=5,repeat=2}
 STEPS=${STEPS:-60}
 BUDGET_S=${BUDGET_S:-300}
-FALLBACK_PROBE=libc:getppid
-if [ -n "${STEP_PROBE:-}" ]; then AUTO_PROBE=0; else AUTO_PROBE=1; fi
-STEP_PROBE=${STEP_PROBE:-libcudart:cudaDeviceSynchronize}
+STEP_PROBE=${STEP_PROBE:-torch}
+G_STEP_PROBE=${G_STEP_PROBE:-libcudart:cudaDeviceSynchronize}
 CUPROBE=$ROOT/cuprobe
 AGENT=$ROOT/.output/libcuprobe-agent.so
 TRAIN="$PY $ROOT/tests/gpu/train.py ${TRAIN_ARGS:-}"
@@ -207,25 +206,11 @@ stage c 90 $TRAIN --config c --steps "$STEPS" --out "$WORK/c.steps.json" || fail
 
 cuprobe_run d "$STEP_PROBE"
 d_rc=$?
-# stepcheck NAME: is cuprobe's step k the loop's iteration k? 0 yes, 1 no, 2 no trace.
-stepcheck() {
-	$PY tests/gpu/compare.py stepcheck --schedule "$SCHED" --trace-dir "$WORK/$1" \
-		--steps-file "$WORK/$1.steps.json" 2>&1 | sed 's/^/    | /' | tee -a "$SUMMARY"
-	return "${PIPESTATUS[0]}"
-}
-stepcheck d
-if [ $? -ne 0 ] && [ $AUTO_PROBE -eq 1 ]; then
-	say "run.sh: $STEP_PROBE is not hit once per loop iteration: trying $FALLBACK_PROBE"
-	for f in d d.log d.steps.json; do
-		[ -e "$WORK/$f" ] && mv "$WORK/$f" "$WORK/first-probe-$f"
-	done
-	STEP_PROBE=$FALLBACK_PROBE
-	cuprobe_run d "$STEP_PROBE"
-	d_rc=$?
-	stepcheck d
-fi
+# Is cuprobe's step k the loop's iteration k? (A note: the checks below say it too.)
+$PY tests/gpu/compare.py stepcheck --schedule "$SCHED" --trace-dir "$WORK/d" \
+	--steps-file "$WORK/d.steps.json" 2>&1 | sed 's/^/    | /' | tee -a "$SUMMARY"
+[ "${PIPESTATUS[0]}" -eq 0 ] || say "[d] WARN: --step $STEP_PROBE does not end one step per loop iteration"
 [ $d_rc -eq 0 ] || failed+=(d)
-say "step probe used for (a) and (d): $STEP_PROBE"
 
 cuprobe_run a "$STEP_PROBE" --cupti || failed+=(a)
 stage b 120 $TRAIN --config b --steps "$STEPS" --profile-dir "$WORK/b" --schedule "$SCHED" \
@@ -305,11 +290,21 @@ EOF
 	fi
 fi
 
-if [ -d "$WORK/a" ]; then
+# cuprobe report of (a) and (d): the first 60 lines of (a)'s, then the record_function
+# ranges of each (--step torch): time by annotation, and each step split into the
+# DataLoader's, the optimizer's and the rest.
+for k in a d; do
+	[ -d "$WORK/$k" ] || continue
+	timeout 60 "$CUPROBE" report "$WORK/$k" >"$WORK/$k.report.txt" 2>&1
 	say ""
-	say "== cuprobe report of (a) (first 60 lines) =="
-	timeout 60 "$CUPROBE" report "$WORK/a" 2>&1 | head -n 60 | sed 's/^/    /' | tee -a "$SUMMARY"
-fi
+	if [ $k = a ]; then
+		say "== cuprobe report of (a) (first 60 lines) =="
+		head -n 60 "$WORK/a.report.txt" | sed 's/^/    /' | tee -a "$SUMMARY"
+		say ""
+	fi
+	say "== cuprobe report of ($k): the Annotations and Step parts tables =="
+	$PY tests/gpu/compare.py parts "$WORK/$k.report.txt" 2>&1 | sed 's/^/    /' | tee -a "$SUMMARY"
+done
 
 # ---- 3c. the real driver: placement, cuGetProcAddress, one trap per launch ----------
 # What only a GPU machine's (newer) driver shows: the first instructions of its exports
@@ -354,7 +349,7 @@ EOF
 say ""
 G_REPLAYS=${G_REPLAYS:-50}
 GRAPH="$PY $ROOT/tests/gpu/graph_replay.py"
-say "== 3d. torch.cuda.graph: $G_REPLAYS replays, step probe $STEP_PROBE =="
+say "== 3d. torch.cuda.graph: $G_REPLAYS replays, step probe $G_STEP_PROBE =="
 graph_check() { # graph_check NAME [ARGS...]: graph_replay.py check on NAME's traces
 	local name=$1
 	shift
@@ -370,14 +365,14 @@ graph_check() { # graph_check NAME [ARGS...]: graph_replay.py check on NAME's tr
 	return $rc
 }
 rm -rf "${WORK:?}/g1" "${WORK:?}/g2"
-if CUPROBE_AGENT=$AGENT stage g1 150 "$CUPROBE" record --cupti --step "$STEP_PROBE" \
+if CUPROBE_AGENT=$AGENT stage g1 150 "$CUPROBE" record --cupti --step "$G_STEP_PROBE" \
 	-o "$WORK/g1" -- $GRAPH --replays "$G_REPLAYS" --out "$WORK/g1.json"; then
 	grep -E '^graph_replay.py:' "$WORK/g1.log" | sed 's/^/    | /' | tee -a "$SUMMARY"
 	graph_check g1 --cupti || failed+=(g1)
 else
 	failed+=(g1)
 fi
-if stage g2 120 "$CUPROBE" record --step "$STEP_PROBE" -o "$WORK/g2" -- \
+if stage g2 120 "$CUPROBE" record --step "$G_STEP_PROBE" -o "$WORK/g2" -- \
 	$GRAPH --replays "$G_REPLAYS" --out "$WORK/g2.json"; then
 	graph_check g2 --kernels-from "$WORK/g1" || failed+=(g2)
 else

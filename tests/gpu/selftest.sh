@@ -56,8 +56,9 @@ expect "fixtures from it" python3 tests/gpu/fixtures.py "$TMP/a" "$KINETO_REF" "
 	--gpu-scale 1.05 --steps 6
 steps=()
 for k in c c2 a b d; do steps+=(--steps "$k=$TMP/fx/$k.steps.json"); done
+# (a) and (d): the recording with the record_function spans --step torch writes.
 expect "compare.py report runs" python3 tests/gpu/compare.py report --schedule "$SCHED" \
-	--a "$TMP/a" --b "$TMP/fx/b" --d "$TMP/a" "${steps[@]}" --json "$TMP/summary.json"
+	--a "$TMP/fx/a" --b "$TMP/fx/b" --d "$TMP/fx/a" "${steps[@]}" --json "$TMP/summary.json"
 expect "compare.py's figures" python3 - "$TMP/summary.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -75,7 +76,42 @@ rows = r["per_step"]
 assert [x["step"] for x in rows] == [2, 3], rows
 assert all(x["a"]["gpu"] == x["b"]["gpu"] > 0 and x["a"]["launches"] == x["b"]["calls"]
            for x in rows), rows
+assert r["ranges_match"], r["ranges"]
+assert [(x["name"], x["a"], x["b"], x["d"]) for x in r["ranges"]] == [
+    (n, [1, 1], [1, 1], [1, 1])
+    for n in ("Optimizer.step#SGD.step", "Optimizer.zero_grad#SGD.zero_grad")], r["ranges"]
+c = [x for x in r["checks"] if "record_function ranges" in x["what"]]
+assert len(c) == 1 and c[0]["ok"], c
 EOF
+expect "compare.py: a side without the ranges does not match" python3 - "$TMP" "$SCHED" <<'EOF'
+import json, subprocess, sys
+tmp, sched = sys.argv[1], sys.argv[2]
+r = subprocess.run(["python3", "tests/gpu/compare.py", "report", "--schedule", sched,
+                    "--a", f"{tmp}/fx/a", "--b", f"{tmp}/fx/b", "--d", f"{tmp}/a",
+                    "--json", f"{tmp}/noranges.json"], capture_output=True, text=True)
+assert r.returncode == 0, r.stdout + r.stderr
+out = json.load(open(f"{tmp}/noranges.json"))
+assert not out["ranges_match"] and all(x["d"] == [0, 0] for x in out["ranges"]), out["ranges"]
+assert "WARN (a), (b) and (d) have the same record_function ranges" in r.stdout, r.stdout
+EOF
+# run.sh's summary: the Annotations and Step parts tables of cuprobe report.
+./cuprobe report "$TMP/fx/a" >"$TMP/a.report.txt" 2>&1
+expect_rc "compare.py parts: report's Annotations and Step parts tables" 0 \
+	"^Step parts \(record_function ranges\)" python3 tests/gpu/compare.py parts "$TMP/a.report.txt"
+expect "compare.py parts: each range and each active step" python3 - "$TMP/a.report.txt" <<'EOF'
+import re, subprocess, sys
+out = subprocess.run(["python3", "tests/gpu/compare.py", "parts", sys.argv[1]],
+                     capture_output=True, text=True).stdout
+assert out.startswith("Annotations (record_function ranges)"), out
+for name in ("Optimizer.step#SGD.step", "Optimizer.zero_grad#SGD.zero_grad"):
+    assert re.search(r"^\s+2\s.*" + re.escape(name) + "$", out, re.M), (name, out)
+steps = re.findall(r"^\s+\d+\s+([23])\s+[\d.]+\s+0\.000\s+[\d.]+\s+[\d.]+$", out, re.M)
+assert steps == ["2", "3"], out
+assert "Kernels" not in out and "Cycles" not in out, out
+EOF
+./cuprobe report "$TMP/a" >"$TMP/a0.report.txt" 2>&1
+expect_rc "compare.py parts: a report without ranges says so" 1 "were the steps counted by --step torch" \
+	python3 tests/gpu/compare.py parts "$TMP/a0.report.txt"
 expect_rc "stepcheck: a probe hit once per iteration" 0 "spans \[2, 3\]" \
 	python3 tests/gpu/compare.py stepcheck --schedule "$SCHED" --trace-dir "$TMP/a" \
 	--steps-file "$TMP/fx/a.steps.json"

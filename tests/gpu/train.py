@@ -2,20 +2,20 @@
 """A small PyTorch training loop for tests/gpu/run.sh.
 
 A small conv net (two convolutions, an MLP head) trains on one fixed random
-batch on cuda. Each loop iteration is one step and ends with
-torch.cuda.synchronize(), which calls cudaDeviceSynchronize in the libcudart
-that PyTorch loaded, so cuprobe can use
-`--step libcudart:cudaDeviceSynchronize`. The iteration then calls
-os.getppid(), which nothing else in the process calls: `--step libc:getppid`
-is the fallback step probe (run.sh switches to it when the first one is not hit
-exactly once per step). Every configuration runs the same code, so the call
-costs them all the same.
+batch on cuda. Each loop iteration is one step: zero_grad, forward, backward,
+opt.step(), then torch.cuda.synchronize(). PyTorch runs every optimizer step
+inside its own record_function("Optimizer.step#SGD.step"), so cuprobe counts the
+loop's steps with `--step torch` on this script unmodified: a step ends where
+opt.step() returns, just before the synchronize.
 
 Before the loop the script warms CUDA up (context, cuBLAS, cuDNN, the caching
-allocator) with a few untimed iterations that end in a stream synchronize
-(cudaStreamSynchronize), not a device synchronize: so the loop's iteration i
-ends at the (i+1)-th hit of the step probe, which ends cuprobe's step i, as
-prof.step() ends torch.profiler's step i.
+allocator, the optimizer's momentum buffers) with a few untimed iterations that
+end in a stream synchronize. Their optimizer steps call SGD.step itself, not
+the wrapper that opens torch's record_function around it: so they are no steps
+for `--step torch`, and the loop's iteration i is cuprobe's step i, as
+prof.step() makes it torch.profiler's step i (torch.profiler starts after the
+warm-up). A native step probe sees the same: the loop's iteration i ends at the
+(i+1)-th cudaDeviceSynchronize.
 
 With --profile-dir the loop runs under torch.profiler with the schedule of
 --schedule and writes tensorboard_trace_handler's traces there.
@@ -108,11 +108,17 @@ def build(torch, batch, device):
     x = torch.randn(batch, 3, 32, 32, device=device, generator=gen)
     y = torch.randint(0, 10, (batch,), device=device, generator=gen)
 
-    def step():
+    # SGD.step without torch's record_function wrapper (functools.wraps keeps it).
+    bare_step = getattr(type(opt).step, "__wrapped__", None)
+
+    def step(warmup=False):
         opt.zero_grad(set_to_none=True)
         loss = loss_fn(model(x), y)
         loss.backward()
-        opt.step()
+        if warmup and bare_step is not None:
+            bare_step(opt)
+        else:
+            opt.step()
         return loss
 
     return step
@@ -185,7 +191,7 @@ def main():
 
     step = build(torch, args.batch, args.device)
     for _ in range(args.warmup_iters):
-        step()
+        step(warmup=True)
     if cuda:
         torch.cuda.current_stream().synchronize()
     synchronize = torch.cuda.synchronize if cuda else (lambda: None)
@@ -207,16 +213,13 @@ def main():
     n = args.steps
     start_ns = [0] * (n + 1)   # perf_counter at each iteration's start; [n] = the loop's end
     work_ns = [0] * n          # the step and its synchronize, no profiler bookkeeping
-    sync_real = [0] * n        # realtime just before torch.cuda.synchronize()
-    mark_real = [0] * n        # realtime just before os.getppid()
+    sync_real = [0] * n        # realtime after opt.step(), just before torch.cuda.synchronize()
     losses = []
     for i in range(n):
         start_ns[i] = time.perf_counter_ns()
         loss = step()
         sync_real[i] = time.time_ns()
         synchronize()
-        mark_real[i] = time.time_ns()
-        os.getppid()
         work_ns[i] = time.perf_counter_ns() - start_ns[i]
         if prof is not None:
             prof.step()
@@ -238,7 +241,6 @@ def main():
         "iter_ns": [start_ns[i + 1] - start_ns[i] for i in range(n)],
         "work_ns": work_ns,
         "sync_enter_real_ns": sync_real,
-        "mark_real_ns": mark_real,
         "import_s": (t_import - T_START) / 1e9,
         "setup_s": (t_ready - t_import) / 1e9,
         "loop_s": (start_ns[n] - start_ns[0]) / 1e9,
