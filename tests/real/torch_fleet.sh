@@ -164,7 +164,8 @@ got, at = [], {}
 for f in files:
     t = json.load(open(f))
     ann = [e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "user_annotation"]
-    spans = {e["name"]: (float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in ann
+    base = t["baseTimeNanoseconds"] / 1e3  # ts and dur are us after it
+    spans = {e["name"]: (base + float(e["ts"]), base + float(e["ts"]) + float(e["dur"])) for e in ann
              if e["name"].startswith("ProfilerStep#")}
     steps = sorted(spans, key=lambda x: int(x.split("#")[1]))
     for k in steps:
@@ -178,8 +179,11 @@ ok = ok and all(w == 4 and st == want and o == n and not p for _, w, st, o, p in
 ok = ok and all(r["found"] == "exec" and r["result"] == "ok" for r in c["ranks"])
 # The same numbers are the same iterations: DDP's all-reduce in each, which no
 # rank leaves before every rank entered it, makes the 4 spans of a step overlap.
-apart = [k for k, v in at.items() if max(b for b, _ in v) >= min(e for _, e in v)]
-print("# steps whose 4 spans do not overlap: %s" % apart)
+common = {k: min(e for _, e in v) - max(b for b, _ in v) for k, v in at.items()}
+apart = [k for k, us in common.items() if us <= 0]
+print("# the 4 spans of each step in common, us: %s" % {k: round(us, 1) for k, us in common.items()})
+t0 = min(b for v in at.values() for b, _ in v)
+print("# spans: %s" % {k: [(round(b - t0, 1), round(e - b, 1)) for b, e in v] for k, v in at.items()})
 ok = ok and not apart
 sys.exit(0 if ok else 1)
 PY
