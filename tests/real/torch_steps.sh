@@ -4,9 +4,10 @@
 # same loop run once under torch.profiler (the same schedule, prof.step()
 # right after the optimizer step, tensorboard_trace_handler) and once under
 # cuprobe record --step torch: the same cycles, each with the same
-# ProfilerStep#N numbers. Then the errors: no torch loaded, a libtorch_cpu.so
-# without record_function's entry and exit, a Python function named as a
-# symbol.
+# ProfilerStep#N numbers, for SGD, Adam, gradient accumulation, a user's range,
+# one optimizer of two, a DataLoader, a torch.compile'd model. Then the errors:
+# no torch loaded, a libtorch_cpu.so without record_function's entry and exit,
+# a Python function named as a symbol.
 source "$(dirname "$0")/lib.sh"
 if [ "${REAL_TORCH:-0}" != 1 ]; then
 	not_ok "torch in $REAL_DIR/venv" "not installed: run scripts/install-real.sh --torch (make test-torch does)"
@@ -32,6 +33,19 @@ oracle pick_adam 'torch:Optimizer.step#Adam' --opt both
 # Batches from a DataLoader: in the loop's process, and from two forked workers.
 oracle loader torch --loader 0
 oracle loader_workers torch --loader 2
+
+# A torch.compile'd model (inductor, which builds C++ with gcc): its compiled
+# regions are no record_function of the user's (torch.profiler counts them as
+# cpu_op), so the steps and spans are the eager loop's.
+oracle compiled torch --compile inductor
+python3 - "$TMP/compiled.torch" <<'PY' &&
+import glob, json, sys
+names = {e.get("name", "") for f in glob.glob(sys.argv[1] + "/*.pt.trace.json")
+         for e in json.load(open(f))["traceEvents"]}
+sys.exit(0 if any(n.startswith("Torch-Compiled Region") for n in names) else 1)
+PY
+	ok "compiled: the model ran compiled (torch.profiler's Torch-Compiled Region)" ||
+	not_ok "compiled: the model ran compiled" "no Torch-Compiled Region in torch.profiler's trace"
 
 # report sums the ranges' time by name, cuprobe's spans as torch.profiler's.
 for src in sgd.cp sgd.torch; do

@@ -1,7 +1,7 @@
 """A small training loop on CPU tensors, for the torch tier (torch_steps.sh).
 
     torch_train.py [--opt sgd|adam|both] [--accum N] [--user-range] [--loader WORKERS]
-                   [--iters N] [--ddp]
+                   [--iters N] [--ddp] [--compile BACKEND]
                    [--profile WAIT,WARMUP,ACTIVE,REPEAT --out DIR]
 
 Unmodified, it is what `cuprobe record --step torch` profiles. With --profile
@@ -22,6 +22,7 @@ ap.add_argument("--user-range", action="store_true")
 ap.add_argument("--iters", type=int, default=16)
 ap.add_argument("--loader", type=int, default=-1, help="batches from a DataLoader with this many workers")
 ap.add_argument("--ddp", action="store_true", help="DistributedDataParallel on gloo (torchrun)")
+ap.add_argument("--compile", help="torch.compile the model with this backend (inductor, aot_eager)")
 ap.add_argument("--profile")
 ap.add_argument("--out")
 a = ap.parse_args()
@@ -31,8 +32,10 @@ model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.
 if a.ddp:
     torch.distributed.init_process_group("gloo")
     model = torch.nn.parallel.DistributedDataParallel(model)
-# both: SGD on the first layer, Adam on the last, each stepped once an iteration.
 layers = model.module if a.ddp else model
+if a.compile:
+    model = torch.compile(model, backend=a.compile)
+# both: SGD on the first layer, Adam on the last, each stepped once an iteration.
 first, last = list(layers[0].parameters()), list(layers[2].parameters())
 opts = {"sgd": [torch.optim.SGD(model.parameters(), lr=0.01)],
         "adam": [torch.optim.Adam(model.parameters(), lr=1e-3)],

@@ -264,6 +264,22 @@ static void test_cgroup_path(void **state)
 	assert_int_equal(system(got), 0);
 }
 
+/* Ready to sample: CUDA mapped, and not in the middle of `import torch`. */
+static void test_ready(void **state)
+{
+	struct procinfo pi = { .cuda = true };
+
+	(void)state;
+	assert_true(procinfo__ready(&pi));
+	/* import torch: libtorch_global_deps.so has mapped CUDA, libtorch_cpu.so is not in yet. */
+	pi.torch_deps = true;
+	assert_false(procinfo__ready(&pi));
+	pi.torch = true;
+	assert_true(procinfo__ready(&pi));
+	pi = (struct procinfo){ .torch_deps = true, .torch = true };
+	assert_false(procinfo__ready(&pi));
+}
+
 static void test_series(void **state)
 {
 	struct metrics *m = metrics__new(2);
@@ -778,6 +794,7 @@ int main(void)
 		cmocka_unit_test(test_config_file), cmocka_unit_test(test_container),
 		cmocka_unit_test(test_window_follows_retention),
 		cmocka_unit_test(test_cgroup_path),
+		cmocka_unit_test(test_ready),
 		cmocka_unit_test(test_series),	   cmocka_unit_test(test_trace_counts),
 		cmocka_unit_test(test_graph_trace_counts),
 		cmocka_unit_test(test_graph_series),

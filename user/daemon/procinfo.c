@@ -12,31 +12,40 @@
 #include "core/schedule/step_spec.h"
 #include "daemon/procinfo.h"
 
-static int maps_flags(pid_t pid, bool *cuda, bool *agent, bool *torch)
+static int maps_flags(pid_t pid, struct procinfo *pi)
 {
 	struct procmaps m;
 
 	if (procmaps__read(pid, &m))
 		return -ESRCH;
-	*cuda = *agent = *torch = false;
+	pi->cuda = pi->agent = pi->torch = pi->torch_deps = false;
 	for (size_t i = 0; i < m.n; i++) {
 		const char *p = m.v[i].path;
 
 		if (!p)
 			continue;
-		*cuda |= strstr(p, "/libcudart") || strstr(p, "/libcuda.so");
-		*agent |= strstr(p, "/libcuprobe-agent") != NULL;
-		*torch |= strstr(p, "/" STEP_TORCH_LIB ".so") != NULL;
+		pi->cuda |= strstr(p, "/libcudart") || strstr(p, "/libcuda.so");
+		pi->agent |= strstr(p, "/libcuprobe-agent") != NULL;
+		pi->torch |= strstr(p, "/" STEP_TORCH_LIB ".so") != NULL;
+		pi->torch_deps |= strstr(p, "/libtorch_global_deps.so") != NULL;
 	}
 	procmaps__free(&m);
 	return 0;
 }
 
-int procinfo__cuda(pid_t pid)
+bool procinfo__ready(const struct procinfo *pi)
 {
-	bool cuda, agent, torch;
+	return pi->cuda && (pi->torch || !pi->torch_deps);
+}
 
-	return maps_flags(pid, &cuda, &agent, &torch) ?: cuda;
+int procinfo__cuda_ready(pid_t pid)
+{
+	struct procinfo pi;
+	int err = maps_flags(pid, &pi);
+
+	if (err)
+		return err;
+	return procinfo__ready(&pi) ? 1 : pi.cuda ? PROCINFO_IMPORTING_TORCH : 0;
 }
 
 /* 64 hex digits, the way container runtimes name their cgroups. */
@@ -241,7 +250,7 @@ int procinfo__read(pid_t pid, struct procinfo *pi)
 	int err;
 
 	memset(pi, 0, sizeof(*pi));
-	err = maps_flags(pid, &pi->cuda, &pi->agent, &pi->torch);
+	err = maps_flags(pid, pi);
 	if (err)
 		return err;
 	target_comm(pid, pi->comm, sizeof(pi->comm));

@@ -21,13 +21,24 @@ struct procinfo {
 	bool cuda;		/* maps libcudart or libcuda */
 	bool agent;		/* maps libcuprobe-agent.so */
 	bool torch;		/* maps PyTorch's libtorch_cpu.so */
+	bool torch_deps;	/* maps libtorch_global_deps.so, the first of `import torch` */
 	uint64_t start_ticks;	/* /proc/PID/stat starttime: tells a reused pid */
 };
 
 /* 0, or -ESRCH when the process is gone (or a kernel thread). */
 int procinfo__read(pid_t pid, struct procinfo *pi);
-/* Only whether it maps CUDA: 1, 0, or -ESRCH. */
-int procinfo__cuda(pid_t pid);
+/*
+ * Whether it is ready to sample: it maps CUDA, and is not in the middle of
+ * `import torch`, which maps CUDA (through libtorch_global_deps.so) about
+ * half a second before libtorch_cpu.so, its step's library.
+ */
+bool procinfo__ready(const struct procinfo *pi);
+/*
+ * The same from its maps alone: 1 (ready), 0 (no CUDA), PROCINFO_IMPORTING_TORCH
+ * (CUDA, in the middle of `import torch`), or -ESRCH.
+ */
+int procinfo__cuda_ready(pid_t pid);
+#define PROCINFO_IMPORTING_TORCH 2
 /* The container id in a cgroup path (docker, containerd, cri-o, podman), or "". */
 void procinfo__container(const char *cgroup, char *buf, size_t len);
 /* The mount table procinfo__cgroup_path reads: the daemon's own. */

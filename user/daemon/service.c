@@ -26,6 +26,12 @@
  */
 static const double recheck_s[] = { 0.02, 0.2, 1, 5, 30, 120 };
 #define NRECHECK (sizeof(recheck_s) / sizeof(recheck_s[0]))
+/*
+ * One in the middle of `import torch` (CUDA mapped, libtorch_cpu.so not yet) is
+ * looked at this often instead, up to the last recheck: its ranks' steps are
+ * counted from their first, which comes seconds later (after a rendezvous).
+ */
+#define IMPORT_RECHECK_NS (NS / 5)
 
 static double rnd(struct daemon *d)
 {
@@ -203,7 +209,7 @@ static void consider(struct daemon *d, pid_t pid, bool from_exec)
 		return;
 	if (d->conf.cgroup[0] && !procinfo__in_cgroup(pi.cgroup, d->conf.cgroup))
 		return;
-	if (pi.cuda) {
+	if (procinfo__ready(&pi)) {
 		add_proc(d, pid, &pi, from_exec);
 		return;
 	}
@@ -219,19 +225,26 @@ static void check_candidates(struct daemon *d, uint64_t now)
 {
 	for (size_t i = 0; i < d->ncands;) {
 		struct cand *c = &d->cands[i];
-		int cuda;
+		int ready;
 
 		if (now < c->due) {
 			i++;
 			continue;
 		}
-		cuda = proc_start_ticks(c->pid) == c->start_ticks ? procinfo__cuda(c->pid) : -ESRCH;
-		if (cuda == 0 && c->stage < NRECHECK) {
+		ready = proc_start_ticks(c->pid) == c->start_ticks ? procinfo__cuda_ready(c->pid)
+								   : -ESRCH;
+		if (ready == PROCINFO_IMPORTING_TORCH &&
+		    now + IMPORT_RECHECK_NS < c->since + (uint64_t)(recheck_s[NRECHECK - 1] * NS)) {
+			c->due = now + IMPORT_RECHECK_NS;
+			i++;
+			continue;
+		}
+		if (ready == 0 && c->stage < NRECHECK) {
 			c->due = c->since + (uint64_t)(recheck_s[c->stage++] * NS);
 			i++;
 			continue;
 		}
-		if (cuda > 0)
+		if (ready == 1)
 			consider(d, c->pid, c->from_exec);
 		/* consider() may have added one at the end: take the last now. */
 		d->cands[i] = d->cands[--d->ncands];
