@@ -15,26 +15,16 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/daemon_lib.sh"
 
-NS=(cpf1-$$ cpf2-$$) IPS=(198.18.0.2 198.18.1.2) GWS=(198.18.0.1 198.18.1.1)
+source "$(dirname "$0")/hosts_lib.sh"
+hosts_init fleet
 DPIDS=() PROMPID=
 cleanup() {
 	for p in "${DPIDS[@]}"; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	[ -n "$PROMPID" ] && kill "$PROMPID" 2>/dev/null && wait "$PROMPID" 2>/dev/null
-	for cg in "${CGS[@]}"; do
-		for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-		wait 2>/dev/null
-	done
-	sleep 0.2
-	for cg in "${CGS[@]}"; do rmdir "$cg" 2>/dev/null; done
-	for i in 0 1; do
-		ip link del "vf$i-$$" 2>/dev/null
-		ip netns del "${NS[$i]}" 2>/dev/null
-	done
+	hosts_down
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-CGS=("$CG2/cuprobe-fleet-0-$$" "$CG2/cuprobe-fleet-1-$$")
 if [ -z "$CG2" ]; then
 	not_ok "fleet: cgroups of the test's own" "no writable cgroup2 mount in /proc/mounts"
 	done_testing
@@ -42,18 +32,6 @@ if [ -z "$CG2" ]; then
 fi
 
 # ---- the hosts ----
-hosts_up() {
-	local i
-	for i in 0 1; do
-		ip netns add "${NS[$i]}" &&
-		ip link add "vf$i-$$" type veth peer name eth0 netns "${NS[$i]}" &&
-		ip addr add "${GWS[$i]}/24" dev "vf$i-$$" && ip link set "vf$i-$$" up &&
-		ip -n "${NS[$i]}" addr add "${IPS[$i]}/24" dev eth0 &&
-		ip -n "${NS[$i]}" link set eth0 up && ip -n "${NS[$i]}" link set lo up &&
-		ip -n "${NS[$i]}" route add default via "${GWS[$i]}" || return 1
-		mkdir "${CGS[$i]}" || return 1
-	done
-}
 expect "two hosts: network namespaces on veths in 198.18.0.0/15, a cgroup each" hosts_up
 
 # ---- certificates and a password ----

@@ -18,25 +18,15 @@ if [ "${REAL_TORCH:-0}" != 1 ]; then
 	exit 0
 fi
 
-NS=(cptf1-$$ cptf2-$$) IPS=(198.18.0.2 198.18.1.2) GWS=(198.18.0.1 198.18.1.1)
+source "$ROOT/tests/e2e/hosts_lib.sh"
+hosts_init tfleet
 # The link between the hosts, which the job's nodes talk over (its rendezvous and gloo).
 JIPS=(198.18.2.1 198.18.2.2)
 DPIDS=() NPIDS=()
-CG2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
-CGS=("$CG2/cuprobe-tfleet-0-$$" "$CG2/cuprobe-tfleet-1-$$")
 cleanup() {
-	local p cg i
+	local p
 	for p in "${DPIDS[@]}"; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-	for cg in "${CGS[@]}"; do
-		for p in $(cat "$cg/cgroup.procs" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-	done
-	wait 2>/dev/null
-	sleep 0.2
-	for cg in "${CGS[@]}"; do rmdir "$cg" 2>/dev/null; done
-	for i in 0 1; do
-		ip link del "vt$i-$$" 2>/dev/null
-		ip netns del "${NS[$i]}" 2>/dev/null
-	done
+	hosts_down
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -47,21 +37,13 @@ if [ -z "$CG2" ]; then
 fi
 
 # ---- the hosts: each a namespace on a veth to this one, and a veth between them ----
-hosts_up() {
-	local i
-	for i in 0 1; do
-		ip netns add "${NS[$i]}" &&
-		ip link add "vt$i-$$" type veth peer name eth0 netns "${NS[$i]}" &&
-		ip addr add "${GWS[$i]}/24" dev "vt$i-$$" && ip link set "vt$i-$$" up &&
-		ip -n "${NS[$i]}" addr add "${IPS[$i]}/24" dev eth0 &&
-		ip -n "${NS[$i]}" link set eth0 up && ip -n "${NS[$i]}" link set lo up || return 1
-		mkdir "${CGS[$i]}" || return 1
-	done
+hosts_link() {
+	hosts_up &&
 	ip -n "${NS[0]}" link add job0 type veth peer name job1 netns "${NS[1]}" &&
 	ip -n "${NS[0]}" addr add "${JIPS[0]}/24" dev job0 && ip -n "${NS[0]}" link set job0 up &&
 	ip -n "${NS[1]}" addr add "${JIPS[1]}/24" dev job1 && ip -n "${NS[1]}" link set job1 up
 }
-expect "two hosts: network namespaces on veths, a link between them, a cgroup each" hosts_up
+expect "two hosts: network namespaces on veths, a link between them, a cgroup each" hosts_link
 
 # ---- a certificate for both daemons' addresses, and a password ----
 K=$TMP/pki
