@@ -21,7 +21,7 @@ static struct placement decide(const uint8_t *code, size_t len)
 {
 	struct placement p;
 
-	assert_int_equal(placement_decide(code, len, &p), 0);
+	assert_int_equal(placement_decide(code, len, false, &p), 0);
 	return p;
 }
 
@@ -48,6 +48,32 @@ static void driver_thunk_moves_to_the_je(void **state)
 	placement_describe("cuLaunchKernel", &p, line, sizeof(line));
 	assert_string_equal(line, "cuLaunchKernel: probe at +10 (je), the entry's cmpl "
 				  "(rip-relative) would be single-stepped");
+}
+
+/*
+ * torch 2.15's record_function_exit_new: mov (%rdi),%rdi; add $0x10,%rdi; jmp
+ * at::RecordFunction::end@plt. The mov writes an argument: stepped at the entry
+ * for a program that reads the call, at the emulated jmp for one that reads nothing.
+ */
+static void blind_probe_passes_writers_to_the_jmp(void **state)
+{
+	static const uint8_t exit_new[] = { 0x48, 0x8b, 0x3f, 0x48, 0x83, 0xc7, 0x10,
+					    0xe9, 0x10, 0x20, 0x30, 0x00 };
+	static const uint8_t call_first[] = { 0x48, 0x8b, 0x3f, 0xe8, 0x10, 0x20, 0x30, 0x00 };
+	struct placement p;
+
+	(void)state;
+	assert_int_equal(placement_decide(exit_new, sizeof(exit_new), false, &p), 0);
+	assert_int_equal(p.shift, 0);
+	assert_true(p.stepped);
+	assert_int_equal(placement_decide(exit_new, sizeof(exit_new), true, &p), 0);
+	assert_int_equal(p.shift, 7);
+	assert_false(p.stepped);
+	assert_string_equal(p.insn, "jmp");
+	/* A call is emulated too, and the first such instruction takes the probe. */
+	assert_int_equal(placement_decide(call_first, sizeof(call_first), true, &p), 0);
+	assert_int_equal(p.shift, 3);
+	assert_string_equal(p.insn, "callq");
 }
 
 static void push_first_stays(void **state)
@@ -154,6 +180,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(driver_thunk_moves_to_the_je),
+		cmocka_unit_test(blind_probe_passes_writers_to_the_jmp),
 		cmocka_unit_test(push_first_stays),
 		cmocka_unit_test(writers_keep_the_entry_stepped),
 		cmocka_unit_test(endbr64_is_passed),

@@ -67,6 +67,22 @@ static bool harmless(const cs_insn *in)
 	}
 }
 
+/*
+ * What may run natively ahead of a probe whose program reads nothing of the
+ * call (no argument, no stack): anything that goes on to the next
+ * instruction, so that the probe is still hit once on every call.
+ */
+static bool straight(csh h, const cs_insn *in)
+{
+	static const int away[] = { CS_GRP_JUMP, CS_GRP_CALL, CS_GRP_RET, CS_GRP_INT, CS_GRP_IRET };
+
+	for (size_t i = 0; i < sizeof(away) / sizeof(away[0]); i++)
+		if (cs_insn_group(h, in, away[i]))
+			return false;
+	return in->id != X86_INS_SYSCALL && in->id != X86_INS_SYSENTER &&
+	       in->id != X86_INS_UD2 && in->id != X86_INS_HLT;
+}
+
 static void describe_insn(const cs_insn *in, char *buf, size_t len)
 {
 	const cs_x86 *x = &in->detail->x86;
@@ -77,7 +93,7 @@ static void describe_insn(const cs_insn *in, char *buf, size_t len)
 	snprintf(buf, len, "%s%s", in->mnemonic, rip ? " (rip-relative)" : "");
 }
 
-static void decide(csh h, const uint8_t *code, size_t len, struct placement *p)
+static void decide(csh h, const uint8_t *code, size_t len, bool blind, struct placement *p)
 {
 	cs_insn *in = cs_malloc(h);
 	const uint8_t *c = code;
@@ -100,7 +116,7 @@ static void decide(csh h, const uint8_t *code, size_t len, struct placement *p)
 		}
 		if (!at)
 			snprintf(p->insn, sizeof(p->insn), "%s", in->mnemonic);
-		if (!harmless(in))
+		if (blind ? !straight(h, in) : !harmless(in))
 			break;
 	}
 	cs_free(in, 1);
@@ -122,7 +138,7 @@ static void placement_init(struct placement *p)
 	p->stepped = true;
 }
 
-int placement_decide(const uint8_t *code, size_t len, struct placement *p)
+int placement_decide(const uint8_t *code, size_t len, bool blind, struct placement *p)
 {
 	csh h;
 	int err;
@@ -131,7 +147,7 @@ int placement_decide(const uint8_t *code, size_t len, struct placement *p)
 	err = open_disasm(&h);
 	if (err)
 		return err;
-	decide(h, code, len, p);
+	decide(h, code, len, blind, p);
 	cs_close(&h);
 	return 0;
 }
@@ -150,33 +166,45 @@ void placement_describe(const char *name, const struct placement *p, char *buf, 
 		snprintf(buf, len, "%s: probe at the entry (%s), emulated", name, p->insn);
 }
 
-int placement_adjust(int fd, const char *what, const char *const *names, size_t n,
-		     uint64_t *offsets)
+/* Moves *offset, a function's in the file behind fd, to where its probe goes. */
+static void adjust_one(csh h, int fd, const char *what, const char *name, bool blind,
+		       uint64_t *offset)
 {
 	uint8_t code[PLACEMENT_SCAN];
 	struct placement p;
 	char line[256];
+	ssize_t got;
+
+	if (!*offset || !name)
+		return;
+	got = pread(fd, code, sizeof(code), (off_t)*offset);
+	if (got <= 0)
+		return;
+	placement_init(&p);
+	decide(h, code, (size_t)got, blind, &p);
+	if (!p.shift && !p.stepped)
+		return;
+	*offset += p.shift;
+	placement_describe(name, &p, line, sizeof(line));
+	p_dbg("%s, in %s", line, what);
+}
+
+int placement_adjust_for(int fd, const char *what, const char *const *names,
+			 const bool *blind, size_t n, uint64_t *offsets)
+{
 	csh h;
 	int err = open_disasm(&h);
 
 	if (err)
 		return err;
-	for (size_t i = 0; i < n; i++) {
-		ssize_t got;
-
-		if (!offsets[i] || !names[i])
-			continue;
-		got = pread(fd, code, sizeof(code), (off_t)offsets[i]);
-		if (got <= 0)
-			continue;
-		placement_init(&p);
-		decide(h, code, (size_t)got, &p);
-		if (!p.shift && !p.stepped)
-			continue;
-		offsets[i] += p.shift;
-		placement_describe(names[i], &p, line, sizeof(line));
-		p_dbg("%s, in %s", line, what);
-	}
+	for (size_t i = 0; i < n; i++)
+		adjust_one(h, fd, what, names[i], blind && blind[i], &offsets[i]);
 	cs_close(&h);
 	return 0;
+}
+
+int placement_adjust(int fd, const char *what, const char *const *names, size_t n,
+		     uint64_t *offsets)
+{
+	return placement_adjust_for(fd, what, names, NULL, n, offsets);
 }

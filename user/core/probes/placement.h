@@ -23,11 +23,14 @@ struct placement {
 };
 
 /*
- * Decides from a function's first len bytes. Pure: no state, any thread.
- * Returns 0 (p filled; undecodable bytes keep the entry), or -errno when
- * the disassembler cannot be opened.
+ * Decides from a function's first len bytes. blind: the probe's program
+ * reads nothing of the call (no argument, no stack), so any instruction
+ * that goes on to the next may run ahead of it, not only those that leave
+ * the arguments alone. Pure: no state, any thread. Returns 0 (p filled;
+ * undecodable bytes keep the entry), or -errno when the disassembler
+ * cannot be opened.
  */
-int placement_decide(const uint8_t *code, size_t len, struct placement *p);
+int placement_decide(const uint8_t *code, size_t len, bool blind, struct placement *p);
 
 /*
  * Moves each nonzero offsets[i] (file offsets of functions in the ELF read
@@ -38,6 +41,10 @@ int placement_decide(const uint8_t *code, size_t len, struct placement *p);
  */
 int placement_adjust(int fd, const char *what, const char *const *names, size_t n,
 		     uint64_t *offsets);
+
+/* placement_adjust, with blind[i] (NULL: none) as placement_decide takes it. */
+int placement_adjust_for(int fd, const char *what, const char *const *names,
+			 const bool *blind, size_t n, uint64_t *offsets);
 
 /* The -v line for one function, as placement_adjust writes it. */
 void placement_describe(const char *name, const struct placement *p, char *buf, size_t len);

@@ -412,7 +412,10 @@ int probeset_attach_torch_step(struct probeset *ps)
 		close(fd);
 		return 0;
 	}
-	err = n < 0 ? n : placement_adjust(fd, e->name, names, 2, offs);
+	/* The exit's program reads nothing of the call: its probe may go past the mov
+	 * the kernel would single-step, to the tail jmp it emulates. */
+	err = n < 0 ? n : placement_adjust_for(fd, e->name, names, (const bool[]){ false, true },
+					       2, offs);
 	if (!err)
 		err = bpfobj__set_torch_prefix(ps->env->bpf, ps->pid, ps->step_spec->symbol,
 					       form->string_abi);
