@@ -108,8 +108,13 @@ bool obj_may_hold_static_runtime(struct elf_file *ef)
 	       elf_file__needs(ef, "libcudart.so") == 0;
 }
 
-int obj_func_offsets(struct elf_file *ef, const char *const *names, size_t n, uint64_t *offsets,
-		     bool *walked)
+/*
+ * .dynsym through its hash table (or, for launch APIs, the whole table where it
+ * has none), then the whole .symtab: for local functions (local), or where a
+ * static runtime may be.
+ */
+static int find_offsets(struct elf_file *ef, const char *const *names, size_t n,
+			uint64_t *offsets, bool local, bool *walked)
 {
 	int *ranks = malloc((n ? n : 1) * sizeof(*ranks));
 	int found;
@@ -122,8 +127,8 @@ int obj_func_offsets(struct elf_file *ef, const char *const *names, size_t n, ui
 		ranks[i] = -1;
 	found = elf_file__dynsym_find(ef, names, n, offsets, ranks);
 	if (found == -ENOENT)
-		found = elf_file__table_find(ef, SHT_DYNSYM, names, n, offsets, ranks);
-	if (found >= 0 && (size_t)found < n && obj_may_hold_static_runtime(ef)) {
+		found = local ? 0 : elf_file__table_find(ef, SHT_DYNSYM, names, n, offsets, ranks);
+	if (found >= 0 && (size_t)found < n && (local || obj_may_hold_static_runtime(ef))) {
 		*walked = true;
 		found = elf_file__table_find(ef, SHT_SYMTAB, names, n, offsets, ranks);
 	}
@@ -131,26 +136,10 @@ int obj_func_offsets(struct elf_file *ef, const char *const *names, size_t n, ui
 	return found;
 }
 
-/* .dynsym through its hash table, then the whole .symtab: local functions. */
-static int walk_offsets(struct elf_file *ef, const char *const *names, size_t n,
-			uint64_t *offsets, bool *walked)
+int obj_func_offsets(struct elf_file *ef, const char *const *names, size_t n, uint64_t *offsets,
+		     bool *walked)
 {
-	int *ranks = malloc((n ? n : 1) * sizeof(*ranks));
-	int found;
-
-	*walked = true;
-	if (!ranks)
-		return -ENOMEM;
-	memset(offsets, 0, n * sizeof(*offsets));
-	for (size_t i = 0; i < n; i++)
-		ranks[i] = -1;
-	found = elf_file__dynsym_find(ef, names, n, offsets, ranks);
-	if (found == -ENOENT)
-		found = 0;
-	if (found >= 0 && (size_t)found < n)
-		found = elf_file__table_find(ef, SHT_SYMTAB, names, n, offsets, ranks);
-	free(ranks);
-	return found;
+	return find_offsets(ef, names, n, offsets, false, walked);
 }
 
 static struct obj_entry *read_entry(const struct stat *st, int fd, const char *const *names,
@@ -175,8 +164,7 @@ static struct obj_entry *read_entry(const struct stat *st, int fd, const char *c
 		e->found = -errno;
 		return e;
 	}
-	e->found = walk ? walk_offsets(ef, names, n, e->offsets, &e->walked)
-			: obj_func_offsets(ef, names, n, e->offsets, &e->walked);
+	e->found = find_offsets(ef, names, n, e->offsets, walk, &e->walked);
 	elf_file__close(ef);
 	return e;
 }
