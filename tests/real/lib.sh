@@ -14,6 +14,14 @@ source "$REAL_DIR/env.sh"
 CU13=$(dirname "$REAL_CUDART13")
 CU12=$(dirname "$REAL_CUDART12")
 
+# need_torch: a not-ok line and the end of the script where the cache has no torch.
+need_torch() {
+	[ "${REAL_TORCH:-0}" = 1 ] && return 0
+	not_ok "torch in $REAL_DIR/venv" "not installed: run scripts/install-real.sh --torch (make test-torch does)"
+	done_testing
+	exit 0
+}
+
 # need_built FILE...: a not-ok line and the end of the script when one is missing.
 need_built() {
 	local f

@@ -5,11 +5,7 @@
 # torch-steps = false it gets time slices. In a cgroup of the test's own.
 source "$(dirname "$0")/lib.sh"
 source "$ROOT/tests/e2e/daemon_lib.sh"
-if [ "${REAL_TORCH:-0}" != 1 ]; then
-	not_ok "torch in $REAL_DIR/venv" "not installed: run scripts/install-real.sh --torch (make test-torch does)"
-	done_testing
-	exit 0
-fi
+need_torch
 DPID=
 cleanup() {
 	[ -n "$DPID" ] && kill -KILL "$DPID" 2>/dev/null

@@ -4,11 +4,7 @@
 # (--step torch) runs as shown, with a real PyTorch training loop on CPU tensors
 # (tests/real/torch_train.py) in place of python train.py.
 source "$(dirname "$0")/lib.sh"
-if [ "${REAL_TORCH:-0}" != 1 ]; then
-	not_ok "torch in $REAL_DIR/venv" "not installed: run scripts/install-real.sh --torch (make test-torch does)"
-	done_testing
-	exit 0
-fi
+need_torch
 # Enough steps for the examples' schedules (the README's: two cycles of wait=5,
 # warmup=1, active=3) and for compare's windows.
 DOC_TORCH="$REAL_PY $ROOT/tests/real/torch_train.py --iters 60" exec bash "$ROOT/tests/e2e/test_doc_commands.sh"

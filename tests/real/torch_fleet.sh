@@ -12,11 +12,7 @@
 # with an optimizer step in each, distributedInfo with their rank of 4, and HTA
 # loads the folder as 4 ranks.
 source "$(dirname "$0")/lib.sh"
-if [ "${REAL_TORCH:-0}" != 1 ]; then
-	not_ok "torch in $REAL_DIR/venv" "not installed: run scripts/install-real.sh --torch (make test-torch does)"
-	done_testing
-	exit 0
-fi
+need_torch
 
 source "$ROOT/tests/e2e/hosts_lib.sh"
 hosts_init tfleet

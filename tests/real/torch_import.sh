@@ -5,11 +5,7 @@
 # under record -- completes, with the holds cuprobe put on it reported in the
 # trace; a torch process attached with -p is recorded and left running.
 source "$(dirname "$0")/lib.sh"
-if [ "${REAL_TORCH:-0}" != 1 ]; then
-	not_ok "torch in $REAL_DIR/venv" "not installed: run scripts/install-real.sh --torch (make test-torch does)"
-	done_testing
-	exit 0
-fi
+need_torch
 export LD_LIBRARY_PATH=$REAL_LIBDIR
 
 t0=$(date +%s.%N)

@@ -6,11 +6,7 @@
 # steps, each with the optimizer's record_function ranges, and report's
 # Annotations and Step parts tables of them.
 source "$(dirname "$0")/lib.sh"
-if [ "${REAL_TORCH:-0}" != 1 ]; then
-	not_ok "torch in $REAL_DIR/venv" "not installed: run scripts/install-real.sh --torch (make test-torch does)"
-	done_testing
-	exit 0
-fi
+need_torch
 STATIC=$ROOT/.output/static/cuprobe
 if [ ! -x "$STATIC" ]; then
 	not_ok "built $STATIC" "missing: make .output/static/cuprobe (make test-torch builds it)"

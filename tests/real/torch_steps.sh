@@ -9,11 +9,7 @@
 # no torch loaded, a libtorch_cpu.so without record_function's entry and exit,
 # a Python function named as a symbol.
 source "$(dirname "$0")/lib.sh"
-if [ "${REAL_TORCH:-0}" != 1 ]; then
-	not_ok "torch in $REAL_DIR/venv" "not installed: run scripts/install-real.sh --torch (make test-torch does)"
-	done_testing
-	exit 0
-fi
+need_torch
 TRAIN=$ROOT/tests/real/torch_train.py
 # Ten iterations end inside cycle 1's first active step: torch.profiler writes
 # that partial cycle with ProfilerStep#10 alone, so a step counted twice an
