@@ -157,12 +157,13 @@ expect "capture start_step=-1: 400" http_is 400 "start_step" -X POST "$U/capture
 expect "capture timeout=0: 400" http_is 400 "timeout" -X POST "$U/capture?job=x&steps=2&timeout=0"
 expect "POST /targets: 405" http_is 405 "use GET" -X POST "$U/targets"
 
-# The ground truth is written when a workload ends.
+# The ground truth is written when a workload ends. Only the captures are 2 steps
+# long: a sampled window (its first turn falls anywhere in the first hour) is not.
 wait $T0 $T1 $S0 $S1 $M3
 expect "the job capture's traces: the calls of 2 steps of each rank's ground truth" \
-	$DC ground "$TMP/out" 2 "$T0:$TMP/t0.gt.json" "$T1:$TMP/t1.gt.json"
+	$DC ground "$TMP/out/captures" 2 "$T0:$TMP/t0.gt.json" "$T1:$TMP/t1.gt.json"
 expect "the srun tasks' traces: 2 steps of their ground truth each" \
-	$DC ground "$TMP/out" 2 "$S0:$TMP/s0.gt.json" "$S1:$TMP/s1.gt.json"
+	$DC ground "$TMP/out/captures" 2 "$S0:$TMP/s0.gt.json" "$S1:$TMP/s1.gt.json"
 kill -TERM $DPID
 wait $DPID
 rc=$?
