@@ -80,7 +80,6 @@ int step_hit(struct pt_regs *ctx)
  * (Python's with blocks): each thread keeps whether each open range matched,
  * one bit per depth.
  */
-#define TORCH_DEPTH_MAX 64
 
 /* Each stepped process's prefix, set by the loader before its range probes go in. */
 struct {

@@ -177,6 +177,8 @@ struct step_event {
 
 /* How much of a record_function range's name a range_event carries. */
 #define RANGE_NAME_LEN 64
+/* Open record_function ranges a thread's depth bits follow: deeper ones are counted (torch_too_deep), not seen. */
+#define TORCH_DEPTH_MAX 64
 
 /* --step torch: the range name prefix that ends a process's step (torch_prefixes). */
 struct torch_prefix {

@@ -165,6 +165,16 @@ sys.exit(0 if d["step"] == "torch" and steps.get("off") and steps.get("bpf") els
 PY
 	not_ok "compare --step torch: each mode's steps measured" "rc $rc: $(grep -m2 error "$TMP/cmp.log" | tr '\n' ' ')"
 
+# Ranges nested past the depth BPF follows (64): counted and said, never silent.
+# 4 iterations inside 70 "nest" ranges: 6 of those and zero_grad's and step's
+# ranges are deeper than 64, 8 an iteration.
+timeout 300 "$CUPROBE" record --step torch -o "$TMP/deep" -- "$REAL_PY" "$TRAIN" --nest 70 --iters 4 \
+	>"$TMP/deep.log" 2>&1
+rc=$?
+[ $rc = 0 ] && grep -q "warning: --step torch: 32 record_function ranges were entered more than 64 deep: they are no spans, and a step range among them ended no step" "$TMP/deep.log" &&
+	ok "ranges nested more than 64 deep: counted and said (32 for 4 iterations)" ||
+	not_ok "ranges nested more than 64 deep: counted and said" "rc $rc: $(grep -m3 'warning\|error' "$TMP/deep.log" | tr '\n' ' ')"
+
 # Errors. No torch loaded: an error that says so, and a non-zero exit.
 timeout 120 "$CUPROBE" record --step torch -o "$TMP/e_none" -- "$REAL_PY" -c 'print(1)' >"$TMP/e_none.log" 2>&1
 rc=$?

@@ -1,7 +1,7 @@
 """A small training loop on CPU tensors, for the torch tier (torch_steps.sh).
 
     torch_train.py [--opt sgd|adam|both] [--accum N] [--user-range] [--loader WORKERS]
-                   [--iters N] [--ddp] [--compile BACKEND]
+                   [--iters N] [--ddp] [--compile BACKEND] [--nest N]
                    [--profile WAIT,WARMUP,ACTIVE,REPEAT --out DIR]
 
 Unmodified, it is what `cuprobe record --step torch` profiles. With --profile
@@ -23,6 +23,7 @@ ap.add_argument("--iters", type=int, default=16)
 ap.add_argument("--loader", type=int, default=-1, help="batches from a DataLoader with this many workers")
 ap.add_argument("--ddp", action="store_true", help="DistributedDataParallel on gloo (torchrun)")
 ap.add_argument("--compile", help="torch.compile the model with this backend (inductor, aot_eager)")
+ap.add_argument("--nest", type=int, default=0, help="each step inside N nested record_function ranges")
 ap.add_argument("--profile")
 ap.add_argument("--out")
 a = ap.parse_args()
@@ -70,11 +71,14 @@ def train_step():
 
 with prof as p:
     for i in range(a.iters):
-        if a.user_range:
-            with record_function("train_step"):
+        with contextlib.ExitStack() as nest:
+            for _ in range(a.nest):
+                nest.enter_context(record_function("nest"))
+            if a.user_range:
+                with record_function("train_step"):
+                    train_step()
+            else:
                 train_step()
-        else:
-            train_step()
         if a.profile:
             p.step()
 print("trained", a.iters)

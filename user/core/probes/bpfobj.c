@@ -487,6 +487,11 @@ uint64_t bpfobj__graph_lost(const struct bpfobj *b)
 	return __atomic_load_n(&b->skel->bss->graph_lost, __ATOMIC_RELAXED);
 }
 
+uint64_t bpfobj__torch_too_deep(const struct bpfobj *b)
+{
+	return __atomic_load_n(&b->skel->bss->torch_too_deep, __ATOMIC_RELAXED);
+}
+
 void bpfobj__name_counters(const struct bpfobj *b, uint64_t *lost, uint64_t *truncated)
 {
 	*lost = b->skel->bss->names_lost;

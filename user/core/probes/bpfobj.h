@@ -83,6 +83,8 @@ int bpfobj__set_torch_prefix(struct bpfobj *b, pid_t pid, const char *prefix,
 uint64_t bpfobj__capture_full(const struct bpfobj *b);
 /* Graph calls that succeeded and could not be told: the ctrl ring was full. */
 uint64_t bpfobj__graph_lost(const struct bpfobj *b);
+/* record_function ranges entered deeper than TORCH_DEPTH_MAX: neither matched nor told. */
+uint64_t bpfobj__torch_too_deep(const struct bpfobj *b);
 int bpfobj__set_runtime_ranges(struct bpfobj *b, pid_t pid, const struct runtime_ranges *rr);
 
 /* The rings: events (launches, agent chunks) and ctrl (steps, library maps, threads). */

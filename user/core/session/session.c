@@ -658,6 +658,10 @@ static void tell_counters(struct session *s)
 		p_warn("%lu graph calls could not be told (ctrl ring full): graphs they made or "
 		       "changed are followed no more, their replays may be short",
 		       (unsigned long)bpfobj__graph_lost(s->bpf));
+	if (bpfobj__torch_too_deep(s->bpf))
+		p_warn("--step torch: %lu record_function ranges were entered more than %d deep: "
+		       "they are no spans, and a step range among them ended no step",
+		       (unsigned long)bpfobj__torch_too_deep(s->bpf), TORCH_DEPTH_MAX);
 	tell_name_counters(s);
 	session_ring_report(s);
 	session_lost_report(s);
