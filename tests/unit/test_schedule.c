@@ -14,7 +14,7 @@
 #include <cmocka.h>
 #include "core/schedule/schedule_parse.h"
 #include "core/schedule/step_spec.h"
-#include "cuprobe.h"
+#include "step.h"
 #include "schedule.h"
 
 static int torch_action(int skip_first, int skip_first_wait, int wait, int warmup, int active,

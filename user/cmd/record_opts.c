@@ -5,7 +5,7 @@
 #include <string.h>
 #include "cmd/record_opts.h"
 #include "core/schedule/schedule_parse.h"
-#include "cuprobe.h"
+#include "launch.h"
 #include "util/parse.h"
 
 #define DEFAULT_RINGBUF (16ull << 20)

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cuprobe.h"
+#include "launch.h"
 
 struct trace;
 

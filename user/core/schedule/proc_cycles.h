@@ -17,7 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "core/session/session_types.h"
-#include "cuprobe.h"
+#include "launch.h"
+#include "step.h"
 #include "schedule.h"
 
 struct target;

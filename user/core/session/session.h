@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "core/session/session_types.h"
-#include "cuprobe.h"
+#include "proc_state.h"
 
 struct session;
 
