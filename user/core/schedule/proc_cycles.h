@@ -18,8 +18,8 @@
 #include <sys/types.h>
 #include "core/session/session_types.h"
 #include "launch.h"
-#include "step.h"
 #include "schedule.h"
+#include "step.h"
 
 struct target;
 struct proc_cycles;
