@@ -12,7 +12,7 @@
 #include <bpf/usdt.bpf.h>
 #include "agent.h"
 
-_Static_assert(AGENT_CHUNK_EVENT == REC_AGENT, "agent.h and cuprobe.h name one record type");
+_Static_assert(AGENT_CHUNK_EVENT == REC_AGENT, "agent.h and records.h name one record type");
 
 SEC("usdt")
 int BPF_USDT(agent_records, void *ptr, long len)

@@ -17,6 +17,7 @@
 #define HOLD_BPF_H
 
 #include "maps.bpf.h"
+#include "hold.h"
 
 #define SIGSTOP 19
 

@@ -14,6 +14,7 @@
  */
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
+#include "launch.h"
 #include "launch.bpf.h"
 #include "stack.bpf.h"
 

@@ -14,9 +14,11 @@
 
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include "cuprobe.h"
-#include "capture.h"
+#include "records.h"
+#include "proc_state.h"
 #include "schedule.h"
+#include "launch.h"
+#include "capture.h"
 
 #ifdef CUPROBE_DEFINE_MAPS
 #define SHARED

@@ -10,6 +10,7 @@
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
 #include "hold.bpf.h"
+#include "proc.h"
 
 /* Descendants of targets that are not followed, while they live: written here only. */
 struct {

@@ -10,6 +10,7 @@
 
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
+#include "stack.h"
 
 const volatile bool stack_on = false;
 

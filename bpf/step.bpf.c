@@ -6,6 +6,7 @@
  */
 #include "maps.bpf.h"
 #include <bpf/bpf_tracing.h>
+#include "step.h"
 
 /* Counts one hit of the process's step source. */
 static __always_inline int count_step(void)

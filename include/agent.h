@@ -2,7 +2,8 @@
 /*
  * The ABI between the in-process agent (libcuprobe-agent.so), the BPF program
  * that copies its output into the ring buffer, and the loader that decodes it.
- * Fixed-width fields only and no kernel or libc headers, like cuprobe.h.
+ * Fixed-width fields only and no kernel or libc headers, like the other ABI
+ * headers of include/ (records.h).
  *
  * USDT probes of the agent (provider "cuprobe", both with semaphores):
  *
@@ -307,7 +308,7 @@ _Static_assert(sizeof(struct agent_flushed) == 40, "agent_flushed layout");
 /*
  * What the BPF program on cuprobe:records puts in the ring buffer: a header
  * and the chunk's len bytes. The type is REC_AGENT of enum cuprobe_rec
- * (cuprobe.h); the BPF side asserts that the two agree.
+ * (records.h); the BPF side asserts that the two agree.
  */
 #define AGENT_CHUNK_EVENT 5
 

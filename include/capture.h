@@ -4,13 +4,15 @@
  * join another stream to it, as bpf/capture.bpf.c probes them and as the
  * loader attaches them (user/core/probes/probeset.c). A launch, copy or set
  * made into a stream while it is captured adds a node to a graph and runs
- * nothing: the launch probe marks it LAUNCH_F_CAPTURED (cuprobe.h), with the
+ * nothing: the launch probe marks it LAUNCH_F_CAPTURED (launch.h), with the
  * capture's id, from the capture_streams map these probes keep.
  */
 #ifndef CUPROBE_CAPTURE_H
 #define CUPROBE_CAPTURE_H
 
-#include "cuprobe.h"
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
 
 /*
  * Every probed capture entry point; the attach cookie carries the value.

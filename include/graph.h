@@ -11,6 +11,7 @@
 #define CUPROBE_GRAPH_H
 
 #include "capture.h"
+#include "records.h"
 
 /* What a graph call does. */
 enum graph_op {

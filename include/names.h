@@ -9,7 +9,7 @@
 #ifndef CUPROBE_NAMES_H
 #define CUPROBE_NAMES_H
 
-#include "cuprobe.h"
+#include "records.h"
 
 /*
  * Every probed handle-creating entry point; the attach cookie carries the

@@ -2,39 +2,38 @@
 /*
  * torch.profiler.schedule, defined once for the BPF step probe and the
  * loader. Semantics are torch's exactly (torch/profiler/profiler.py,
- * schedule()): steps count from 0; repeat == 0 repeats until the end.
+ * schedule()): steps count from 0; repeat == 0 repeats until the end. The
+ * loader gives a process its schedule in proc_conf (proc_state.h); the step
+ * probe evaluates it there. Nothing here is a record: front-ends, which give
+ * --schedule and are told phases, may use it.
  */
 #ifndef CUPROBE_SCHEDULE_H
 #define CUPROBE_SCHEDULE_H
 
-#include "cuprobe.h"
 #ifndef __VMLINUX_H__
+#include <linux/types.h>
 #include <stdbool.h>
 #endif
 
-/*
- * proc_state.state: the step, the generation of launch links that may record
- * in it, and its phase, written in one store.
- */
-static inline __u64 pack_state(__u64 step, __u32 gen, __u32 phase)
-{
-	return step << 16 | (__u64)(gen & 0xff) << 8 | phase;
-}
+/* Phases of the schedule, torch.profiler's ProfilerAction plus "off". */
+enum cuprobe_phase {
+	PHASE_NONE = 0,
+	PHASE_WARMUP = 1,
+	PHASE_RECORD = 2,
+	PHASE_RECORD_AND_SAVE = 3,
+};
 
-static inline __u32 state_step(__u64 st)
-{
-	return (__u32)(st >> 16);
-}
+/* torch.profiler.schedule's parameters, evaluated below. */
+struct schedule {
+	__u32 skip_first;
+	__u32 skip_first_wait;	/* 1: skip only the first wait phase */
+	__u32 wait;
+	__u32 warmup;
+	__u32 active;		/* > 0 */
+	__u32 repeat;		/* 0: forever */
+};
 
-static inline __u32 state_gen(__u64 st)
-{
-	return (st >> 8) & 0xff;
-}
-
-static inline __u32 state_phase(__u64 st)
-{
-	return st & 0xff;
-}
+_Static_assert(sizeof(struct schedule) == 24, "schedule layout");
 
 /* The step counted from the start of the first cycle's wait, or -1 before it. */
 static inline long long schedule_pos(const struct schedule *s, __u64 step)

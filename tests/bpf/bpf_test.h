@@ -12,7 +12,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "core/probes/bpfobj.h"
-#include "cuprobe.h"
+#include "hold.h"
+#include "launch.h"
+#include "proc.h"
+#include "proc_state.h"
+#include "step.h"
 #include "names.h"
 
 /*

@@ -39,7 +39,7 @@
 
 #include "core/gpu/agent_records.h"
 #include "core/gpu/agent_wake.h"
-#include "cuprobe.h" /* the skeleton's globals are of its types */
+#include "proc_state.h" /* the skeleton's globals are of its types */
 #include "cuprobe.skel.h"
 
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);

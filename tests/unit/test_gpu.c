@@ -15,6 +15,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include "agent.h"
+#include "launch.h"
+#include "schedule.h"
 #include "core/gpu/gpu_store.h"
 #include "core/probes/launch_api.h"
 #include "trace/format.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/launch.c and the records of include/cuprobe.h: the API
+ * Unit tests for user/core/probes/launch_api.c and the records of include/launch.h: the API
  * table against CUPTI's callback ids, the API classes, and the record layout
  * that bpf/launch.bpf.c writes and the loader reads.
  */
@@ -14,7 +14,12 @@
 #include <string.h>
 #include <cmocka.h>
 #include "core/probes/launch_api.h"
-#include "cuprobe.h"
+#include "hold.h"
+#include "launch.h"
+#include "proc_state.h"
+#include "records.h"
+#include "schedule.h"
+#include "step.h"
 
 /*
  * When CUPTI's headers are on the include path (-I$(CUDA_HOME)/include), the

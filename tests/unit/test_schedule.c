@@ -14,8 +14,8 @@
 #include <cmocka.h>
 #include "core/schedule/schedule_parse.h"
 #include "core/schedule/step_spec.h"
-#include "cuprobe.h"
 #include "schedule.h"
+#include "step.h"
 
 static int torch_action(int skip_first, int skip_first_wait, int wait, int warmup, int active,
 			int repeat, int step)

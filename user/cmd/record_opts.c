@@ -5,13 +5,10 @@
 #include <string.h>
 #include "cmd/record_opts.h"
 #include "core/schedule/schedule_parse.h"
-#include "cuprobe.h"
+#include "core/session/session.h"
 #include "util/parse.h"
 
 #define DEFAULT_RINGBUF (16ull << 20)
-/* The smallest ring that holds a whole batch of launches (struct launch_batch, 4 KiB and more). */
-#define RINGBUF_MIN (8ull << 10)
-_Static_assert(sizeof(struct launch_batch) + 8 <= RINGBUF_MIN, "a batch fits the smallest ring");
 #define DEFAULT_CUPTI_WAIT 5.0
 
 /* ---- the shared options' setters: obj is a struct record_opts ---- */
@@ -223,7 +220,7 @@ int record_opts__validate(const struct record_opts *o, const char *verb, char *e
 	if (o->has_step_every && !o->has_step)
 		return fail(err, len, "--step-every needs --step",
 			    "name a step function with --step SYMBOL");
-	if (o->ringbuf_bytes < RINGBUF_MIN || o->ringbuf_bytes > (1ull << 30) ||
+	if (o->ringbuf_bytes < SESSION_RINGBUF_MIN || o->ringbuf_bytes > (1ull << 30) ||
 	    (o->ringbuf_bytes & (o->ringbuf_bytes - 1)))
 		return fail(err, len, "--ringbuf-size must be a power of two from 8K to 1G",
 			    "e.g. 16M or 64M");

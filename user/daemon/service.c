@@ -668,7 +668,6 @@ static void tick(void *ctx, uint64_t now)
 
 static void on_metrics(struct daemon *d, struct dreq *r)
 {
-	struct cuprobe_counters c;
 	struct metrics_host h = {
 		.targets = (unsigned int)d->nprocs,
 		.candidates = (unsigned int)d->ncands,
@@ -682,9 +681,8 @@ static void on_metrics(struct daemon *d, struct dreq *r)
 	char *body = NULL;
 	size_t len = 0;
 
-	session__counters(d->s, &c);
 	h.dropped_exec = session__lost_exec(d->s);
-	h.dropped_other = c.drops;
+	h.dropped_other = session__lost_other(d->s);
 	if (metrics__render(d->m, &h, &body, &len)) {
 		http__answer_text(r, 500, "cuprobe daemon: out of memory\n");
 		return;

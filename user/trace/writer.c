@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "agent.h"
+#include "launch.h"
 #include "core/probes/launch_api.h"
 #include "core/proc/stacks.h"
 #include "trace/format.h"

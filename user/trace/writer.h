@@ -10,7 +10,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cuprobe.h"
 
 struct trace;
 
@@ -66,6 +65,7 @@ struct trace *trace__openat(int dirfd, const struct trace_meta *m);
 uint64_t trace__bytes(const struct trace *t);
 /* A launch; a graph launch's content is graph (NULL: unknown; graph_store.h). */
 struct graph_content;
+struct launch_event;
 void trace__launch(struct trace *t, const struct launch_event *e, const char *kernel,
 		   uint64_t correlation, const struct graph_content *graph);
 void trace__thread(struct trace *t, pid_t tid, const char *name);

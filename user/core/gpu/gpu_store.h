@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "cuprobe.h"
+#include "launch.h"
 
 struct gpu_store;
 struct trace;

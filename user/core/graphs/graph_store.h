@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "graph.h"
+#include "launch.h"
 #include "util/vec.h"
 
 /* What a node runs. */

@@ -13,6 +13,7 @@
 #include "cuprobe.skel.h"
 #include "util/log.h"
 #include "schedule.h"
+#include "step.h"
 
 struct bpfobj {
 	struct cuprobe_bpf *skel;

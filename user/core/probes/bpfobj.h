@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cuprobe.h"
+#include "launch.h"
+#include "proc_state.h"
+#include "stack.h"
 
 struct bpfobj;
 struct uprobe_link;

@@ -8,7 +8,7 @@
 #include "core/probes/calibrate.h"
 #include "core/probes/uprobe_link.h"
 #include "core/proc/symbols.h"
-#include "cuprobe.h"
+#include "launch.h"
 #include "util/clock.h"
 
 #define CALLS 20000

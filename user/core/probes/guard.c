@@ -13,7 +13,8 @@
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include "core/probes/guard.h"
-#include "cuprobe.h"
+#include "hold.h"
+#include "proc_state.h"
 
 /* The guardian's fds, moved out of the way of everything it closes. */
 #define FD_LOADER 1000

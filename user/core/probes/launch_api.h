@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "cuprobe.h"
+#include "launch.h"
 
 struct launch_api {
 	const char *name;  /* exported symbol, also the trace event's name */

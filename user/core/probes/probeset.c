@@ -28,7 +28,7 @@
 #include "core/proc/procmaps.h"
 #include "core/proc/symbols.h"
 #include "core/schedule/step_spec.h"
-#include "cuprobe.h"
+#include "launch.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/vec.h"

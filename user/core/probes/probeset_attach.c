@@ -14,7 +14,7 @@
 #include "core/proc/objcache.h"
 #include "core/proc/procmaps.h"
 #include "core/schedule/step_spec.h"
-#include "cuprobe.h"
+#include "launch.h"
 #include "util/clock.h"
 #include "util/log.h"
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cuprobe.h"
+#include "stack.h"
 
 /* What naming a frame reads: code objects, strings, bytes. */
 struct py_layout {

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cuprobe.h"
+#include "launch.h"
 
 struct symbols;
 struct stacks;

@@ -17,8 +17,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "core/session/session_types.h"
-#include "cuprobe.h"
+#include "launch.h"
 #include "schedule.h"
+#include "step.h"
 
 struct target;
 struct proc_cycles;

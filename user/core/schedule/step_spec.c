@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "cuprobe.h"
+#include "step.h"
 #include "core/proc/elf_file.h"
 #include "core/schedule/step_spec.h"
 

@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "cuprobe.h"
+#include "launch.h"
 
 struct launch_queue_chunk;
 

@@ -778,9 +778,12 @@ double session__probe_ns(const struct session *s)
 	return s->cenv.probe_ns;
 }
 
-void session__counters(const struct session *s, struct cuprobe_counters *out)
+uint64_t session__lost_other(const struct session *s)
 {
-	bpfobj__counters(s->bpf, out);
+	struct cuprobe_counters c;
+
+	bpfobj__counters(s->bpf, &c);
+	return c.drops;
 }
 
 uint64_t session__lost_exec(const struct session *s)

@@ -26,12 +26,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "core/session/session_types.h"
-#include "cuprobe.h"
 
 struct session;
 
 /* How long session__end_command waits after SIGTERM before it sends SIGKILL. */
 #define SESSION_END_GRACE_MS 3000
+
+/* The smallest events ring (ringbuf_bytes below): it holds a whole batch of launches. */
+#define SESSION_RINGBUF_MIN (8ull << 10)
 
 /* Given to session__new, which copies it; pointers in it must outlive the session. */
 struct session_opts {
@@ -126,8 +128,8 @@ int session__window_at(struct session *s, pid_t pid, uint32_t warmup, uint32_t a
 		       enum window_mode mode, uint64_t first, uint64_t *now);
 /* What one launch probe hit costs here, in ns, as measured at start; < 0: unknown. */
 double session__probe_ns(const struct session *s);
-/* Session-wide counters (launches lost outside any target). */
-void session__counters(const struct session *s, struct cuprobe_counters *out);
+/* Launches lost (events ring full) in processes with no state of their own: no target. */
+uint64_t session__lost_other(const struct session *s);
 /* With watch_exec: exec events lost because the ctrl ring was full. */
 uint64_t session__lost_exec(const struct session *s);
 /*

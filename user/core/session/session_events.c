@@ -13,6 +13,8 @@
 #include <bpf/libbpf.h>
 #include "agent.h"
 #include "graph.h"
+#include "hold.h"
+#include "proc.h"
 #include "core/probes/bpfobj.h"
 #include "core/probes/capture_api.h"
 #include "core/probes/launch_api.h"

@@ -14,7 +14,9 @@
 #include "core/session/session.h"
 #include "core/session/target.h"
 #include "core/probes/launch_api.h"
-#include "cuprobe.h"
+#include "launch.h"
+#include "proc_state.h"
+#include "step.h"
 
 /* Reaper threads, which close links side by side (dispose_links). */
 #define REAPERS 32

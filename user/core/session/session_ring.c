@@ -29,8 +29,12 @@
 #include <bpf/libbpf.h>
 #include "core/probes/bpfobj.h"
 #include "core/session/session_int.h"
+#include "launch.h"
 #include "util/clock.h"
 #include "util/log.h"
+
+_Static_assert(sizeof(struct launch_batch) + 8 <= SESSION_RINGBUF_MIN,
+	       "a batch of launches fits the smallest events ring");
 
 #define RING_CAP (1ull << 30)
 /* The read rate is measured over windows of this length. */

@@ -14,7 +14,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cuprobe.h"
 #include "schedule.h"
 
 struct step_spec;

@@ -14,7 +14,7 @@
 #include <sys/types.h>
 #include "core/probes/probeset.h"
 #include "core/session/session_types.h"
-#include "cuprobe.h"
+#include "proc_state.h"
 
 struct proc_cycles;
 
