@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include "cmd/commands.h"
 #include "cmd/compare_opts.h"
-#include "cmd/loop.h"
 #include "compare/compare_model.h"
+#include "core/loop/cmd_loop.h"
 #include "core/session/preflight.h"
 #include "core/session/session.h"
 #include "util/log.h"

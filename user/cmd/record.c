@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd/commands.h"
-#include "cmd/loop.h"
 #include "cmd/record_opts.h"
+#include "core/loop/cmd_loop.h"
 #include "core/schedule/schedule_parse.h"
 #include "core/session/preflight.h"
 #include "core/session/session.h"

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cmd/loop.h"
+#include "core/loop/cmd_loop.h"
 #include "core/session/session.h"
 #include "daemon/dconf.h"
 #include "daemon/http.h"
