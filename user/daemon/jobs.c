@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "daemon/service_int.h"
+#include "trace/capture_result.h"
 #include "util/clock.h"
 #include "util/json_writer.h"
 #include "util/log.h"
@@ -135,17 +136,17 @@ static void fill_capture(struct json_writer *w, void *arg)
 	json_writer__start_array(w);
 	for (size_t i = 0; i < jc->n; i++) {
 		const struct jobcap_rank *k = &jc->v[i];
+		const struct capture_result cr = {
+			.result = k->result, .why = k->why, .first_step = k->first_step,
+			.last_step = k->last_step, .launches = k->launches,
+		};
 
 		json_writer__start_object(w);
 		json_writer__field_i64(w, "pid", k->pid);
 		json_writer__field_i64_or_null(w, "rank", k->rank >= 0, k->rank);
 		json_writer__field_string(w, "comm", k->comm);
-		json_writer__field_string(w, "result", k->result);
-		json_writer__field_string(w, "why", k->why);
 		json_writer__field_string(w, "trace", k->trace ? k->trace : "");
-		json_writer__field_i64(w, "first_step", k->first_step);
-		json_writer__field_i64(w, "last_step", k->last_step);
-		json_writer__field_u64(w, "launches", k->launches);
+		capture_result__write(w, &cr);
 		json_writer__field_u64(w, "drops", k->drops);
 		json_writer__end_object(w);
 	}
