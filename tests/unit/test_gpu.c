@@ -16,7 +16,7 @@
 #include <jansson.h>
 #include "agent.h"
 #include "core/gpu/gpu_store.h"
-#include "core/probes/launch_api.h"
+#include "cuda/launch_api.h"
 #include "trace/format.h"
 #include "trace/writer.h"
 

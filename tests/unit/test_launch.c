@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "core/probes/launch_api.h"
+#include "cuda/launch_api.h"
 #include "cuprobe.h"
 
 /*

@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "agent.h"
-#include "core/probes/launch_api.h"
 #include "core/proc/stacks.h"
+#include "cuda/launch_api.h"
 #include "trace/format.h"
 #include "trace/graphs.h"
 #include "trace/writer.h"

@@ -13,7 +13,7 @@
 #include "core/session/launch_queue.h"
 #include "core/session/session.h"
 #include "core/session/target.h"
-#include "core/probes/launch_api.h"
+#include "cuda/launch_api.h"
 #include "cuprobe.h"
 
 /* Reaper threads, which close links side by side (dispose_links). */
