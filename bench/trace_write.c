@@ -19,7 +19,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-#include "core/probes/launch_api.h"
+#include "cuda/launch_api.h"
 #include "trace/writer.h"
 
 struct cpu {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * procaddr: whether the real driver's cuGetProcAddress_v2 and cuGetProcAddress
- * hand out, for every driver entry cuprobe probes (user/core/probes/launch_api.c's
+ * hand out, for every driver entry cuprobe probes (user/cuda/launch_api.c's
  * launches and graphs, user/core/proc/handle_names.c's handles and modules),
  * exactly the address dlsym finds for the export: a uprobe sits on that
  * address, so a runtime that launches through such a pointer is seen only if

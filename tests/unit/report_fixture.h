@@ -31,7 +31,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
-#include "report/report.h"
+#include "cmd/commands.h"
 
 /* Traces are written with ' for " to keep them readable here. */
 #define TRACE_HEAD                                                                              \

@@ -18,7 +18,7 @@
 #include "launch.h"
 #include "schedule.h"
 #include "core/gpu/gpu_store.h"
-#include "core/probes/launch_api.h"
+#include "cuda/launch_api.h"
 #include "trace/format.h"
 #include "trace/writer.h"
 

@@ -3,7 +3,7 @@
  * Unit tests of the streaming JSON writer (util/json_writer.h), against
  * jansson's output where the two must agree byte for byte: compact, line
  * and pretty layouts, fixed and shortest doubles, escapes at every position,
- * the cursor, invalid UTF-8, large output and write errors.
+ * the cursor, invalid UTF-8, large output and write errors; values or null.
  */
 #include <errno.h>
 #include <math.h>
@@ -83,6 +83,27 @@ static void test_json_writer_compact(void **state)
 	assert_int_equal(json_writer__error(w), 0);
 	assert_written(&o, "{\"a\": 18446744073709551615, \"b\": [-9223372036854775808, 0, true, "
 			   "null, null, {}, []], \"c\\\"d\": {\"x\": 1}}");
+}
+
+/* A value that may be unknown is written, or null: never left out. */
+static void test_json_writer_or_null(void **state)
+{
+	struct mem_out o;
+	struct json_writer *w;
+
+	(void)state;
+	mem_open(&o);
+	w = o.w;
+	json_writer__start_object(w);
+	json_writer__field_u64_or_null(w, "a", true, 7);
+	json_writer__field_u64_or_null(w, "b", false, 7);
+	json_writer__field_i64_or_null(w, "c", true, -3);
+	json_writer__field_i64_or_null(w, "d", false, -3);
+	json_writer__field_sig_or_null(w, "e", true, 0.1, 9);
+	json_writer__field_sig_or_null(w, "f", false, 0.1, 9);
+	json_writer__end_object(w);
+	assert_written(&o, "{\"a\": 7, \"b\": null, \"c\": -3, \"d\": null, \"e\": 0.1, "
+			   "\"f\": null}");
 }
 
 /* cuprobe's trace layout: top-level keys a line each, events a line each, events compact. */
@@ -540,6 +561,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_writer_compact),
+		cmocka_unit_test(test_json_writer_or_null),
 		cmocka_unit_test(test_json_writer_lines),
 		cmocka_unit_test(test_json_writer_fixed),
 		cmocka_unit_test(test_json_writer_double_sig_matches_jansson),

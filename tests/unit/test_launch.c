@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Unit tests for user/core/probes/launch_api.c and the records of include/launch.h: the API
+ * Unit tests for user/cuda/launch_api.c and the records of include/launch.h: the API
  * table against CUPTI's callback ids, the API classes, and the record layout
  * that bpf/launch.bpf.c writes and the loader reads.
  */
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
-#include "core/probes/launch_api.h"
+#include "cuda/launch_api.h"
 #include "hold.h"
 #include "launch.h"
 #include "proc_state.h"

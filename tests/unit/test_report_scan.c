@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
-#include "report/report.h"
+#include "cmd/commands.h"
 
 extern unsigned long report_scanned_files;
 

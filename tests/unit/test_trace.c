@@ -25,7 +25,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include "agent.h"
-#include "core/probes/launch_api.h"
+#include "cuda/launch_api.h"
 #include "trace/format.h"
 #include "trace/writer.h"
 

@@ -17,10 +17,11 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include "cmd/cmd_start.h"
 #include "cmd/commands.h"
 #include "cmd/compare_opts.h"
-#include "cmd/loop.h"
 #include "compare/compare_model.h"
+#include "core/loop/cmd_loop.h"
 #include "core/session/preflight.h"
 #include "core/session/session.h"
 #include "util/log.h"
@@ -218,28 +219,15 @@ static int start(struct compare_run *r, sigset_t *orig)
 		.ctx = r, .cycle_mode = hook_mode, .cycle_dir = hook_dir, .step_done = hook_step,
 		.cycle_done = hook_cycle,
 	};
-	int err;
 
 	for (size_t i = 0; i < r->c.cfg.nmodes; i++)
 		so.modes |= 1u << r->c.cfg.modes[i];
 	/* The command loads it, or it is brought into the processes that lack it. */
 	if (r->c.res[MODE_CUPTI].selected && r->agent[0])
 		so.agent = r->agent;
-	r->s = session__new(&so, &h);
-	if (!r->s)
-		return -errno;
-	r->loop = cmd_loop__new(orig);
-	if (!r->loop)
-		return -errno;
-	err = cmd_loop__set_session(r->loop, r->s);
-	if (err)
-		return err;
-	if (r->o.r.cmd)
-		return session__spawn(r->s, r->o.r.cmd, orig);
-	for (size_t i = 0; i < r->o.r.npids; i++)
-		if ((err = session__attach(r->s, r->o.r.pids[i])))
-			return err;
-	return 0;
+	return cmd_start(&(struct cmd_start){ .so = &so, .h = &h, .cmd = r->o.r.cmd,
+					      .pids = r->o.r.pids, .npids = r->o.r.npids },
+			 orig, &r->s, &r->loop);
 }
 
 static int write_file(struct compare_run *r, const char *name,

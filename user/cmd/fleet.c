@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include "cmd/capture.h"
 #include "cmd/fleet.h"
+#include "trace/capture_result.h"
 #include "util/clock.h"
 #include "util/json_writer.h"
 #include "util/safe_file.h"
@@ -223,13 +224,15 @@ static void take_capture(struct fleet *f, size_t d)
 		if (!r)
 			continue;
 		snprintf(r->result, sizeof(r->result), "%s",
-			 json_string_value(json_object_get(v, "result")) ?: "error");
-		snprintf(r->why, sizeof(r->why), "%s", json_string_value(json_object_get(v, "why")) ?: "");
+			 json_string_value(json_object_get(v, CAPTURE_RESULT_KEY_RESULT)) ?: "error");
+		snprintf(r->why, sizeof(r->why), "%s",
+			 json_string_value(json_object_get(v, CAPTURE_RESULT_KEY_WHY)) ?: "");
 		snprintf(r->trace, sizeof(r->trace), "%s",
 			 json_string_value(json_object_get(v, "trace")) ?: "");
-		r->first = json_integer_value(json_object_get(v, "first_step"));
-		r->last = json_integer_value(json_object_get(v, "last_step"));
-		r->launches = (unsigned long long)json_integer_value(json_object_get(v, "launches"));
+		r->first = json_integer_value(json_object_get(v, CAPTURE_RESULT_KEY_FIRST_STEP));
+		r->last = json_integer_value(json_object_get(v, CAPTURE_RESULT_KEY_LAST_STEP));
+		r->launches = (unsigned long long)json_integer_value(
+			json_object_get(v, CAPTURE_RESULT_KEY_LAUNCHES));
 	}
 	json_decref(j);
 }
@@ -352,6 +355,10 @@ static void put_ranks(struct json_writer *w, const struct fleet *f)
 	json_writer__start_array(w);
 	for (size_t i = 0; i < f->nr; i++) {
 		const struct frank *r = &f->rk[i];
+		const struct capture_result cr = {
+			.result = r->result, .why = r->why, .first_step = r->first,
+			.last_step = r->last, .launches = r->launches,
+		};
 
 		json_writer__start_object(w);
 		json_writer__field_string(w, "host", r->host);
@@ -359,12 +366,8 @@ static void put_ranks(struct json_writer *w, const struct fleet *f)
 		json_writer__field_i64(w, "pid", r->pid);
 		json_writer__field_i64(w, "rank", r->rank);
 		json_writer__field_string(w, "found", r->scan ? "scan" : "exec");
-		json_writer__field_string(w, "result", r->result);
-		json_writer__field_string(w, "why", r->why);
 		json_writer__field_string(w, "file", r->file);
-		json_writer__field_i64(w, "first_step", r->first);
-		json_writer__field_i64(w, "last_step", r->last);
-		json_writer__field_u64(w, "launches", r->launches);
+		capture_result__write(w, &cr);
 		json_writer__end_object(w);
 	}
 	json_writer__end_array(w);

@@ -12,9 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "cmd/cmd_start.h"
 #include "cmd/commands.h"
-#include "cmd/loop.h"
 #include "cmd/record_opts.h"
+#include "core/loop/cmd_loop.h"
 #include "core/schedule/schedule_parse.h"
 #include "core/session/preflight.h"
 #include "core/session/session.h"
@@ -69,22 +70,6 @@ static int preflight(struct record *r)
 	if (r->o.cupti && !r->o.cmd && preflight_agent(r->agent, sizeof(r->agent)))
 		r->agent[0] = '\0';
 	return preflight__run(&req, &r->out);
-}
-
-static int start_targets(struct record *r, const sigset_t *orig)
-{
-	int err;
-
-	if (r->o.cmd)
-		return session__spawn(r->s, r->o.cmd, orig);
-	for (size_t i = 0; i < r->o.npids; i++) {
-		err = session__attach(r->s, r->o.pids[i]);
-		if (err)
-			return err;
-	}
-	for (size_t i = 0; i < r->o.npids; i++)
-		p_info("recording pid %d; Ctrl-C to stop", r->o.pids[i]);
-	return 0;
 }
 
 static int exit_code(struct record *r, int err)
@@ -160,15 +145,11 @@ static int start(struct record *r, sigset_t *orig)
 	if (!r->o.has_schedule)
 		so.plan.sched = (struct schedule){ .active = UINT32_MAX };
 
-	r->s = session__new(&so, &h);
-	if (!r->s)
-		return -errno;
-	r->loop = cmd_loop__new(orig);
-	if (!r->loop)
-		return -errno;
-	err = cmd_loop__set_session(r->loop, r->s);
-	if (!err)
-		err = start_targets(r, orig);
+	err = cmd_start(&(struct cmd_start){ .so = &so, .h = &h, .cmd = r->o.cmd,
+					     .pids = r->o.pids, .npids = r->o.npids },
+			orig, &r->s, &r->loop);
+	for (size_t i = 0; !err && !r->o.cmd && i < r->o.npids; i++)
+		p_info("recording pid %d; Ctrl-C to stop", r->o.pids[i]);
 	return err;
 }
 

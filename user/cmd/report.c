@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,18 +40,6 @@ struct report_opts {
 	bool weight_gpu;	/* --weight gpu: folded stacks weigh GPU ns, not launches */
 	const char *flamegraph;	/* --flamegraph FILE: an SVG of the folded stacks */
 };
-
-void report_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("cuprobe report: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 
 /* ---- where the report goes ---- */
 

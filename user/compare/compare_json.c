@@ -6,13 +6,10 @@
 
 #define COMPARE_JSON_VERSION 1
 
+/* compare.json's numbers, to 9 significant digits, null when unknown (json_writer's rule). */
 static void field_num(struct json_writer *w, const char *name, bool known, double v)
 {
-	json_writer__name(w, name);
-	if (known)
-		json_writer__double_sig(w, v, 9);
-	else
-		json_writer__null(w);
+	json_writer__field_sig_or_null(w, name, known, v, 9);
 }
 
 static void write_dist(struct json_writer *w, const char *name, bool known, const struct dist *d)

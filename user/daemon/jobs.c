@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "daemon/service_int.h"
+#include "trace/capture_result.h"
 #include "util/clock.h"
 #include "util/json_writer.h"
 #include "util/log.h"
@@ -58,14 +59,6 @@ static double step_rate(const struct dproc *p)
 	return dt ? (double)(p->rate_step[last] - p->rate_step[first]) * 1e9 / (double)dt : 0;
 }
 
-static void field_int_or_null(struct json_writer *w, const char *key, int v)
-{
-	if (v >= 0)
-		json_writer__field_i64(w, key, v);
-	else
-		json_writer__field_null(w, key);
-}
-
 static void put_target(struct json_writer *w, const struct dproc *p, const char *host,
 		       int64_t mono_to_real)
 {
@@ -74,9 +67,9 @@ static void put_target(struct json_writer *w, const struct dproc *p, const char 
 	json_writer__field_string(w, "comm", p->pi.comm);
 	json_writer__field_string(w, "job", p->job.job);
 	json_writer__field_string(w, "job_source", p->job.source ? p->job.source : "");
-	field_int_or_null(w, "rank", p->job.rank);
-	field_int_or_null(w, "local_rank", p->job.local_rank);
-	field_int_or_null(w, "world_size", p->job.world_size);
+	json_writer__field_i64_or_null(w, "rank", p->job.rank >= 0, p->job.rank);
+	json_writer__field_i64_or_null(w, "local_rank", p->job.local_rank >= 0, p->job.local_rank);
+	json_writer__field_i64_or_null(w, "world_size", p->job.world_size >= 0, p->job.world_size);
 	json_writer__field_string(w, "namespace", p->job.ns);
 	json_writer__field_string(w, "pod", p->job.pod);
 	json_writer__field_string(w, "pod_uid", p->job.pod_uid);
@@ -138,26 +131,22 @@ static void fill_capture(struct json_writer *w, void *arg)
 	json_writer__field_string(w, "job", jc->r->job);
 	json_writer__field_string(w, "host", host);
 	json_writer__field_u64(w, "steps", jc->r->steps);
-	json_writer__name(w, "start_step");
-	if (jc->r->start_step >= 0)
-		json_writer__i64(w, jc->r->start_step);
-	else
-		json_writer__null(w);
+	json_writer__field_i64_or_null(w, "start_step", jc->r->start_step >= 0, jc->r->start_step);
 	json_writer__name(w, "ranks");
 	json_writer__start_array(w);
 	for (size_t i = 0; i < jc->n; i++) {
 		const struct jobcap_rank *k = &jc->v[i];
+		const struct capture_result cr = {
+			.result = k->result, .why = k->why, .first_step = k->first_step,
+			.last_step = k->last_step, .launches = k->launches,
+		};
 
 		json_writer__start_object(w);
 		json_writer__field_i64(w, "pid", k->pid);
-		field_int_or_null(w, "rank", k->rank);
+		json_writer__field_i64_or_null(w, "rank", k->rank >= 0, k->rank);
 		json_writer__field_string(w, "comm", k->comm);
-		json_writer__field_string(w, "result", k->result);
-		json_writer__field_string(w, "why", k->why);
 		json_writer__field_string(w, "trace", k->trace ? k->trace : "");
-		json_writer__field_i64(w, "first_step", k->first_step);
-		json_writer__field_i64(w, "last_step", k->last_step);
-		json_writer__field_u64(w, "launches", k->launches);
+		capture_result__write(w, &cr);
 		json_writer__field_u64(w, "drops", k->drops);
 		json_writer__end_object(w);
 	}

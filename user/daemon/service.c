@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include <dirent.h>
 #include <grp.h>
 #include <errno.h>
 #include <limits.h>
@@ -8,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "core/proc/procmaps.h"
 #include "daemon/service.h"
 #include "daemon/service_int.h"
 #include "daemon/store.h"
@@ -18,20 +16,6 @@
 #include "util/json_writer.h"
 #include "util/log.h"
 #include "util/plural.h"
-
-/*
- * A process that ran a new program is looked at again this long after its
- * exec: the dynamic linker maps libcudart within milliseconds, a framework
- * that dlopens CUDA (PyTorch) does so when it first touches the GPU.
- */
-static const double recheck_s[] = { 0.02, 0.2, 1, 5, 30, 120 };
-#define NRECHECK (sizeof(recheck_s) / sizeof(recheck_s[0]))
-/*
- * One in the middle of `import torch` (CUDA mapped, libtorch_cpu.so not yet) is
- * looked at this often instead, up to the last recheck: its ranks' steps are
- * counted from their first, which comes seconds later (after a rendezvous).
- */
-#define IMPORT_RECHECK_NS (NS / 5)
 
 static double rnd(struct daemon *d)
 {
@@ -132,7 +116,7 @@ static void read_job(const struct daemon *d, pid_t pid, const struct procinfo *p
 	jobinfo__read(pid, pi->cgroup, &jc, j);
 }
 
-static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi, bool from_exec)
+int service_add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi, bool from_exec)
 {
 	const struct step_rule *rule = dconf__match(&d->conf, pi->comm, pi->exe) ?:
 				       (d->conf.torch_steps && pi->torch ? &d->torch : NULL);
@@ -198,75 +182,6 @@ static int add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi, bool
 	       ", container " : "", pi->container, rule ? "step probe " : "time slices",
 	       rule ? step_spec__str(&rule->spec) : "");
 	return 0;
-}
-
-static void consider(struct daemon *d, pid_t pid, bool from_exec)
-{
-	struct procinfo pi;
-	struct cand *c;
-
-	if (pid == d->self || find(d, pid) || procinfo__read(pid, &pi))
-		return;
-	if (d->conf.cgroup[0] && !procinfo__in_cgroup(pi.cgroup, d->conf.cgroup))
-		return;
-	if (procinfo__ready(&pi)) {
-		add_proc(d, pid, &pi, from_exec);
-		return;
-	}
-	if (!pi.exe[0] || d->ncands >= MAX_CANDIDATES)
-		return;
-	c = &d->cands[d->ncands++];
-	*c = (struct cand){ .pid = pid, .start_ticks = pi.start_ticks, .since = clock_mono_ns(),
-			    .stage = from_exec ? 1 : 2, .from_exec = from_exec };
-	c->due = c->since + (uint64_t)(recheck_s[c->stage - 1] * NS);
-}
-
-static void check_candidates(struct daemon *d, uint64_t now)
-{
-	for (size_t i = 0; i < d->ncands;) {
-		struct cand *c = &d->cands[i];
-		int ready;
-
-		if (now < c->due) {
-			i++;
-			continue;
-		}
-		ready = proc_start_ticks(c->pid) == c->start_ticks ? procinfo__cuda_ready(c->pid)
-								   : -ESRCH;
-		if (ready == PROCINFO_IMPORTING_TORCH &&
-		    now + IMPORT_RECHECK_NS < c->since + (uint64_t)(recheck_s[NRECHECK - 1] * NS)) {
-			c->due = now + IMPORT_RECHECK_NS;
-			i++;
-			continue;
-		}
-		if (ready == 0 && c->stage < NRECHECK) {
-			c->due = c->since + (uint64_t)(recheck_s[c->stage++] * NS);
-			i++;
-			continue;
-		}
-		if (ready == 1)
-			consider(d, c->pid, c->from_exec);
-		/* consider() may have added one at the end: take the last now. */
-		d->cands[i] = d->cands[--d->ncands];
-	}
-}
-
-/* Every process already there: those with CUDA now, the rest looked at a while. */
-static void scan_proc(struct daemon *d)
-{
-	DIR *dir = opendir("/proc");
-	struct dirent *de;
-
-	if (!dir)
-		return;
-	while ((de = readdir(dir))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (!*end && pid > 0)
-			consider(d, (pid_t)pid, false);
-	}
-	closedir(dir);
 }
 
 /* ---- windows ---- */
@@ -634,7 +549,7 @@ static void hook_exited(void *ctx, const struct session_target *t)
 
 static void hook_exec(void *ctx, pid_t pid)
 {
-	consider(ctx, pid, true);
+	candidates__exec(ctx, pid);
 }
 
 /* ---- the loop ---- */
@@ -644,7 +559,7 @@ static void tick(void *ctx, uint64_t now)
 {
 	struct daemon *d = ctx;
 
-	check_candidates(d, now);
+	candidates__tick(d, now);
 	jobs__tick(d, now);
 	for (size_t i = 0; i < d->nprocs; i++) {
 		struct dproc *p = d->procs[i];
@@ -937,7 +852,7 @@ int service__run(const struct dconf *conf, const struct webconf *web, const char
 	if (!err)
 		err = start(&d);
 	if (!err) {
-		scan_proc(&d);
+		candidates__scan(&d);
 		p_info("listening on %s://%s/metrics%s; %zu CUDA %s found; traces in %s",
 		       web && web->tls ? "https" : "http", d.conf.listen,
 		       web ? " (web-config)" : "", d.nprocs,

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The daemon's state, for its own files only (service.c, jobs.c): the
- * processes it samples and the loop's. All of it the daemon's thread's.
+ * The daemon's state, for its own files only (service.c, candidates.c,
+ * jobs.c): the processes it samples and the loop's. All of it the daemon's
+ * thread's.
  */
 #ifndef DAEMON_SERVICE_INT_H
 #define DAEMON_SERVICE_INT_H
@@ -9,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cmd/loop.h"
+#include "core/loop/cmd_loop.h"
 #include "core/session/session.h"
 #include "daemon/dconf.h"
 #include "daemon/http.h"
@@ -112,6 +113,17 @@ void service_answer_json(struct dreq *r, int status,
 			 void (*fill)(struct json_writer *w, void *arg), void *arg);
 int service_open_window(struct daemon *d, struct dproc *p, uint32_t steps, enum window_mode mode,
 			int64_t first, uint64_t *now);
+
+/* A process found to map CUDA is sampled: a target of the session. 0 or -errno. */
+int service_add_proc(struct daemon *d, pid_t pid, const struct procinfo *pi, bool from_exec);
+
+/* candidates.c: the processes that may map CUDA, looked at until they do. */
+/* Every process already there: those with CUDA now sampled, the rest candidates. */
+void candidates__scan(struct daemon *d);
+/* pid ran a new program: sampled if it maps CUDA now, else a candidate. */
+void candidates__exec(struct daemon *d, pid_t pid);
+/* The candidates due are looked at again (the loop's tick). */
+void candidates__tick(struct daemon *d, uint64_t now);
 
 /* jobs.c: GET /targets and job captures (POST /capture?job=). */
 void jobs__targets(struct daemon *d, struct dreq *r);

@@ -4,7 +4,7 @@
 
 /*
  * Every message of cuprobe report reads "cuprobe report: <problem>: <what to
- * do>" on stderr, warnings "cuprobe report: warning: ..." (cmd/report.c).
+ * do>" on stderr, warnings "cuprobe report: warning: ..." (report/err.c).
  */
 void report_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -20,28 +20,10 @@ static void real(struct json_writer *w, const char *name, double v)
 	json_writer__double_sig(w, v, REAL_DIGITS);
 }
 
+/* The report's reals, with its digits, null when unknown (json_writer's rule). */
 static void real_or_null(struct json_writer *w, const char *name, bool known, double v)
 {
-	if (known)
-		real(w, name, v);
-	else
-		json_writer__field_null(w, name);
-}
-
-static void count_or_null(struct json_writer *w, const char *name, bool known, uint64_t v)
-{
-	if (known)
-		json_writer__field_u64(w, name, v);
-	else
-		json_writer__field_null(w, name);
-}
-
-static void int_or_null(struct json_writer *w, const char *name, bool known, int64_t v)
-{
-	if (known)
-		json_writer__field_i64(w, name, v);
-	else
-		json_writer__field_null(w, name);
+	json_writer__field_sig_or_null(w, name, known, v, REAL_DIGITS);
 }
 
 static void rate(struct json_writer *w, const char *name, const struct report *r,
@@ -94,12 +76,12 @@ static void overhead(struct json_writer *w, const struct overhead *o)
 {
 	json_writer__name(w, "overhead");
 	json_writer__start_object(w);
-	count_or_null(w, "probe_hits", o->has_hits, o->hits);
-	count_or_null(w, "probe_cost_ns", o->has_cost, o->cost_ns);
+	json_writer__field_u64_or_null(w, "probe_hits", o->has_hits, o->hits);
+	json_writer__field_u64_or_null(w, "probe_cost_ns", o->has_cost, o->cost_ns);
 	share(w, "share", o);
 	real_or_null(w, "probe_ns_per_hit_min", o->has_per_hit, o->per_hit_min);
 	real_or_null(w, "probe_ns_per_hit_max", o->has_per_hit, o->per_hit_max);
-	count_or_null(w, "cupti_overhead_ns", o->has_cupti, o->cupti_ns);
+	json_writer__field_u64_or_null(w, "cupti_overhead_ns", o->has_cupti, o->cupti_ns);
 	json_writer__end_object(w);
 }
 
@@ -132,8 +114,8 @@ static void graphs(struct json_writer *w, const struct report *r)
 	json_writer__field_u64(w, "kernels", g->kernels);
 	json_writer__field_u64(w, "copies", g->copies);
 	json_writer__field_u64(w, "sets", g->sets);
-	count_or_null(w, "gpu_kernels", g->has_cupti, g->gpu_kernels);
-	count_or_null(w, "mismatches", g->has_cupti, g->mismatches);
+	json_writer__field_u64_or_null(w, "gpu_kernels", g->has_cupti, g->gpu_kernels);
+	json_writer__field_u64_or_null(w, "mismatches", g->has_cupti, g->mismatches);
 	json_writer__end_object(w);
 }
 
@@ -147,8 +129,8 @@ static void gpu_kernel(struct json_writer *w, const struct gpu_kernel_stat *k)
 	json_writer__field_u64(w, "p50_ns", k->p50_ns);
 	json_writer__field_u64(w, "p99_ns", k->p99_ns);
 	real_or_null(w, "delay_mean_ns", k->delays != 0, k->delay_mean_ns);
-	int_or_null(w, "delay_p50_ns", k->delays != 0, k->delay_p50_ns);
-	int_or_null(w, "delay_p99_ns", k->delays != 0, k->delay_p99_ns);
+	json_writer__field_i64_or_null(w, "delay_p50_ns", k->delays != 0, k->delay_p50_ns);
+	json_writer__field_i64_or_null(w, "delay_p99_ns", k->delays != 0, k->delay_p99_ns);
 	json_writer__end_object(w);
 }
 
@@ -158,15 +140,15 @@ static void step(struct json_writer *w, const struct step_row *s)
 	json_writer__field_i64(w, "pid", s->pid);
 	json_writer__field_i64(w, "step", s->step);
 	json_writer__field_u64(w, "wall_ns", s->wall_ns);
-	count_or_null(w, "gpu_busy_ns", s->has_gpu, s->gpu_busy_ns);
+	json_writer__field_u64_or_null(w, "gpu_busy_ns", s->has_gpu, s->gpu_busy_ns);
 	json_writer__field_u64(w, "launches", s->launches);
 	real_or_null(w, "launches_per_ms", s->wall_ns != 0,
 		     s->wall_ns ? (double)s->launches * 1e6 / (double)s->wall_ns : 0);
 	json_writer__field_bool(w, "partial", s->partial);
-	count_or_null(w, "data_ns", s->has_parts, s->data_ns);
-	count_or_null(w, "optimizer_ns", s->has_parts, s->optimizer_ns);
-	count_or_null(w, "probe_hits", s->ovh.has_hits, s->ovh.hits);
-	count_or_null(w, "probe_cost_ns", s->ovh.has_cost, s->ovh.cost_ns);
+	json_writer__field_u64_or_null(w, "data_ns", s->has_parts, s->data_ns);
+	json_writer__field_u64_or_null(w, "optimizer_ns", s->has_parts, s->optimizer_ns);
+	json_writer__field_u64_or_null(w, "probe_hits", s->ovh.has_hits, s->ovh.hits);
+	json_writer__field_u64_or_null(w, "probe_cost_ns", s->ovh.has_cost, s->ovh.cost_ns);
 	share(w, "probe_cost_share", &s->ovh);
 	json_writer__end_object(w);
 }
@@ -191,17 +173,17 @@ static void cycle(struct json_writer *w, const struct cycle_row *c)
 	json_writer__field_i64(w, "cycle", c->cycle);
 	json_writer__field_i64(w, "pid", c->pid);
 	json_writer__field_string(w, "command", c->command);
-	int_or_null(w, "first_step", c->has_steps, c->first_step);
-	int_or_null(w, "last_step", c->has_steps, c->last_step);
+	json_writer__field_i64_or_null(w, "first_step", c->has_steps, c->first_step);
+	json_writer__field_i64_or_null(w, "last_step", c->has_steps, c->last_step);
 	json_writer__field_u64(w, "launches", c->launches);
 	json_writer__field_u64(w, "duration_ns", c->duration_ns);
 	json_writer__field_bool(w, "partial", c->partial);
 	json_writer__field_u64(w, "late_launches", c->late_launches);
-	count_or_null(w, "probe_hits", o->has_hits, o->hits);
+	json_writer__field_u64_or_null(w, "probe_hits", o->has_hits, o->hits);
 	real_or_null(w, "probe_ns_per_hit", o->has_per_hit, o->per_hit_min);
-	count_or_null(w, "probe_cost_ns", o->has_cost, o->cost_ns);
+	json_writer__field_u64_or_null(w, "probe_cost_ns", o->has_cost, o->cost_ns);
 	share(w, "probe_cost_share", o);
-	count_or_null(w, "cupti_overhead_ns", o->has_cupti, o->cupti_ns);
+	json_writer__field_u64_or_null(w, "cupti_overhead_ns", o->has_cupti, o->cupti_ns);
 	json_writer__end_object(w);
 }
 

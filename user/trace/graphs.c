@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/probes/launch_api.h"
+#include "cuda/launch_api.h"
 #include "trace/format.h"
 #include "trace/graphs.h"
 

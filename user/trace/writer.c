@@ -14,8 +14,8 @@
 #include <unistd.h>
 #include "agent.h"
 #include "launch.h"
-#include "core/probes/launch_api.h"
 #include "core/proc/stacks.h"
+#include "cuda/launch_api.h"
 #include "trace/format.h"
 #include "trace/graphs.h"
 #include "trace/writer.h"

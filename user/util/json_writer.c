@@ -540,6 +540,36 @@ void json_writer__field_null(struct json_writer *w, const char *name)
 	json_writer__null(w);
 }
 
+void json_writer__field_u64_or_null(struct json_writer *w, const char *name, bool known,
+				    uint64_t v)
+{
+	put_name(w, name);
+	if (known)
+		json_writer__u64(w, v);
+	else
+		json_writer__null(w);
+}
+
+void json_writer__field_i64_or_null(struct json_writer *w, const char *name, bool known,
+				    int64_t v)
+{
+	put_name(w, name);
+	if (known)
+		json_writer__i64(w, v);
+	else
+		json_writer__null(w);
+}
+
+void json_writer__field_sig_or_null(struct json_writer *w, const char *name, bool known,
+				    double v, unsigned int digits)
+{
+	put_name(w, name);
+	if (known)
+		json_writer__double_sig(w, v, digits);
+	else
+		json_writer__null(w);
+}
+
 /* ---- the cursor's slow paths ---- */
 
 struct json_cursor json_writer__cursor(struct json_writer *w)

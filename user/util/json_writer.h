@@ -80,6 +80,14 @@ void json_writer__field_double(struct json_writer *w, const char *name, double v
 			       unsigned int decimals);
 void json_writer__field_bool(struct json_writer *w, const char *name, bool v);
 void json_writer__field_null(struct json_writer *w, const char *name);
+/* A member whose value may be unknown: v when known, else null (never left out). */
+void json_writer__field_u64_or_null(struct json_writer *w, const char *name, bool known,
+				    uint64_t v);
+void json_writer__field_i64_or_null(struct json_writer *w, const char *name, bool known,
+				    int64_t v);
+/* v with that many significant digits (json_writer__double_sig) when known, else null. */
+void json_writer__field_sig_or_null(struct json_writer *w, const char *name, bool known,
+				    double v, unsigned int digits);
 
 /* A string literal and its length, for the cursor's names; anything but a literal is refused. */
 #define JSON_LITERAL(s) "" s, (sizeof(s) - 1)

@@ -8,8 +8,8 @@
 #include "core/gpu/correlate.h"
 #include "core/gpu/gpu_store.h"
 #include "core/graphs/graph_store.h"
-#include "core/probes/launch_api.h"
 #include "core/proc/symbols.h"
+#include "cuda/launch_api.h"
 #include "trace/writer.h"
 #include "util/vec.h"
 

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/graphs/graph_store.h"
-#include "core/probes/launch_api.h"
+#include "cuda/launch_api.h"
 #include "util/hashmap.h"
 
 

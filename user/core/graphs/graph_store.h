@@ -15,6 +15,9 @@
  *
  * A graph whose making cuprobe did not see (built before it attached) is of
  * unknown content, and so is every replay of it: counted, never guessed.
+ *
+ * What a node and a content hold (struct graph_node, struct graph_content)
+ * is the trace's vocabulary, in trace/graphs.h: the writer needs no more.
  */
 #ifndef CORE_GRAPHS_GRAPH_STORE_H
 #define CORE_GRAPHS_GRAPH_STORE_H
@@ -23,38 +26,8 @@
 #include <stdint.h>
 #include "graph.h"
 #include "launch.h"
+#include "trace/graphs.h"
 #include "util/vec.h"
-
-/* What a node runs. */
-enum graph_node_what {
-	GNODE_KERNEL,
-	GNODE_COPY,
-	GNODE_SET,
-	GNODE_OTHER,	/* empty, host, event record and wait nodes: no GPU work of their own */
-};
-
-struct graph_node {
-	uint64_t handle;	/* the node's, when a call made it; 0 for captured nodes */
-	uint64_t child;		/* a child graph's node, flattened: that node's handle */
-	uint64_t ts;		/* when it was added */
-	enum graph_node_what what;
-	const char *kernel;	/* interned in the store */
-	uint32_t grid[3];
-	uint32_t block[3];
-	uint32_t shmem;
-	uint32_t kind;		/* copies: cudaMemcpyKind */
-	uint64_t bytes;
-};
-
-/* A content, as a trace writes it. */
-struct graph_content {
-	uint32_t id;		/* the process's, from 1 */
-	const char *origin;	/* "capture", "built", "updated", "cloned" */
-	struct vec nodes;	/* struct graph_node */
-	uint32_t kernels, copies, sets, other;
-	bool replayed;		/* a replay of it was handed out: it no longer changes */
-	bool short_of_nodes;	/* the budget refused one of its nodes: never handed out */
-};
 
 /* What the store could not follow: said at the session's end. */
 struct graph_store_stats {

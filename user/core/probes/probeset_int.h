@@ -12,10 +12,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "core/probes/capture_api.h"
-#include "core/probes/launch_api.h"
 #include "core/probes/probeset.h"
 #include "core/proc/handle_names.h"
 #include "core/proc/procmaps.h"
+#include "cuda/launch_api.h"
 #include "util/vec.h"
 
 struct uprobe_link;

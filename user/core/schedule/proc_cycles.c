@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "core/gpu/gpu_store.h"
 #include "core/graphs/graph_store.h"
-#include "core/probes/launch_api.h"
+#include "cuda/launch_api.h"
 #include "core/schedule/proc_cycles.h"
 #include "core/schedule/schedule_parse.h"
 #include "core/session/target.h"

@@ -3,7 +3,7 @@
  * The engine: a session owns the BPF object, the targets, their schedules
  * and cycles, the GPU join, the prober thread and the guardian. Front-ends
  * (record, compare, daemon) give it targets and a plan, turn its crank from
- * their event loop (user/cmd/loop.h), and hear back through hooks; they hold
+ * their event loop (core/loop/cmd_loop.h), and hear back through hooks; they hold
  * no engine state of their own. What they see of a target is a small public
  * view (struct session_target); the vocabulary they share with the engine is
  * in session_types.h. A session belongs to the thread that made it: every

@@ -17,7 +17,7 @@
 #include "proc.h"
 #include "core/probes/bpfobj.h"
 #include "core/probes/capture_api.h"
-#include "core/probes/launch_api.h"
+#include "cuda/launch_api.h"
 #include "core/proc/handle_names.h"
 #include "core/proc/procmaps.h"
 #include "core/proc/stacks.h"

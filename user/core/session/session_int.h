@@ -13,7 +13,7 @@
 #include "core/session/launch_queue.h"
 #include "core/session/session.h"
 #include "core/session/target.h"
-#include "core/probes/launch_api.h"
+#include "cuda/launch_api.h"
 #include "launch.h"
 #include "proc_state.h"
 #include "step.h"

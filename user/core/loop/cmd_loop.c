@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The front-ends' event loop (loop.h): one epoll set holding the signalfd,
+ * The front-ends' event loop (cmd_loop.h): one epoll set holding the signalfd,
  * the session's fd and the front-end's own fds. Each turn reads the
  * signals, turns the session's crank, calls the callbacks of the fds that
  * were readable, then the tick when it is due.
@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
-#include "cmd/loop.h"
+#include "core/loop/cmd_loop.h"
 #include "core/session/session.h"
 #include "util/clock.h"
 

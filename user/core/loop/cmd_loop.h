@@ -23,8 +23,8 @@
  *	err = cmd_loop__run(l, duration);
  *	cmd_loop__free(l);
  */
-#ifndef CMD_LOOP_H
-#define CMD_LOOP_H
+#ifndef CORE_LOOP_CMD_LOOP_H
+#define CORE_LOOP_CMD_LOOP_H
 
 #include <signal.h>
 #include <stdbool.h>
@@ -73,4 +73,4 @@ bool cmd_loop__signalled(const struct cmd_loop *l);
 /* The duration given to cmd_loop__run ran out. */
 bool cmd_loop__timed_out(const struct cmd_loop *l);
 
-#endif /* CMD_LOOP_H */
+#endif /* CORE_LOOP_CMD_LOOP_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /* The launch APIs cuprobe probes, as the loader sees them. */
-#ifndef CORE_PROBES_LAUNCH_API_H
-#define CORE_PROBES_LAUNCH_API_H
+#ifndef CUDA_LAUNCH_API_H
+#define CUDA_LAUNCH_API_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -52,4 +52,4 @@ const char *launch_memcpy_kind(unsigned int kind);
 /* The API names, for symbol lookups: names[i] is launch_apis[i].name. */
 void launch_api_names(const char *names[API__COUNT]);
 
-#endif /* CORE_PROBES_LAUNCH_API_H */
+#endif /* CUDA_LAUNCH_API_H */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
-#include "core/probes/launch_api.h"
+#include "cuda/launch_api.h"
 
 /* cbids from CUDA 13.0's cupti_runtime_cbid.h and cupti_driver_cbid.h. */
 const struct launch_api launch_apis[API__COUNT] = {
