@@ -13,7 +13,9 @@
 #include <string.h>
 #include <cmocka.h>
 #include "core/schedule/schedule_parse.h"
-#include "core/schedule/step_spec.h"
+#include "core/steps/step_find.h"
+#include "core/steps/step_spec.h"
+#include "core/steps/step_torch.h"
 #include "cuprobe.h"
 #include "schedule.h"
 

@@ -12,7 +12,8 @@
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include "core/proc/elf_file.h"
-#include "core/schedule/step_spec.h"
+#include "core/steps/step_find.h"
+#include "core/steps/step_spec.h"
 #include "core/session/preflight.h"
 #include "core/session/target.h"
 #include "schedule.h"

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include "core/proc/elf_file.h"
+#include "core/steps/step_find.h"
+#include "core/steps/step_torch.h"
+
+struct usdt_find {
+	const struct step_spec *spec;
+	struct step_sites *out;
+};
+
+static int usdt_match(struct elf_file *ef, const struct elf_usdt *n, void *ctx)
+{
+	struct usdt_find *f = ctx;
+	struct step_sites *out = f->out;
+
+	if (strcmp(n->provider, f->spec->provider) || strcmp(n->name, f->spec->symbol))
+		return 0;
+	if (out->n == STEP_MAX_SITES)
+		return 1;
+	if (!elf_file__usdt_offsets(ef, n, &out->offsets[out->n], &out->ref_ctr[out->n]))
+		out->n++;
+	return 0;
+}
+
+int step_spec__find(const struct step_spec *s, const char *path, struct step_sites *out)
+{
+	struct usdt_find f = { .spec = s, .out = out };
+	struct elf_file *ef;
+	int n;
+
+	memset(out, 0, sizeof(*out));
+	if (s->kind == STEP_TORCH) {
+		uint64_t found[STEP_TORCH_SYMS];
+		const char *names[2];
+
+		n = elf_func_offsets(path, step_torch_syms, STEP_TORCH_SYMS, found);
+		if (n < 0)
+			return n == -ENOEXEC ? 0 : n;
+		step_torch_pick(found, out->offsets, names);
+		out->n = out->offsets[0] && out->offsets[1] ? 2 : 0;
+		return out->n == 2;
+	}
+	if (s->kind != STEP_USDT) {
+		const char *name = s->symbol;
+
+		n = elf_func_offsets(path, &name, 1, out->offsets);
+		if (n < 0)
+			return n == -ENOEXEC ? 0 : n;
+		out->n = n > 0;
+		return n > 0;
+	}
+	ef = elf_file__open(path);
+	if (!ef)
+		return errno == ENOEXEC ? 0 : -errno;
+	elf_file__for_each_usdt(ef, usdt_match, &f);
+	elf_file__close(ef);
+	return out->n > 0;
+}
+
+/* Case-blind edit distance, UINT_MAX past 128 characters. */
+static unsigned int edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned int row[129], prev;
+
+	if (la > 128 || lb > 128)
+		return UINT_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned int cur = row[j], sub = prev + (tolower(a[i - 1]) != tolower(b[j - 1]));
+			unsigned int del = row[j] + 1, ins = row[j - 1] + 1;
+
+			row[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+/*
+ * How far name is from the wanted one, UINT_MAX when it is not close: a typo
+ * (an edit for every three characters, one at least), or one holding the
+ * other whole, case aside (train_step in _Z10train_stepv, or step_fn in
+ * train_step_fn), as git and perf choose what to suggest.
+ */
+static unsigned int closeness(const char *want, const char *name)
+{
+	size_t lw = strlen(want), ln = strlen(name);
+	unsigned int d = edit_distance(want, name);
+	unsigned int within = lw / 3 ?: 1;
+
+	if (d <= within)
+		return d;
+	if (strcasestr(name, want) || (ln * 2 >= lw && ln >= 4 && strcasestr(want, name)))
+		return d == UINT_MAX ? UINT_MAX - 1 : d;
+	return UINT_MAX;
+}
+
+void step_spec__suggest_init(const struct step_spec *s, struct step_suggest *sg)
+{
+	memset(sg, 0, sizeof(*sg));
+	if (s->kind == STEP_USDT)
+		snprintf(sg->want, sizeof(sg->want), "%s:%s", s->provider, s->symbol);
+	else
+		snprintf(sg->want, sizeof(sg->want), "%s", s->symbol);
+	for (int i = 0; i < STEP_SUGGEST_MAX; i++)
+		sg->dist[i] = UINT_MAX;
+}
+
+void step_spec__consider(struct step_suggest *sg, const char *name)
+{
+	unsigned int d = closeness(sg->want, name);
+	int slot = -1;
+
+	if (d == UINT_MAX)
+		return;
+	for (int i = 0; i < STEP_SUGGEST_MAX; i++) {
+		if (!strcmp(sg->best[i], name))
+			return;
+		if (d < sg->dist[i] && (slot < 0 || sg->dist[i] > sg->dist[slot]))
+			slot = i;
+	}
+	if (slot < 0)
+		return;
+	sg->dist[slot] = d;
+	snprintf(sg->best[slot], sizeof(sg->best[slot]), "%s", name);
+}
+
+static int usdt_consider(struct elf_file *ef, const struct elf_usdt *n, void *ctx)
+{
+	char full[256];
+
+	(void)ef;
+	snprintf(full, sizeof(full), "%s:%s", n->provider, n->name);
+	step_spec__consider(ctx, full);
+	return 0;
+}
+
+static int func_consider(const char *name, const GElf_Sym *sym, int rank, void *ctx)
+{
+	(void)sym;
+	(void)rank;
+	step_spec__consider(ctx, name);
+	return 0;
+}
+
+void step_spec__suggest(const struct step_spec *s, const char *path, struct step_suggest *sg)
+{
+	struct elf_file *ef = elf_file__open(path);
+
+	if (!ef)
+		return;
+	if (s->kind == STEP_USDT)
+		elf_file__for_each_usdt(ef, usdt_consider, sg);
+	else
+		elf_file__for_each_func(ef, func_consider, sg);
+	elf_file__close(ef);
+}
+
+void step_spec__suggest_str(const struct step_suggest *sg, char *buf, size_t len)
+{
+	bool used[STEP_SUGGEST_MAX] = { false };
+	size_t at = 0;
+
+	if (len)
+		buf[0] = '\0';
+	/* Closest first; a name that does not fit whole is left out, not cut. */
+	for (int n = 0; n < STEP_SUGGEST_MAX; n++) {
+		int best = -1;
+
+		for (int i = 0; i < STEP_SUGGEST_MAX; i++)
+			if (!used[i] && sg->best[i][0] && (best < 0 || sg->dist[i] < sg->dist[best]))
+				best = i;
+		if (best < 0)
+			return;
+		used[best] = true;
+		if (at + strlen(sg->best[best]) + 2 >= len)
+			return;
+		at += snprintf(buf + at, len - at, "%s%s", at ? ", " : "", sg->best[best]);
+	}
+}
