@@ -253,13 +253,31 @@ void probeset_detach_launch(const struct probeset *ps, struct examined *e)
 		probeset_dispose_pair(ps->env, ps->want.sync, &e->entry[g], &e->ret[g]);
 }
 
+/* The agent's USDT probes (agent.h): cuprobe:records and cuprobe:enable. */
+#define AGENT_USDT_SITES 16
+
+struct agent_sites {
+	uint64_t offsets[AGENT_USDT_SITES];
+	uint64_t ref_ctr[AGENT_USDT_SITES];
+	size_t n;
+};
+
+/* The agent's USDT probe cuprobe:name in the file at path: 1 when found, 0 when not, or -errno. */
+static int agent_usdt(const char *path, const char *name, struct agent_sites *out)
+{
+	int n = elf_usdt_sites(path, "cuprobe", name, out->offsets, out->ref_ctr,
+			       AGENT_USDT_SITES);
+
+	out->n = n > 0 ? (size_t)n : 0;
+	if (n < 0)
+		return n == -ENOEXEC ? 0 : n;
+	return n > 0;
+}
+
 /* The agent's switch follows the window: CUPTI runs from warmup to the window's end. */
 int probeset_switch_agent(struct probeset *ps, bool on)
 {
-	static const struct step_spec enable = {
-		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "enable",
-	};
-	struct step_sites sites;
+	struct agent_sites sites;
 	struct uprobe_spec s = { .path = ps->agent, .pid = ps->pid, .offsets = sites.offsets,
 				 .ref_ctr_offsets = sites.ref_ctr };
 	int found, err;
@@ -270,7 +288,7 @@ int probeset_switch_agent(struct probeset *ps, bool on)
 	}
 	if (ps->agent_enable)
 		return 0;
-	found = step_spec__find(&enable, ps->agent, &sites);
+	found = agent_usdt(ps->agent, "enable", &sites);
 	if (found <= 0)
 		return found ?: -ENOENT;
 	s.n = sites.n;
@@ -296,13 +314,10 @@ int probeset_switch_agent(struct probeset *ps, bool on)
 int probeset_attach_agent(struct probeset *ps, const struct examined *e)
 {
 	const char *path = e->open_path;
-	static const struct step_spec records = {
-		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "records",
-	};
-	struct step_sites sites;
+	struct agent_sites sites;
 	int err;
 
-	if (!ps->env->cupti || ps->agent || step_spec__find(&records, path, &sites) <= 0)
+	if (!ps->env->cupti || ps->agent || agent_usdt(path, "records", &sites) <= 0)
 		return 0;
 	err = bpfobj__attach_agent_records(ps->env->bpf, ps->pid, path, &ps->agent_records);
 	if (err)

@@ -8,29 +8,8 @@
 #include "core/steps/step_find.h"
 #include "core/steps/step_torch.h"
 
-struct usdt_find {
-	const struct step_spec *spec;
-	struct step_sites *out;
-};
-
-static int usdt_match(struct elf_file *ef, const struct elf_usdt *n, void *ctx)
-{
-	struct usdt_find *f = ctx;
-	struct step_sites *out = f->out;
-
-	if (strcmp(n->provider, f->spec->provider) || strcmp(n->name, f->spec->symbol))
-		return 0;
-	if (out->n == STEP_MAX_SITES)
-		return 1;
-	if (!elf_file__usdt_offsets(ef, n, &out->offsets[out->n], &out->ref_ctr[out->n]))
-		out->n++;
-	return 0;
-}
-
 int step_spec__find(const struct step_spec *s, const char *path, struct step_sites *out)
 {
-	struct usdt_find f = { .spec = s, .out = out };
-	struct elf_file *ef;
 	int n;
 
 	memset(out, 0, sizeof(*out));
@@ -54,12 +33,12 @@ int step_spec__find(const struct step_spec *s, const char *path, struct step_sit
 		out->n = n > 0;
 		return n > 0;
 	}
-	ef = elf_file__open(path);
-	if (!ef)
-		return errno == ENOEXEC ? 0 : -errno;
-	elf_file__for_each_usdt(ef, usdt_match, &f);
-	elf_file__close(ef);
-	return out->n > 0;
+	n = elf_usdt_sites(path, s->provider, s->symbol, out->offsets, out->ref_ctr,
+			   STEP_MAX_SITES);
+	if (n < 0)
+		return n == -ENOEXEC ? 0 : n;
+	out->n = n;
+	return n > 0;
 }
 
 /* Case-blind edit distance, UINT_MAX past 128 characters. */
