@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The loader's mirror of a process's schedule (user/core/schedule/proc_cycles.c), driven
+ * The loader's mirror of a process's schedule (user/core/cycles/), driven
  * with synthetic step and launch events: where cycles begin and end, which
  * cycle each launch lands in, and what each written trace says of itself.
  */
@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
-#include "core/schedule/proc_cycles.h"
+#include "core/cycles/proc_cycles.h"
 #include "core/session/target.h"
 #include "trace/format.h"
 #include "util/log.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * A cycle whose trace cannot be made (user/core/schedule/proc_cycles.c): it is lost and
+ * A cycle whose trace cannot be made (user/core/cycles/cycle_write.c): it is lost and
  * nothing else is. Its launches and steps are no error, the front-end hears
  * of it once with the cause and the path, and the next cycle is written as
  * soon as its folder can be made.
@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
-#include "core/schedule/proc_cycles.h"
+#include "core/cycles/proc_cycles.h"
 #include "core/session/target.h"
 
 struct seen {

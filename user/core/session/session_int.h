@@ -9,7 +9,7 @@
 #include "core/probes/probeset.h"
 #include "core/probes/uprobe_warm.h"
 #include "core/proc/procmaps.h"
-#include "core/schedule/proc_cycles.h"
+#include "core/cycles/proc_cycles.h"
 #include "core/session/launch_queue.h"
 #include "core/session/session.h"
 #include "core/session/target.h"

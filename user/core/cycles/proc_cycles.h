@@ -9,8 +9,8 @@
  * flight). A stop during an active step writes the partial cycle. Launches
  * belong to the cycle whose steps hold theirs, so cycles never overlap.
  */
-#ifndef CORE_SCHEDULE_PROC_CYCLES_H
-#define CORE_SCHEDULE_PROC_CYCLES_H
+#ifndef CORE_CYCLES_PROC_CYCLES_H
+#define CORE_CYCLES_PROC_CYCLES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -136,4 +136,4 @@ uint32_t proc_cycles__phase(const struct proc_cycles *pc);
 /* The phase of the step k steps after the running one, as the schedule says (steps only). */
 uint32_t proc_cycles__phase_ahead(const struct proc_cycles *pc, uint64_t k);
 
-#endif /* CORE_SCHEDULE_PROC_CYCLES_H */
+#endif /* CORE_CYCLES_PROC_CYCLES_H */
