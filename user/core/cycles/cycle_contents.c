@@ -5,7 +5,6 @@
 #include "core/gpu/gpu_store.h"
 #include "core/graphs/graph_store.h"
 #include "core/probes/launch_api.h"
-#include "core/session/target.h"
 #include "trace/format.h"
 #include "util/log.h"
 
@@ -43,7 +42,7 @@ static bool cut(struct proc_cycles *pc, struct open_cycle *oc, const struct laun
 		oc->cut_step = pc->steps ? (int64_t)e->step : -1;
 		oc->cut_mono = e->ts_ns;
 		p_warn("pid %d (%s): cycle %u reached its bound of %llu %s: cut at step %lld, its later "
-		       "launches are counted, not written", pc->t->pid, pc->t->comm, oc->k,
+		       "launches are counted, not written", pc->who.pid, pc->who.comm, oc->k,
 		       (unsigned long long)(oc->cut[0] == 'l' ? b->launches : b->bytes), oc->cut,
 		       (long long)oc->cut_step);
 		if (env->cycle_cut)
@@ -108,8 +107,8 @@ int proc_cycles__launch(struct proc_cycles *pc, const struct launch_event *e, co
 		/* Probes still in from the last window: counted, never written. */
 	} else if (oc->mode == MODE_CUPTI) {
 		if (hold_launch(oc, e, kernel, unnamed, correlation, graph)) {
-			p_err("pid %d (%s): out of memory for a launch of cycle %u", pc->t->pid,
-			      pc->t->comm, oc->k);
+			p_err("pid %d (%s): out of memory for a launch of cycle %u", pc->who.pid,
+			      pc->who.comm, oc->k);
 			return -ENOMEM;
 		}
 	} else if (cycle_trace(pc, oc)) {

@@ -7,7 +7,6 @@
 #include <unistd.h>
 #include "core/cycles/cycles_int.h"
 #include "core/gpu/gpu_store.h"
-#include "core/session/target.h"
 #include "util/log.h"
 #include "util/safe_file.h"
 
@@ -51,12 +50,13 @@ static void lose_cycle(struct open_cycle *oc, int err, const char *where)
 struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
 {
 	const struct cycle_env *env = pc->env;
+	struct cycle_proc p = cycle_proc_now(pc);
 	struct trace_meta m = {
-		.pid = pc->t->pid,
+		.pid = p.pid,
 		.host = env->host,
-		.command = pc->t->comm,
-		.rank = pc->t->rank,
-		.world_size = pc->t->world_size,
+		.command = p.comm,
+		.rank = p.rank,
+		.world_size = p.world_size,
 		.cycle = oc->k,
 		.mono_to_real = env->mono_to_real,
 		.start_mono = oc->start_mono,
@@ -114,15 +114,15 @@ static void tell_silent_agent(struct proc_cycles *pc, const struct open_cycle *o
 	if (gpu_store__chunks(pc->gpu) || pc->told_silent)
 		return;
 	pc->told_silent = true;
-	if (!pc->t->facts.agent_found)
+	if (!cycle_proc_now(pc).agent_found)
 		p_warn("pid %d (%s): --cupti: no agent in the process by the end of cycle %u, so no "
 		       "GPU times: the CUDA driver did not load CUDA_INJECTION64_PATH (no GPU or "
 		       "driver here, or a driver that ignores it), or the process was not started "
-		       "with the agent; launches are recorded", pc->t->pid, pc->t->comm, oc->k);
+		       "with the agent; launches are recorded", pc->who.pid, pc->who.comm, oc->k);
 	else
 		p_warn("pid %d (%s): --cupti: the agent is loaded but said nothing by the end of "
 		       "cycle %u, so no GPU times: CUPTI never started in it (is the process using "
-		       "the GPU?); launches are recorded", pc->t->pid, pc->t->comm, oc->k);
+		       "the GPU?); launches are recorded", pc->who.pid, pc->who.comm, oc->k);
 }
 
 /* --cupti: the cycle's launches with their GPU work, and what the join found. */
@@ -136,7 +136,7 @@ static uint64_t join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t
 
 	if (gpu_store__join(pc->gpu, oc->pending.data, oc->pending.len, oc->start_mono, end_mono, oc->t,
 			    &st)) {
-		p_err("pid %d: cannot join cycle %u to its GPU records: out of memory", pc->t->pid,
+		p_err("pid %d: cannot join cycle %u to its GPU records: out of memory", pc->who.pid,
 		      oc->k);
 		return 0;
 	}
@@ -152,23 +152,23 @@ static uint64_t join_gpu(struct proc_cycles *pc, struct open_cycle *oc, uint64_t
 	};
 	trace__set_gpu(oc->t, &sum);
 	while ((err = gpu_store__take_error(pc->gpu)))
-		p_warn("pid %d: %s; cycle %u has launches without GPU times", pc->t->pid, err, oc->k);
+		p_warn("pid %d: %s; cycle %u has launches without GPU times", pc->who.pid, err, oc->k);
 	if (st.graph_mismatches)
 		p_warn("pid %d: cycle %u: %lu graph replays ran other kernels than cuprobe expanded "
 		       "them into (CUPTI's records of them differ): a node changed unseen",
-		       pc->t->pid, oc->k, (unsigned long)st.graph_mismatches);
+		       pc->who.pid, oc->k, (unsigned long)st.graph_mismatches);
 	if (sum.missing)
 		p_warn("pid %d: cycle %u written after waiting for its GPU records: %lu launches "
-		       "still without them", pc->t->pid, oc->k, (unsigned long)sum.missing);
+		       "still without them", pc->who.pid, oc->k, (unsigned long)sum.missing);
 	if (st.clock_faults)
 		p_warn("pid %d: cycle %u: %lu GPU records start before their launch (clock fault)",
-		       pc->t->pid, oc->k, (unsigned long)st.clock_faults);
+		       pc->who.pid, oc->k, (unsigned long)st.clock_faults);
 	if (st.dropped)
-		p_warn("pid %d: cycle %u: CUPTI or the agent dropped %lu records", pc->t->pid, oc->k,
+		p_warn("pid %d: cycle %u: CUPTI or the agent dropped %lu records", pc->who.pid, oc->k,
 		       (unsigned long)st.dropped);
 	if (st.bad_chunks)
 		p_warn("pid %d: cycle %u: %lu malformed agent chunks refused (is the agent of this "
-		       "cuprobe version?)", pc->t->pid, oc->k, (unsigned long)st.bad_chunks);
+		       "cuprobe version?)", pc->who.pid, oc->k, (unsigned long)st.bad_chunks);
 	return st.named_by_cupti;
 }
 
@@ -201,17 +201,17 @@ static void tell_cycle(struct proc_cycles *pc, const struct open_cycle *oc, uint
 
 static void tell_written(struct proc_cycles *pc, const struct open_cycle *oc, bool partial)
 {
-	p_info("pid %d (%s): cycle %u%s: %lu launches -> %s", pc->t->pid, pc->t->comm, oc->k,
+	p_info("pid %d (%s): cycle %u%s: %lu launches -> %s", pc->who.pid, pc->who.comm, oc->k,
 	       partial ? " (partial)" : "", (unsigned long)oc->launches, trace__path(oc->t));
 	if (oc->captured)
 		p_info("pid %d: cycle %u: %lu more made into captured streams: graph nodes, not "
-		       "launches", pc->t->pid, oc->k, (unsigned long)oc->captured);
+		       "launches", pc->who.pid, oc->k, (unsigned long)oc->captured);
 	if (oc->c.drops)
 		p_warn("pid %d: cycle %u lost %lu launches: the ring buffer was full; raise "
-		       "--ringbuf-size", pc->t->pid, oc->k, (unsigned long)oc->c.drops);
+		       "--ringbuf-size", pc->who.pid, oc->k, (unsigned long)oc->c.drops);
 	if (pc->lost_steps)
 		p_warn("pid %d: %lu step boundaries were lost before cycle %u was written: their "
-		       "spans are missing", pc->t->pid, (unsigned long)pc->lost_steps, oc->k);
+		       "spans are missing", pc->who.pid, (unsigned long)pc->lost_steps, oc->k);
 }
 
 /* From ts (a recording step's start) to since, within the window's recorded time. */
@@ -230,10 +230,10 @@ static uint64_t unprobed_span(const struct open_cycle *oc, uint64_t ts, uint64_t
 static void unprobed_at_write(const struct proc_cycles *pc, struct open_cycle *oc,
 			      uint64_t end_mono)
 {
-	const struct target *t = pc->t;
+	struct cycle_proc p = cycle_proc_now(pc);
 
-	if (t->warm_ts && t->attaching && oc->lo <= t->warm_step && t->warm_step <= oc->last_step)
-		oc->unprobed_ns = unprobed_span(oc, t->warm_ts, end_mono);
+	if (p.warm_ts && p.attaching && oc->lo <= p.warm_step && p.warm_step <= oc->last_step)
+		oc->unprobed_ns = unprobed_span(oc, p.warm_ts, end_mono);
 }
 
 static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t end_mono,
@@ -252,7 +252,7 @@ static int write_trace(struct proc_cycles *pc, struct open_cycle *oc, uint64_t e
 		.stale = oc->c.stale,
 		.lost_steps = pc->lost_steps,
 		.holds = pc->holds,
-		.no_driver = pc->t->facts.has_launch_apis && !pc->t->facts.has_driver,
+		.no_driver = cycle_proc_now(pc).no_driver,
 		.first_step = pc->steps ? (int64_t)oc->lo : -1,
 		.last_step = pc->steps ? (int64_t)oc->last_step : -1,
 		.partial = partial,

@@ -69,7 +69,8 @@ struct open_range {
 
 struct proc_cycles {
 	const struct cycle_env *env;
-	const struct target *t;
+	const struct target *t;	/* the session's, handed back to its hooks */
+	struct cycle_proc who;	/* pid and comm as at the start (cycle_proc_now for the rest) */
 	uint64_t step;
 	uint32_t phase;
 	uint64_t step_start;
@@ -128,6 +129,15 @@ static inline struct open_cycle *cycle_of_time(struct proc_cycles *pc, uint64_t 
 			return oc;
 	}
 	return NULL;
+}
+
+/* What the session says of the process now. */
+static inline struct cycle_proc cycle_proc_now(const struct proc_cycles *pc)
+{
+	struct cycle_proc p = pc->who;
+
+	pc->env->proc(pc->env->ctx, pc->t, &p);
+	return p;
 }
 
 /* The cycle's trace file, made when first needed; NULL once the cycle is lost (cycle_write.c). */

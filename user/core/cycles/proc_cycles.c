@@ -5,7 +5,6 @@
 #include "core/gpu/gpu_store.h"
 #include "core/graphs/graph_store.h"
 #include "core/schedule/schedule_parse.h"
-#include "core/session/target.h"
 #include "util/log.h"
 
 /*
@@ -21,7 +20,7 @@ static int write_oldest(struct proc_cycles *pc, uint64_t now)
 		p_warn("pid %d (%s): %d finished cycles wait to be written (for their launches "
 		       "still in the ring, or their GPU records within --cupti-wait %.1f s): from "
 		       "cycle %u on, the oldest is written early with what it has; longer windows "
-		       "or a shorter --cupti-wait avoid it", pc->t->pid, pc->t->comm, MAX_OPEN,
+		       "or a shorter --cupti-wait avoid it", pc->who.pid, pc->who.comm, MAX_OPEN,
 		       (double)pc->env->cupti_wait_ns / 1e9, oc->k);
 	}
 	return cycle_write(pc, 0, oc->end_mono ? oc->end_mono : now, !oc->end_mono, true);
@@ -39,7 +38,7 @@ static int open_cycle(struct proc_cycles *pc, uint64_t start_mono)
 		return err;
 	oc = vec__push(&pc->open);
 	if (!oc) {
-		p_err("pid %d (%s): out of memory for cycle %lld", pc->t->pid, pc->t->comm,
+		p_err("pid %d (%s): out of memory for cycle %lld", pc->who.pid, pc->who.comm,
 		      (long long)pc->cycle);
 		return -ENOMEM;
 	}
@@ -78,6 +77,7 @@ struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct t
 	pc->ranges = VEC_INIT(struct open_range);
 	pc->env = env;
 	pc->t = t;
+	env->proc(env->ctx, t, &pc->who);
 	pc->sched = *sched;
 	pc->by_time = clock == CLOCK_SLICES;
 	pc->steps = clock != CLOCK_ONE;
@@ -87,7 +87,7 @@ struct proc_cycles *proc_cycles__new(const struct cycle_env *env, const struct t
 	if (pc->phase != PHASE_NONE)
 		begin_cycle(pc);
 	pc->step_start = start_mono;
-	pc->step_tid = t->pid;
+	pc->step_tid = pc->who.pid;
 	pc->gpu = gpu_store__new();
 	pc->graphs = graph_store__new(env->graphs);
 	if (!pc->gpu || !pc->graphs || (phase_records(pc->phase) && open_cycle(pc, start_mono))) {
@@ -133,7 +133,7 @@ static void end_step(struct proc_cycles *pc, pid_t tid, uint64_t end,
 		.hits = st.probe_hits, .partial = partial,
 	};
 
-	p_dbg("pid %d: step %lu (%s) ended: %ld launch probe hits", pc->t->pid,
+	p_dbg("pid %d: step %lu (%s) ended: %ld launch probe hits", pc->who.pid,
 	      (unsigned long)pc->step, schedule_phase_name(pc->phase), (long)st.probe_hits);
 	if (pc->env->step_done)
 		pc->env->step_done(pc->env->ctx, pc->t, &si);
@@ -219,7 +219,7 @@ int proc_cycles__step(struct proc_cycles *pc, const struct step_event *e)
  */
 static bool no_agent(const struct proc_cycles *pc)
 {
-	return !pc->t->facts.agent_found && !gpu_store__chunks(pc->gpu);
+	return !cycle_proc_now(pc).agent_found && !gpu_store__chunks(pc->gpu);
 }
 
 /*

@@ -24,6 +24,23 @@ struct target;
 struct proc_cycles;
 struct graph_budget;
 
+/*
+ * What the mirror reads of its process, asked of the session (cycle_env.proc)
+ * as it needs it: who it is for messages and traces, and the facts a trace
+ * says. The session's struct target stays the session's.
+ */
+struct cycle_proc {
+	pid_t pid;
+	const char *comm;	/* kept by the session: read again at each message */
+	int rank, world_size;	/* from RANK / WORLD_SIZE, -1 when unset */
+	bool agent_found;	/* the agent is in the process (--cupti) */
+	bool no_driver;		/* it has launch APIs but no CUDA driver's */
+	/* An attach of launch probes is out (attaching) for the recording step warm_step,
+	 * which began at warm_ts (0: none known). */
+	bool attaching;
+	uint64_t warm_step, warm_ts;
+};
+
 struct cycle_env {
 	const char *host;
 	int64_t mono_to_real;
@@ -32,6 +49,8 @@ struct cycle_env {
 	uint64_t cupti_wait_ns;		/* how long a cupti cycle waits for its GPU records */
 	/* The session's, called on its thread. */
 	void *ctx;
+	/* What the mirror reads of t (struct target is the session's, opaque here). */
+	void (*proc)(void *ctx, const struct target *t, struct cycle_proc *p);
 	/* The mode of cycle k, asked when it begins. */
 	enum window_mode (*cycle_mode)(void *ctx, const struct target *t, uint32_t k);
 	/* The folder for cycle k's trace (made by the mirror). 0 or -errno. */
@@ -62,7 +81,7 @@ enum cycle_clock {
 };
 
 /*
- * t's comm, rank and world size are read when a trace opens. Step 0 begins
+ * t's comm, rank and world size are read when a trace opens (cycle_env.proc). Step 0 begins
  * at start_mono under sched (which also fills boundaries lost on the way).
  * With steps or slices, each is a span and a stop is partial.
  */
