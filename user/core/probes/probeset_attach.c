@@ -14,6 +14,7 @@
 #include "core/proc/objcache.h"
 #include "core/proc/procmaps.h"
 #include "core/steps/step_find.h"
+#include "core/steps/step_source.h"
 #include "core/steps/step_spec.h"
 #include "core/steps/step_torch.h"
 #include "cuprobe.h"
@@ -344,7 +345,7 @@ int probeset_attach_step(struct probeset *ps, const struct examined *e)
 	if (!step || ps->step || !step_spec__wants_object(step, path))
 		return 0;
 	/* Its exit is in .symtab, too long a walk for a hold: after it (probeset__step_walk). */
-	if (step->kind == STEP_TORCH) {
+	if (step_source(step)->walked) {
 		if (!ps->step_walk)
 			ps->step_walk = (size_t)(e - OBJ(ps, 0)) + 1;
 		return 0;
@@ -353,7 +354,7 @@ int probeset_attach_step(struct probeset *ps, const struct examined *e)
 	if (found <= 0)
 		return found;
 	/* A function, not a USDT site (a nop the kernel emulates, with its semaphore). */
-	if (step->kind != STEP_USDT)
+	if (!step_source(step)->notes)
 		placement_adjust(e->fd, e->name, (const char *const[]){ step->symbol }, 1,
 				 sites.offsets);
 	s.n = sites.n;

@@ -21,6 +21,7 @@
 #include "core/probes/bpfobj.h"
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
+#include "core/steps/step_source.h"
 #include "core/steps/step_spec.h"
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
@@ -190,7 +191,7 @@ static void tell_step_missing(struct session *s, struct target *t, enum step_mis
 {
 	char close[512];
 
-	if (t->plan.step->kind == STEP_TORCH) {
+	if (!step_source(t->plan.step)->suggests) {
 		tell_torch_missing(t, when == STEP_NEVER);
 		return;
 	}
@@ -214,7 +215,7 @@ void session_check_step(struct session *s, struct target *t, const struct proc_s
 			uint64_t now)
 {
 	/* A torch step says what it lacks itself (tell_torch_missing): no close names. */
-	if (!t->plan.step || t->plan.step->kind == STEP_TORCH || t->facts.step_found ||
+	if (!t->plan.step || !step_source(t->plan.step)->suggests || t->facts.step_found ||
 	    t->told_step || s->steps_found || !t->probes)
 		return;
 	if (!uses_cuda(t, ps, now))
@@ -426,9 +427,9 @@ static int prepare_child(struct session *s, pid_t pid, const char *exe)
 	if (!err)
 		err = t->facts.err;
 	t->exec_prepared = !err;
-	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_TORCH)
+	if (!err && t->plan.step && !t->facts.step_found && !step_source(t->plan.step)->suggests)
 		tell_torch_missing(t, false);
-	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_SYMBOL)
+	if (!err && t->plan.step && !t->facts.step_found && step_source(t->plan.step)->anywhere)
 		p_info("step symbol %s is not in %s: looking for it in libraries as they load",
 		       t->plan.step->symbol, exe);
 	return err;

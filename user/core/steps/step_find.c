@@ -6,39 +6,51 @@
 #include <string.h>
 #include "core/proc/elf_file.h"
 #include "core/steps/step_find.h"
+#include "core/steps/step_source.h"
 #include "core/steps/step_torch.h"
+#include "util/log.h"
 
-int step_spec__find(const struct step_spec *s, const char *path, struct step_sites *out)
+int step_find_torch(const struct step_spec *s, const char *path, struct step_sites *out)
 {
+	uint64_t found[STEP_TORCH_SYMS];
+	const char *names[2];
 	int n;
 
-	memset(out, 0, sizeof(*out));
-	if (s->kind == STEP_TORCH) {
-		uint64_t found[STEP_TORCH_SYMS];
-		const char *names[2];
+	(void)s;
+	n = elf_func_offsets(path, step_torch_syms, STEP_TORCH_SYMS, found);
+	if (n < 0)
+		return n == -ENOEXEC ? 0 : n;
+	step_torch_pick(found, out->offsets, names);
+	out->n = out->offsets[0] && out->offsets[1] ? 2 : 0;
+	return out->n == 2;
+}
 
-		n = elf_func_offsets(path, step_torch_syms, STEP_TORCH_SYMS, found);
-		if (n < 0)
-			return n == -ENOEXEC ? 0 : n;
-		step_torch_pick(found, out->offsets, names);
-		out->n = out->offsets[0] && out->offsets[1] ? 2 : 0;
-		return out->n == 2;
-	}
-	if (s->kind != STEP_USDT) {
-		const char *name = s->symbol;
+int step_find_function(const struct step_spec *s, const char *path, struct step_sites *out)
+{
+	const char *name = s->symbol;
+	int n = elf_func_offsets(path, &name, 1, out->offsets);
 
-		n = elf_func_offsets(path, &name, 1, out->offsets);
-		if (n < 0)
-			return n == -ENOEXEC ? 0 : n;
-		out->n = n > 0;
-		return n > 0;
-	}
-	n = elf_usdt_sites(path, s->provider, s->symbol, out->offsets, out->ref_ctr,
-			   STEP_MAX_SITES);
+	if (n < 0)
+		return n == -ENOEXEC ? 0 : n;
+	out->n = n > 0;
+	return n > 0;
+}
+
+int step_find_usdt(const struct step_spec *s, const char *path, struct step_sites *out)
+{
+	int n = elf_usdt_sites(path, s->provider, s->symbol, out->offsets, out->ref_ctr,
+			       STEP_MAX_SITES);
+
 	if (n < 0)
 		return n == -ENOEXEC ? 0 : n;
 	out->n = n;
 	return n > 0;
+}
+
+int step_spec__find(const struct step_spec *s, const char *path, struct step_sites *out)
+{
+	memset(out, 0, sizeof(*out));
+	return step_source(s)->find(s, path, out);
 }
 
 /* Case-blind edit distance, UINT_MAX past 128 characters. */
@@ -87,7 +99,7 @@ static unsigned int closeness(const char *want, const char *name)
 void step_spec__suggest_init(const struct step_spec *s, struct step_suggest *sg)
 {
 	memset(sg, 0, sizeof(*sg));
-	if (s->kind == STEP_USDT)
+	if (step_source(s)->notes)
 		snprintf(sg->want, sizeof(sg->want), "%s:%s", s->provider, s->symbol);
 	else
 		snprintf(sg->want, sizeof(sg->want), "%s", s->symbol);
@@ -138,7 +150,7 @@ void step_spec__suggest(const struct step_spec *s, const char *path, struct step
 
 	if (!ef)
 		return;
-	if (s->kind == STEP_USDT)
+	if (step_source(s)->notes)
 		elf_file__for_each_usdt(ef, usdt_consider, sg);
 	else
 		elf_file__for_each_func(ef, func_consider, sg);
@@ -166,4 +178,48 @@ void step_spec__suggest_str(const struct step_suggest *sg, char *buf, size_t len
 			return;
 		at += snprintf(buf + at, len - at, "%s%s", at ? ", " : "", sg->best[best]);
 	}
+}
+
+/*
+ * What lists the names --step searched in the object: readelf -n its USDT
+ * notes, nm its .symtab (which has the static functions nm -D leaves out),
+ * nm -D the .dynsym of a stripped one.
+ */
+static const char *list_command(const struct step_spec *st)
+{
+	struct elf_file *ef;
+	bool symtab;
+
+	if (step_source(st)->notes)
+		return "readelf -n";
+	ef = elf_file__open(st->object);
+	if (!ef)
+		return "nm -D";
+	symtab = elf_file__has_table(ef, SHT_SYMTAB);
+	elf_file__close(ef);
+	return symtab ? "nm" : "nm -D";
+}
+
+int step_spec__check_file(const struct step_spec *st)
+{
+	struct step_suggest sg;
+	struct step_sites sites;
+	char close[512];
+	int found;
+
+	if (!st->object || !strchr(st->object, '/'))
+		return 0;
+	found = step_spec__find(st, st->object, &sites);
+	if (found > 0)
+		return 0;
+	if (found < 0) {
+		p_err("--step: cannot read %s: %s; check the path", st->object, strerror(-found));
+		return found;
+	}
+	step_spec__suggest_init(st, &sg);
+	step_spec__suggest(st, st->object, &sg);
+	step_spec__suggest_str(&sg, close, sizeof(close));
+	p_err("--step: %s not found in %s%s%s; check the name (%s %s)", step_spec__str(st),
+	      st->object, close[0] ? "; close matches: " : "", close, list_command(st), st->object);
+	return -ENOENT;
 }

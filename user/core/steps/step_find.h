@@ -24,6 +24,10 @@ struct step_sites {
  * A torch step has two sites: the entry and the exit (step_torch_pick), both found or none.
  */
 int step_spec__find(const struct step_spec *s, const char *path, struct step_sites *out);
+/* Each kind's finding (step_source.h): the same contract, out zeroed by the caller. */
+int step_find_function(const struct step_spec *s, const char *path, struct step_sites *out);
+int step_find_usdt(const struct step_spec *s, const char *path, struct step_sites *out);
+int step_find_torch(const struct step_spec *s, const char *path, struct step_sites *out);
 /* The few names closest to the wanted one, gathered over the objects searched. */
 #define STEP_SUGGEST_MAX 3
 struct step_suggest {
@@ -42,5 +46,12 @@ void step_spec__suggest(const struct step_spec *s, const char *path, struct step
 void step_spec__consider(struct step_suggest *sg, const char *name);
 /* "a, b, c", closest first, each name once and whole; "" when none is close. */
 void step_spec__suggest_str(const struct step_suggest *sg, char *buf, size_t len);
+
+/*
+ * --step in a named file (a path), checked before the session starts; a step
+ * elsewhere may come with a library. 0, or -errno said (what is close, and
+ * what lists the names searched).
+ */
+int step_spec__check_file(const struct step_spec *st);
 
 #endif /* CORE_STEPS_STEP_FIND_H */

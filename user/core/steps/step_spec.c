@@ -105,18 +105,21 @@ const char *step_spec__str(const struct step_spec *s)
 	return buf;
 }
 
-bool step_spec__wants_object(const struct step_spec *s, const char *path)
+bool step_object_is(const char *object, const char *path)
 {
 	char want[PATH_MAX], have[PATH_MAX];
 	const char *base = strrchr(path, '/');
 	size_t n;
 
-	if (s->kind == STEP_SYMBOL)
-		return true;
-	if (strchr(s->object, '/'))
-		return realpath(s->object, want) && realpath(path, have) && !strcmp(want, have);
+	if (strchr(object, '/'))
+		return realpath(object, want) && realpath(path, have) && !strcmp(want, have);
 	/* A library name: "libcudart" matches libcudart.so.13, "libtrain.so" itself. */
 	base = base ? base + 1 : path;
-	n = strlen(s->object);
-	return !strncmp(base, s->object, n) && (base[n] == '\0' || base[n] == '.');
+	n = strlen(object);
+	return !strncmp(base, object, n) && (base[n] == '\0' || base[n] == '.');
+}
+
+bool step_spec__wants_object(const struct step_spec *s, const char *path)
+{
+	return s->kind == STEP_SYMBOL || step_object_is(s->object, path);
 }

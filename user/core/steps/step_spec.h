@@ -34,6 +34,11 @@ int step_spec__parse(const char *spec, struct step_spec *s, char *err, size_t er
 void step_spec__free(struct step_spec *s);
 /* Whether the object at path may hold the step probe. */
 bool step_spec__wants_object(const struct step_spec *s, const char *path);
+/*
+ * Whether the object at path is object: the same file (object has a '/'),
+ * or a library of that name ("libcudart" is libcudart.so.13).
+ */
+bool step_object_is(const char *object, const char *path);
 /* "cuprobe_step", "libtrain.so:step", "usdt:libtrain.so:train:step": for messages. */
 const char *step_spec__str(const struct step_spec *s);
 
