@@ -21,6 +21,7 @@
 #include "core/proc/objcache.h"
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
+#include "core/steps/step_slices.h"
 #include "core/steps/step_spec.h"
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
@@ -477,7 +478,7 @@ static void watch_targets(struct session *s, uint64_t now)
 
 		if (t->gone)
 			continue;
-		if (t->plan.slice_ns && !t->plan.step && now >= t->slice_next)
+		if (!t->plan.step && step_slices__due(&t->slices, now))
 			session_end_slice(s, t, now);
 		if (t->scan_due && now >= t->scan_due) {
 			p_dbg("pid %d ran no program in %llu ms after its vfork: scanned as it is",

@@ -21,6 +21,7 @@
 #include "core/probes/bpfobj.h"
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
+#include "core/steps/step_slices.h"
 #include "core/steps/step_source.h"
 #include "core/steps/step_spec.h"
 #include "core/session/prober.h"
@@ -96,7 +97,7 @@ static int setup_target(struct session *s, struct target *t, const struct target
 						  clock == CLOCK_STEPS ? phase : PHASE_RECORD));
 	if (err)
 		return err;
-	t->slice_next = now + p->slice_ns;
+	step_slices__start(&t->slices, p->slice_ns, now);
 	t->cycles = proc_cycles__new(&s->cenv, t, now, sched, clock);
 	t->probes = probeset__new(&s->penv, t->pid, p->step);
 	if (!t->cycles || !t->probes)
@@ -686,8 +687,7 @@ int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t acti
 	w.skip_first = mode == MODE_OFF ? 0 : session_lead(t);
 	t->conf.sched = w;
 	if (plan_clock(&t->plan) == CLOCK_SLICES) {
-		t->slice_base = t->slice + 1;
-		proc_cycles__set_schedule(t->cycles, &w, t->slice_base);
+		proc_cycles__set_schedule(t->cycles, &w, step_slices__rebase(&t->slices));
 		return 0;
 	}
 	/* BPF counts the new schedule from the next step hit; the mirror estimates it. */
@@ -738,8 +738,7 @@ void session_end_window(struct session *s, struct target *t)
 	t->conf.sched = none;
 	t->conf.flags &= ~CONF_ABS_STEPS;
 	if (plan_clock(&t->plan) == CLOCK_SLICES) {
-		t->slice_base = t->slice + 1;
-		proc_cycles__set_schedule(t->cycles, &none, t->slice_base);
+		proc_cycles__set_schedule(t->cycles, &none, step_slices__rebase(&t->slices));
 		return;
 	}
 	t->conf.gen++;
@@ -759,15 +758,11 @@ void session_end_slice(struct session *s, struct target *t, uint64_t now)
 
 	if (bpfobj__proc_state(s->bpf, t->pid, &ps))
 		return;
-	e.step = ++t->slice;
-	e.phase = schedule_action(&t->conf.sched, t->slice - t->slice_base);
+	e.step = step_slices__end(&t->slices, &t->conf.sched, now, &e.phase);
 	e.launch_hits = ps.launch_hits;
 	e.drops = ps.drops;
 	e.nested = ps.nested;
 	e.stale = ps.stale;
-	t->slice_next += t->plan.slice_ns;
-	if (t->slice_next < now)
-		t->slice_next = now + t->plan.slice_ns; /* cuprobe was late: slices restart from now */
 	session_step(s, t, &e);
 }
 
