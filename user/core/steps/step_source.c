@@ -2,10 +2,14 @@
 #include "core/steps/step_source.h"
 
 static const struct step_source sources[] = {
-	[STEP_SYMBOL] = { .find = step_find_function, .suggests = true, .anywhere = true },
-	[STEP_OBJECT_SYMBOL] = { .find = step_find_function, .suggests = true },
-	[STEP_USDT] = { .find = step_find_usdt, .notes = true, .suggests = true },
-	[STEP_TORCH] = { .find = step_find_torch, .walked = true },
+	[STEP_SYMBOL] = { .find = step_find_function, .suggests = true, .anywhere = true,
+			  .missing = step_tell_missing },
+	[STEP_OBJECT_SYMBOL] = { .find = step_find_function, .suggests = true,
+				 .missing = step_tell_missing },
+	[STEP_USDT] = { .find = step_find_usdt, .notes = true, .suggests = true,
+			.missing = step_tell_missing },
+	[STEP_TORCH] = { .find = step_find_torch, .walked = true,
+			 .missing = step_tell_torch_missing },
 };
 
 const struct step_source *step_source(const struct step_spec *s)

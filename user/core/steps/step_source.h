@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include "core/steps/step_find.h"
 #include "core/steps/step_spec.h"
+#include "core/steps/step_tell.h"
 
 struct step_source {
 	/* Its sites in the ELF file at path: 1 when found, 0 when not, or -errno (step_find.c). */
@@ -30,6 +31,9 @@ struct step_source {
 	bool suggests;
 	/* Any object may hold it: the command's executable, then each library it loads. */
 	bool anywhere;
+	/* Says that it is missing in p: when, and close (names close to it, or ""). */
+	void (*missing)(const struct step_spec *s, const struct step_proc *p, const char *close,
+			enum step_missing when);
 };
 
 /* s's row: how it is found, attached and explained. */
