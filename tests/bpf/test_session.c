@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 #include <cmocka.h>
-#include "core/schedule/step_spec.h"
+#include "core/steps/step_spec.h"
 #include "core/session/session.h"
 #include "util/clock.h"
 #include "util/log.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * The loader's mirror of a process's schedule (user/core/schedule/proc_cycles.c), driven
+ * The loader's mirror of a process's schedule (user/core/cycles/), driven
  * with synthetic step and launch events: where cycles begin and end, which
  * cycle each launch lands in, and what each written trace says of itself.
  */
@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
-#include "core/schedule/proc_cycles.h"
+#include "core/cycles/proc_cycles.h"
 #include "core/session/target.h"
 #include "trace/format.h"
 #include "util/log.h"
@@ -34,6 +34,18 @@ struct seen {
 	char paths[MAX_SEEN][256];
 	size_t ncycles;
 };
+
+/* What the mirror reads of the process: the test's struct target, as the session gives it. */
+static void proc_of(void *ctx, const struct target *t, struct cycle_proc *p)
+{
+	(void)ctx;
+	*p = (struct cycle_proc){
+		.pid = t->pid, .comm = t->comm, .rank = t->rank, .world_size = t->world_size,
+		.agent_found = t->facts.agent_found,
+		.no_driver = t->facts.has_launch_apis && !t->facts.has_driver,
+		.attaching = t->attaching, .warm_step = t->warm_step, .warm_ts = t->warm_ts,
+	};
+}
 
 static enum window_mode cycle_mode(void *ctx, const struct target *t, uint32_t k)
 {
@@ -97,7 +109,8 @@ static int setup(void **state)
 		return -1;
 	f->seen.mode = MODE_BPF;
 	f->env = (struct cycle_env){
-		.host = "testhost", .probe_ns = -1, .ctx = &f->seen, .cycle_mode = cycle_mode,
+		.host = "testhost", .probe_ns = -1, .ctx = &f->seen, .proc = proc_of,
+		.cycle_mode = cycle_mode,
 		.cycle_dir = cycle_dir, .step_done = step_done, .cycle_done = cycle_done,
 	};
 	f->t.pid = 4242;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * A cycle whose trace cannot be made (user/core/schedule/proc_cycles.c): it is lost and
+ * A cycle whose trace cannot be made (user/core/cycles/cycle_write.c): it is lost and
  * nothing else is. Its launches and steps are no error, the front-end hears
  * of it once with the cause and the path, and the next cycle is written as
  * soon as its folder can be made.
@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 #include <jansson.h>
-#include "core/schedule/proc_cycles.h"
+#include "core/cycles/proc_cycles.h"
 #include "core/session/target.h"
 
 struct seen {
@@ -27,6 +27,18 @@ struct seen {
 	char paths[4][256], failed[4][256];
 	size_t ncycles;
 };
+
+/* What the mirror reads of the process: the test's struct target, as the session gives it. */
+static void proc_of(void *ctx, const struct target *t, struct cycle_proc *p)
+{
+	(void)ctx;
+	*p = (struct cycle_proc){
+		.pid = t->pid, .comm = t->comm, .rank = t->rank, .world_size = t->world_size,
+		.agent_found = t->facts.agent_found,
+		.no_driver = t->facts.has_launch_apis && !t->facts.has_driver,
+		.attaching = t->attaching, .warm_step = t->warm_step, .warm_ts = t->warm_ts,
+	};
+}
 
 static enum window_mode cycle_mode(void *ctx, const struct target *t, uint32_t k)
 {
@@ -91,7 +103,8 @@ static void test_lost_cycle_then_written(void **state)
 {
 	struct seen s = { .root = "/tmp/cuprobe-test-lost.XXXXXX" };
 	struct cycle_env env = {
-		.host = "testhost", .probe_ns = -1, .ctx = &s, .cycle_mode = cycle_mode,
+		.host = "testhost", .probe_ns = -1, .ctx = &s, .proc = proc_of,
+		.cycle_mode = cycle_mode,
 		.cycle_dir = cycle_dir, .cycle_done = cycle_done,
 	};
 	/* Steps 0, 2 warm up; 1 and 3 are cycles 0 and 1. */

@@ -13,7 +13,11 @@
 #include <string.h>
 #include <cmocka.h>
 #include "core/schedule/schedule_parse.h"
-#include "core/schedule/step_spec.h"
+#include "core/steps/step_find.h"
+#include "core/steps/step_slices.h"
+#include "core/steps/step_source.h"
+#include "core/steps/step_spec.h"
+#include "core/steps/step_torch.h"
 #include "schedule.h"
 #include "step.h"
 
@@ -329,6 +333,54 @@ static void test_step_suggest_close_only(void **state)
 	step_spec__free(&s);
 }
 
+/* Each kind's row: what callers ask instead of switching on the kind. */
+static void test_step_source_rows(void **state)
+{
+	const char *const specs[] = { "train_step", "libtrain.so:step", "usdt:/opt/t:train:step",
+				      "torch" };
+	const struct step_source *src[4];
+	struct step_spec s;
+	char err[256];
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(step_spec__parse(specs[i], &s, err, sizeof(err)), 0);
+		src[i] = step_source(&s);
+		assert_non_null(src[i]->find);
+		step_spec__free(&s);
+	}
+	assert_true(src[0]->anywhere && src[0]->suggests && !src[0]->notes && !src[0]->walked);
+	assert_true(!src[1]->anywhere && src[1]->suggests && !src[1]->notes);
+	assert_true(src[2]->notes && src[2]->suggests && !src[2]->walked);
+	assert_true(src[3]->walked && !src[3]->suggests && !src[3]->anywhere);
+	assert_true(step_object_is(STEP_TORCH_LIB, "/venv/torch/lib/libtorch_cpu.so"));
+	assert_false(step_object_is(STEP_TORCH_LIB, "/venv/torch/lib/libtorch_cuda.so"));
+}
+
+/* Time slices: ended by the clock, phased by the schedule from their base, restarted when late. */
+static void test_step_slices(void **state)
+{
+	struct schedule sched = { .wait = 1, .active = 1 };
+	struct step_slices sl = {};
+	uint32_t phase;
+
+	(void)state;
+	step_slices__start(&sl, 100, 1000);
+	assert_false(step_slices__due(&sl, 1099));
+	assert_true(step_slices__due(&sl, 1100));
+	assert_int_equal(step_slices__end(&sl, &sched, 1100, &phase), 1);
+	assert_int_equal(phase, schedule_action(&sched, 1));
+	assert_int_equal(sl.next, 1200);
+	/* Late: the next slice is a whole one from now. */
+	assert_int_equal(step_slices__end(&sl, &sched, 1500, &phase), 2);
+	assert_int_equal(sl.next, 1600);
+	assert_int_equal(step_slices__rebase(&sl), 3);
+	assert_int_equal(step_slices__end(&sl, &sched, 1600, &phase), 3);
+	assert_int_equal(phase, schedule_action(&sched, 0));
+	sl = (struct step_slices){};
+	assert_false(step_slices__due(&sl, UINT64_MAX));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +396,8 @@ int main(void)
 		cmocka_unit_test(test_step_spec_errors),
 		cmocka_unit_test(test_step_find_and_suggest),
 		cmocka_unit_test(test_step_suggest_close_only),
+		cmocka_unit_test(test_step_source_rows),
+		cmocka_unit_test(test_step_slices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
-#include "core/schedule/step_spec.h"
+#include "core/steps/step_spec.h"
 #include "schedule.h"
 #include "util/opt.h"
 

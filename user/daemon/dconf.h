@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "core/schedule/step_spec.h"
+#include "core/steps/step_spec.h"
 #include "util/opt.h"
 
 /* A step rule: processes whose comm (or, with a '/', executable path) matches. */

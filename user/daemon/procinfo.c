@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include "core/proc/procmaps.h"
 #include "core/session/target.h"
-#include "core/schedule/step_spec.h"
+#include "core/steps/step_spec.h"
 #include "daemon/procinfo.h"
 
 static int maps_flags(pid_t pid, struct procinfo *pi)

@@ -26,7 +26,8 @@
 #include "core/proc/objcache.h"
 #include "core/proc/procmaps.h"
 #include "core/proc/symbols.h"
-#include "core/schedule/step_spec.h"
+#include "core/steps/step_find.h"
+#include "core/steps/step_spec.h"
 #include "cuda/launch_api.h"
 #include "launch.h"
 #include "util/clock.h"
@@ -700,10 +701,8 @@ static bool has_driver(const struct probeset *ps)
 
 static bool probeset_has_torch(const struct probeset *ps)
 {
-	static const struct step_spec torch = { .kind = STEP_TORCH, .object = STEP_TORCH_LIB };
-
 	for (size_t i = 0; i < ps->objs.len; i++)
-		if (step_spec__wants_object(&torch, OBJ(ps, i)->name))
+		if (step_object_is(STEP_TORCH_LIB, OBJ(ps, i)->name))
 			return true;
 	return false;
 }

@@ -13,7 +13,10 @@
 #include "core/proc/elf_file.h"
 #include "core/proc/objcache.h"
 #include "core/proc/procmaps.h"
-#include "core/schedule/step_spec.h"
+#include "core/steps/step_find.h"
+#include "core/steps/step_source.h"
+#include "core/steps/step_spec.h"
+#include "core/steps/step_torch.h"
 #include "launch.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -251,13 +254,31 @@ void probeset_detach_launch(const struct probeset *ps, struct examined *e)
 		probeset_dispose_pair(ps->env, ps->want.sync, &e->entry[g], &e->ret[g]);
 }
 
+/* The agent's USDT probes (agent.h): cuprobe:records and cuprobe:enable. */
+#define AGENT_USDT_SITES 16
+
+struct agent_sites {
+	uint64_t offsets[AGENT_USDT_SITES];
+	uint64_t ref_ctr[AGENT_USDT_SITES];
+	size_t n;
+};
+
+/* The agent's USDT probe cuprobe:name in the file at path: 1 when found, 0 when not, or -errno. */
+static int agent_usdt(const char *path, const char *name, struct agent_sites *out)
+{
+	int n = elf_usdt_sites(path, "cuprobe", name, out->offsets, out->ref_ctr,
+			       AGENT_USDT_SITES);
+
+	out->n = n > 0 ? (size_t)n : 0;
+	if (n < 0)
+		return n == -ENOEXEC ? 0 : n;
+	return n > 0;
+}
+
 /* The agent's switch follows the window: CUPTI runs from warmup to the window's end. */
 int probeset_switch_agent(struct probeset *ps, bool on)
 {
-	static const struct step_spec enable = {
-		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "enable",
-	};
-	struct step_sites sites;
+	struct agent_sites sites;
 	struct uprobe_spec s = { .path = ps->agent, .pid = ps->pid, .offsets = sites.offsets,
 				 .ref_ctr_offsets = sites.ref_ctr };
 	int found, err;
@@ -268,7 +289,7 @@ int probeset_switch_agent(struct probeset *ps, bool on)
 	}
 	if (ps->agent_enable)
 		return 0;
-	found = step_spec__find(&enable, ps->agent, &sites);
+	found = agent_usdt(ps->agent, "enable", &sites);
 	if (found <= 0)
 		return found ?: -ENOENT;
 	s.n = sites.n;
@@ -294,13 +315,10 @@ int probeset_switch_agent(struct probeset *ps, bool on)
 int probeset_attach_agent(struct probeset *ps, const struct examined *e)
 {
 	const char *path = e->open_path;
-	static const struct step_spec records = {
-		.kind = STEP_USDT, .object = "", .provider = "cuprobe", .symbol = "records",
-	};
-	struct step_sites sites;
+	struct agent_sites sites;
 	int err;
 
-	if (!ps->env->cupti || ps->agent || step_spec__find(&records, path, &sites) <= 0)
+	if (!ps->env->cupti || ps->agent || agent_usdt(path, "records", &sites) <= 0)
 		return 0;
 	err = bpfobj__attach_agent_records(ps->env->bpf, ps->pid, path, &ps->agent_records);
 	if (err)
@@ -327,7 +345,7 @@ int probeset_attach_step(struct probeset *ps, const struct examined *e)
 	if (!step || ps->step || !step_spec__wants_object(step, path))
 		return 0;
 	/* Its exit is in .symtab, too long a walk for a hold: after it (probeset__step_walk). */
-	if (step->kind == STEP_TORCH) {
+	if (step_source(step)->walked) {
 		if (!ps->step_walk)
 			ps->step_walk = (size_t)(e - OBJ(ps, 0)) + 1;
 		return 0;
@@ -336,7 +354,7 @@ int probeset_attach_step(struct probeset *ps, const struct examined *e)
 	if (found <= 0)
 		return found;
 	/* A function, not a USDT site (a nop the kernel emulates, with its semaphore). */
-	if (step->kind != STEP_USDT)
+	if (!step_source(step)->notes)
 		placement_adjust(e->fd, e->name, (const char *const[]){ step->symbol }, 1,
 				 sites.offsets);
 	s.n = sites.n;

@@ -430,6 +430,39 @@ int elf_func_offsets(const char *path, const char *const *names, size_t n, uint6
 	return err ?: found;
 }
 
+struct usdt_find {
+	const char *provider, *name;
+	uint64_t *offsets, *ref_ctr;
+	size_t n, max;
+};
+
+static int usdt_match(struct elf_file *ef, const struct elf_usdt *n, void *ctx)
+{
+	struct usdt_find *f = ctx;
+
+	if (strcmp(n->provider, f->provider) || strcmp(n->name, f->name))
+		return 0;
+	if (f->n == f->max)
+		return 1;
+	if (!elf_file__usdt_offsets(ef, n, &f->offsets[f->n], &f->ref_ctr[f->n]))
+		f->n++;
+	return 0;
+}
+
+int elf_usdt_sites(const char *path, const char *provider, const char *name, uint64_t *offsets,
+		   uint64_t *ref_ctr, size_t max)
+{
+	struct usdt_find f = { .provider = provider, .name = name, .offsets = offsets,
+			       .ref_ctr = ref_ctr, .max = max };
+	struct elf_file *ef = elf_file__open(path);
+
+	if (!ef)
+		return -errno;
+	elf_file__for_each_usdt(ef, usdt_match, &f);
+	elf_file__close(ef);
+	return (int)f.n;
+}
+
 /* A defined object (data) symbol by name, from .dynsym first, then .symtab. */
 int elf_file__object(struct elf_file *ef, const char *name, GElf_Sym *out)
 {

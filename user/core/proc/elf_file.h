@@ -83,6 +83,13 @@ int elf_file__interp(struct elf_file *ef, char *buf, size_t len);
  * were found or -errno (not an ELF file: -ENOEXEC).
  */
 int elf_func_offsets(const char *path, const char *const *names, size_t n, uint64_t *offsets);
+/*
+ * The sites of the USDT probe provider:name in the ELF file at path, up to
+ * max: the probe's and its semaphore's file offsets (elf_file__usdt_offsets).
+ * Returns how many were found or -errno (not an ELF file: -ENOEXEC).
+ */
+int elf_usdt_sites(const char *path, const char *provider, const char *name, uint64_t *offsets,
+		   uint64_t *ref_ctr, size_t max);
 
 /*
  * The lookups behind elf_func_offsets, for callers that choose which tables

@@ -11,10 +11,9 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
-#include "core/proc/elf_file.h"
-#include "core/schedule/step_spec.h"
 #include "core/session/preflight.h"
 #include "core/session/target.h"
+#include "core/steps/step_find.h"
 #include "schedule.h"
 #include "util/log.h"
 #include "util/safe_file.h"
@@ -132,51 +131,6 @@ int preflight_agent(char *buf, size_t len)
 	return -ENOENT;
 }
 
-/*
- * What lists the names --step searched in the object: readelf -n its USDT
- * notes, nm its .symtab (which has the static functions nm -D leaves out),
- * nm -D the .dynsym of a stripped one.
- */
-static const char *list_command(const struct step_spec *st)
-{
-	struct elf_file *ef;
-	bool symtab;
-
-	if (st->kind == STEP_USDT)
-		return "readelf -n";
-	ef = elf_file__open(st->object);
-	if (!ef)
-		return "nm -D";
-	symtab = elf_file__has_table(ef, SHT_SYMTAB);
-	elf_file__close(ef);
-	return symtab ? "nm" : "nm -D";
-}
-
-/* A step probe in a named file is checked now; elsewhere it may come with a library. */
-static int check_step(const struct step_spec *st)
-{
-	struct step_suggest sg;
-	struct step_sites sites;
-	char close[512];
-	int found;
-
-	if (!st->object || !strchr(st->object, '/'))
-		return 0;
-	found = step_spec__find(st, st->object, &sites);
-	if (found > 0)
-		return 0;
-	if (found < 0) {
-		p_err("--step: cannot read %s: %s; check the path", st->object, strerror(-found));
-		return found;
-	}
-	step_spec__suggest_init(st, &sg);
-	step_spec__suggest(st, st->object, &sg);
-	step_spec__suggest_str(&sg, close, sizeof(close));
-	p_err("--step: %s not found in %s%s%s; check the name (%s %s)", step_spec__str(st),
-	      st->object, close[0] ? "; close matches: " : "", close, list_command(st), st->object);
-	return -ENOENT;
-}
-
 static int check_pids(const pid_t *pids, size_t n)
 {
 	char msg[256];
@@ -207,7 +161,7 @@ int preflight__run(const struct preflight_req *r, struct out_dir *d)
 		p_warn("warmup=0: launch probes attach only as the first active step begins, so "
 		       "its first launches can be missed (torch.profiler warns likewise)");
 	if (!err && r->step)
-		err = check_step(r->step);
+		err = step_spec__check_file(r->step);
 	if (!err && r->choose_out)
 		err = r->choose_out(r->ctx, &out);
 	if (!err)

@@ -21,7 +21,8 @@
 #include "core/proc/objcache.h"
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
-#include "core/schedule/step_spec.h"
+#include "core/steps/step_slices.h"
+#include "core/steps/step_spec.h"
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
 #include "schedule.h"
@@ -123,6 +124,18 @@ void session_hook_exited(struct session *s, const struct target *t)
 	s->h.exited(s->h.ctx, &v);
 }
 
+/* What the mirror reads of a process (cycles/ does not see struct target). */
+static void cycle_proc(void *ctx, const struct target *t, struct cycle_proc *p)
+{
+	(void)ctx;
+	*p = (struct cycle_proc){
+		.pid = t->pid, .comm = t->comm, .rank = t->rank, .world_size = t->world_size,
+		.agent_found = t->facts.agent_found,
+		.no_driver = t->facts.has_launch_apis && !t->facts.has_driver,
+		.attaching = t->attaching, .warm_step = t->warm_step, .warm_ts = t->warm_ts,
+	};
+}
+
 /* The mirror asks as a cycle begins: a window asked for, else the front-end, else the plan. */
 static enum window_mode cycle_mode(void *ctx, const struct target *ct, uint32_t k)
 {
@@ -197,6 +210,7 @@ static void setup_env(struct session *s)
 	c->cupti_wait_ns = (uint64_t)(s->o.cupti_wait * 1e9);
 	c->mono_to_real = clock_mono_to_real_offset();
 	c->ctx = s;
+	c->proc = cycle_proc;
 	c->cycle_mode = cycle_mode;
 	c->cycle_dir = cycle_dir;
 	c->step_done = step_done;
@@ -464,7 +478,7 @@ static void watch_targets(struct session *s, uint64_t now)
 
 		if (t->gone)
 			continue;
-		if (t->plan.slice_ns && !t->plan.step && now >= t->slice_next)
+		if (!t->plan.step && step_slices__due(&t->slices, now))
 			session_end_slice(s, t, now);
 		if (t->scan_due && now >= t->scan_due) {
 			p_dbg("pid %d ran no program in %llu ms after its vfork: scanned as it is",

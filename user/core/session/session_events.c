@@ -22,7 +22,7 @@
 #include "core/proc/procmaps.h"
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
-#include "core/schedule/proc_cycles.h"
+#include "core/cycles/proc_cycles.h"
 #include "core/session/session_int.h"
 #include "util/clock.h"
 #include "util/log.h"

@@ -9,10 +9,11 @@
 #include "core/probes/probeset.h"
 #include "core/probes/uprobe_warm.h"
 #include "core/proc/procmaps.h"
-#include "core/schedule/proc_cycles.h"
+#include "core/cycles/proc_cycles.h"
 #include "core/session/launch_queue.h"
 #include "core/session/session.h"
 #include "core/session/target.h"
+#include "core/steps/step_tell.h"
 #include "cuda/launch_api.h"
 #include "launch.h"
 #include "proc_state.h"
@@ -242,8 +243,6 @@ void session_capture_linger(struct session *s, struct target *t, const struct pr
 /* How many holds there were and how long they took, said with -v at the end. */
 void session_holds_report(const struct session *s);
 void session_suggest_step(struct session *s, struct target *t, char *buf, size_t len);
-/* When a missing step probe is said: at attach, once it launches, at its end (an error). */
-enum step_missing { STEP_NOT_YET, STEP_LIKELY, STEP_NEVER };
 /* That t's step probe is not found, with the close names the prober found (close). */
 void session_tell_step_missing(const struct target *t, const char *close, enum step_missing when);
 /*

@@ -14,7 +14,7 @@
 #include "core/proc/pyproc.h"
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
-#include "core/schedule/step_spec.h"
+#include "core/steps/step_spec.h"
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
 #include "util/clock.h"

@@ -21,7 +21,9 @@
 #include "core/probes/bpfobj.h"
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
-#include "core/schedule/step_spec.h"
+#include "core/steps/step_slices.h"
+#include "core/steps/step_source.h"
+#include "core/steps/step_spec.h"
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
 #include "schedule.h"
@@ -95,7 +97,7 @@ static int setup_target(struct session *s, struct target *t, const struct target
 						  clock == CLOCK_STEPS ? phase : PHASE_RECORD));
 	if (err)
 		return err;
-	t->slice_next = now + p->slice_ns;
+	step_slices__start(&t->slices, p->slice_ns, now);
 	t->cycles = proc_cycles__new(&s->cenv, t, now, sched, clock);
 	t->probes = probeset__new(&s->penv, t->pid, p->step);
 	if (!t->cycles || !t->probes)
@@ -128,73 +130,31 @@ static struct target *new_target(struct session *s, pid_t pid, bool child,
 	return t;
 }
 
-/* A Python program's step named as a symbol: its functions are not symbols. */
-static void tell_python_step(const struct target *t, enum log_level level)
+/* What the step's messages say of t. */
+static void step_proc_of(const struct target *t, struct step_proc *p)
 {
-	if (strncmp(t->comm, "python", 6) && !t->facts.torch_mapped)
-		return;
-	log_msg(level, "pid %d (%s) runs Python: Python functions are not native symbols%s", t->pid,
-	      t->comm, t->facts.torch_mapped ?
-		      "; for a PyTorch loop use --step torch (a step ends with each optimizer "
-		      "step) or --step torch:PREFIX (with each record_function range whose name "
-		      "begins with PREFIX)" : "; a native function the loop calls once a step "
-		      "can be, or a USDT probe");
+	*p = (struct step_proc){
+		.pid = t->pid, .comm = t->comm, .nobjs = t->facts.nobjs,
+		.torch_mapped = t->facts.torch_mapped, .why = t->facts.step_why,
+		.waiting = t->facts.step_walk || t->walking,
+	};
 }
 
 void session_tell_step_missing(const struct target *t, const char *close, enum step_missing when)
 {
-	static const char *const how[] = {
-		[STEP_NOT_YET] = "not found yet in",
-		[STEP_LIKELY] = "not found in any of",
-		[STEP_NEVER] = "was never found in",
-	};
-	static const char *const then[] = {
-		[STEP_NOT_YET] = "; waiting for a library that defines it",
-		[STEP_LIKELY] = "; check --step (cuprobe record --help); "
-				"still looking in the libraries it loads",
-		[STEP_NEVER] = "; check --step (cuprobe record --help)",
-	};
+	struct step_proc p;
 
-	log_msg(when == STEP_NEVER ? LOG_ERROR : LOG_WARN,
-		"step probe %s %s the %zu objects of pid %d (%s)%s%s%s%s",
-		step_spec__str(t->plan.step), how[when], t->facts.nobjs, t->pid, t->comm,
-		when == STEP_LIKELY ? ", which uses CUDA" : "",
-		close[0] ? "; close matches: " : "", close, then[when]);
-	if (when != STEP_NOT_YET)
-		tell_python_step(t, when == STEP_NEVER ? LOG_ERROR : LOG_WARN);
-}
-
-/* --step torch with no probes: no torch loaded (yet), or one without the range calls. */
-static void tell_torch_missing(const struct target *t, bool final)
-{
-	const char *spec = step_spec__str(t->plan.step);
-
-	if (t->facts.step_why[0])
-		log_msg(final ? LOG_ERROR : LOG_WARN, "--step %s: pid %d (%s): %s (see --step "
-			"torch in cuprobe-record(1))", spec, t->pid, t->comm, t->facts.step_why);
-	else if (final && t->facts.torch_mapped)
-		p_err("--step %s: pid %d (%s) ended before its step probes were in (they go in "
-		      "once %s.so's range exit is looked up, after import torch): no step was "
-		      "counted", spec, t->pid, t->comm, STEP_TORCH_LIB);
-	else if (final)
-		p_err("--step %s: pid %d (%s) never loaded %s.so, where PyTorch's record_function "
-		      "ranges begin and end: no step was counted; is it a PyTorch program (import "
-		      "torch)? Elsewhere use --step SYMBOL", spec, t->pid, t->comm, STEP_TORCH_LIB);
-	else if (!t->facts.step_walk && !t->walking)
-		p_info("pid %d: --step %s: waiting for torch (%s.so) to be loaded", t->pid, spec,
-		       STEP_TORCH_LIB);
+	step_proc_of(t, &p);
+	step_source(t->plan.step)->missing(t->plan.step, &p, close, when);
 }
 
 /* The step probe was not found in pid's objects: say what was searched, and what is close. */
 static void tell_step_missing(struct session *s, struct target *t, enum step_missing when)
 {
-	char close[512];
+	char close[512] = "";
 
-	if (t->plan.step->kind == STEP_TORCH) {
-		tell_torch_missing(t, when == STEP_NEVER);
-		return;
-	}
-	session_suggest_step(s, t, close, sizeof(close));
+	if (step_source(t->plan.step)->suggests)
+		session_suggest_step(s, t, close, sizeof(close));
 	session_tell_step_missing(t, close, when);
 }
 
@@ -213,8 +173,8 @@ static bool uses_cuda(struct target *t, const struct proc_state *ps, uint64_t no
 void session_check_step(struct session *s, struct target *t, const struct proc_state *ps,
 			uint64_t now)
 {
-	/* A torch step says what it lacks itself (tell_torch_missing): no close names. */
-	if (!t->plan.step || t->plan.step->kind == STEP_TORCH || t->facts.step_found ||
+	/* A torch step says what it lacks itself (step_tell_torch_missing): no close names. */
+	if (!t->plan.step || !step_source(t->plan.step)->suggests || t->facts.step_found ||
 	    t->told_step || s->steps_found || !t->probes)
 		return;
 	if (!uses_cuda(t, ps, now))
@@ -426,9 +386,9 @@ static int prepare_child(struct session *s, pid_t pid, const char *exe)
 	if (!err)
 		err = t->facts.err;
 	t->exec_prepared = !err;
-	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_TORCH)
-		tell_torch_missing(t, false);
-	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_SYMBOL)
+	if (!err && t->plan.step && !t->facts.step_found && !step_source(t->plan.step)->suggests)
+		session_tell_step_missing(t, "", STEP_NOT_YET);
+	if (!err && t->plan.step && !t->facts.step_found && step_source(t->plan.step)->anywhere)
 		p_info("step symbol %s is not in %s: looking for it in libraries as they load",
 		       t->plan.step->symbol, exe);
 	return err;
@@ -685,8 +645,7 @@ int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t acti
 	w.skip_first = mode == MODE_OFF ? 0 : session_lead(t);
 	t->conf.sched = w;
 	if (plan_clock(&t->plan) == CLOCK_SLICES) {
-		t->slice_base = t->slice + 1;
-		proc_cycles__set_schedule(t->cycles, &w, t->slice_base);
+		proc_cycles__set_schedule(t->cycles, &w, step_slices__rebase(&t->slices));
 		return 0;
 	}
 	/* BPF counts the new schedule from the next step hit; the mirror estimates it. */
@@ -737,8 +696,7 @@ void session_end_window(struct session *s, struct target *t)
 	t->conf.sched = none;
 	t->conf.flags &= ~CONF_ABS_STEPS;
 	if (plan_clock(&t->plan) == CLOCK_SLICES) {
-		t->slice_base = t->slice + 1;
-		proc_cycles__set_schedule(t->cycles, &none, t->slice_base);
+		proc_cycles__set_schedule(t->cycles, &none, step_slices__rebase(&t->slices));
 		return;
 	}
 	t->conf.gen++;
@@ -758,15 +716,11 @@ void session_end_slice(struct session *s, struct target *t, uint64_t now)
 
 	if (bpfobj__proc_state(s->bpf, t->pid, &ps))
 		return;
-	e.step = ++t->slice;
-	e.phase = schedule_action(&t->conf.sched, t->slice - t->slice_base);
+	e.step = step_slices__end(&t->slices, &t->conf.sched, now, &e.phase);
 	e.launch_hits = ps.launch_hits;
 	e.drops = ps.drops;
 	e.nested = ps.nested;
 	e.stale = ps.stale;
-	t->slice_next += t->plan.slice_ns;
-	if (t->slice_next < now)
-		t->slice_next = now + t->plan.slice_ns; /* cuprobe was late: slices restart from now */
 	session_step(s, t, &e);
 }
 

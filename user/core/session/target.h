@@ -14,6 +14,7 @@
 #include <sys/types.h>
 #include "core/probes/probeset.h"
 #include "core/session/session_types.h"
+#include "core/steps/step_slices.h"
 #include "proc_state.h"
 
 struct proc_cycles;
@@ -37,8 +38,7 @@ struct target {
 	enum window_mode mode;	/* the running window's */
 	bool asked;		/* session__window asked for the next window, in asked_mode */
 	enum window_mode asked_mode;
-	/* Time slices: the running slice, when the next begins, and where the schedule counts from. */
-	uint64_t slice, slice_next, slice_base;
+	struct step_slices slices;	/* time slices: without a step probe (plan.slice_ns) */
 	struct proc_cycles *cycles;
 	struct probeset *probes;	/* the prober's: handed over in jobs, never read here */
 	struct probe_facts facts;	/* the prober's last report */

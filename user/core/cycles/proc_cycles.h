@@ -9,8 +9,8 @@
  * flight). A stop during an active step writes the partial cycle. Launches
  * belong to the cycle whose steps hold theirs, so cycles never overlap.
  */
-#ifndef CORE_SCHEDULE_PROC_CYCLES_H
-#define CORE_SCHEDULE_PROC_CYCLES_H
+#ifndef CORE_CYCLES_PROC_CYCLES_H
+#define CORE_CYCLES_PROC_CYCLES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,6 +25,23 @@ struct target;
 struct proc_cycles;
 struct graph_budget;
 
+/*
+ * What the mirror reads of its process, asked of the session (cycle_env.proc)
+ * as it needs it: who it is for messages and traces, and the facts a trace
+ * says. The session's struct target stays the session's.
+ */
+struct cycle_proc {
+	pid_t pid;
+	const char *comm;	/* kept by the session: read again at each message */
+	int rank, world_size;	/* from RANK / WORLD_SIZE, -1 when unset */
+	bool agent_found;	/* the agent is in the process (--cupti) */
+	bool no_driver;		/* it has launch APIs but no CUDA driver's */
+	/* An attach of launch probes is out (attaching) for the recording step warm_step,
+	 * which began at warm_ts (0: none known). */
+	bool attaching;
+	uint64_t warm_step, warm_ts;
+};
+
 struct cycle_env {
 	const char *host;
 	int64_t mono_to_real;
@@ -33,6 +50,8 @@ struct cycle_env {
 	uint64_t cupti_wait_ns;		/* how long a cupti cycle waits for its GPU records */
 	/* The session's, called on its thread. */
 	void *ctx;
+	/* What the mirror reads of t (struct target is the session's, opaque here). */
+	void (*proc)(void *ctx, const struct target *t, struct cycle_proc *p);
 	/* The mode of cycle k, asked when it begins. */
 	enum window_mode (*cycle_mode)(void *ctx, const struct target *t, uint32_t k);
 	/* The folder for cycle k's trace (made by the mirror). 0 or -errno. */
@@ -63,7 +82,7 @@ enum cycle_clock {
 };
 
 /*
- * t's comm, rank and world size are read when a trace opens. Step 0 begins
+ * t's comm, rank and world size are read when a trace opens (cycle_env.proc). Step 0 begins
  * at start_mono under sched (which also fills boundaries lost on the way).
  * With steps or slices, each is a span and a stop is partial.
  */
@@ -137,4 +156,4 @@ uint32_t proc_cycles__phase(const struct proc_cycles *pc);
 /* The phase of the step k steps after the running one, as the schedule says (steps only). */
 uint32_t proc_cycles__phase_ahead(const struct proc_cycles *pc, uint64_t k);
 
-#endif /* CORE_SCHEDULE_PROC_CYCLES_H */
+#endif /* CORE_CYCLES_PROC_CYCLES_H */
