@@ -14,7 +14,6 @@
 #include <unistd.h>
 #include "agent.h"
 #include "launch.h"
-#include "core/proc/stacks.h"
 #include "cuda/launch_api.h"
 #include "trace/format.h"
 #include "trace/graphs.h"
@@ -68,7 +67,8 @@ struct trace {
 	bool has_gpu;
 	struct trace_gpu_summary gpu;
 	/* --stack: the frames open on each thread, as spans. */
-	struct stacks *stacks;
+	trace_stack_fn stack_get;	/* --stack: NULL when off */
+	void *stack_ctx;
 	struct span_thread *span_threads;
 	size_t nspan_threads;
 	uint64_t span_ids;
@@ -290,7 +290,7 @@ void trace__launch(struct trace *t, const struct launch_event *e, const char *ke
 		   uint64_t correlation, const struct graph_content *graph)
 {
 	const struct launch_api *api = &launch_apis[e->api];
-	uint64_t parent = t->stacks ? stack_spans(t, e) : 0;
+	uint64_t parent = t->stack_get ? stack_spans(t, e) : 0;
 	struct json_writer *w = t->w;
 	struct json_cursor c = json_writer__cursor(w);
 
@@ -784,9 +784,10 @@ void trace__free(struct trace *t)
 
 /* ---- --stack ---- */
 
-void trace__set_stacks(struct trace *t, struct stacks *st)
+void trace__set_stacks(struct trace *t, trace_stack_fn get, void *ctx)
 {
-	t->stacks = st;
+	t->stack_get = get;
+	t->stack_ctx = ctx;
 }
 
 static struct span_thread *span_thread(struct trace *t, pid_t tid)
@@ -830,7 +831,7 @@ static void spans_end(struct trace *t, struct span_thread *th, uint32_t keep)
 /* The launch's frames as spans; returns its innermost frame's span id (0: none). */
 static uint64_t stack_spans(struct trace *t, const struct launch_event *e)
 {
-	const struct stack *st;
+	struct trace_stack stack, *st = &stack;
 	struct span_thread *th;
 	uint64_t end = e->ts_ns + e->dur_ns;
 	uint32_t same = 0;
@@ -840,7 +841,8 @@ static uint64_t stack_spans(struct trace *t, const struct launch_event *e)
 	t->st_python += (e->flags & LAUNCH_F_PYSTACK) != 0;
 	t->st_python_lost += (e->flags & LAUNCH_F_PYLOST) != 0;
 	th = span_thread(t, (pid_t)e->tid);
-	st = stacks__get(t->stacks, e);
+	if (!t->stack_get(t->stack_ctx, e, &stack))
+		st = NULL;
 	if (!th)
 		return 0;
 	if (!st) {
@@ -857,7 +859,7 @@ static uint64_t stack_spans(struct trace *t, const struct launch_event *e)
 		th->open = v;
 		th->cap = st->n;
 	}
-	/* Frames are names kept by stacks.c: equal names are one pointer per stack, compare text. */
+	/* Equal names are one pointer within a stack, not across stacks: compare text. */
 	while (same < th->n && same < st->n && th->open[same].start <= e->ts_ns &&
 	       !strcmp(th->open[same].name, st->frames[same]))
 		same++;
@@ -889,7 +891,7 @@ static void write_stack_counts(struct trace *t, struct json_cursor *c)
 		{ JSON_LITERAL(TRACE_STACKS_PYTHON_LOST), t->st_python_lost },
 	};
 
-	if (!t->stacks)
+	if (!t->stack_get)
 		return;
 	NAME(t->w, c, TRACE_KEY_STACKS);
 	json_cursor__start_object(t->w, c);

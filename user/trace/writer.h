@@ -107,12 +107,21 @@ void trace__set_gpu(struct trace *t, const struct trace_gpu_summary *g);
  * readable via trace__path. 0 or -errno; on failure nothing is left.
  */
 int trace__close(struct trace *t, const struct trace_summary *s);
+/* A launch's stack as the trace writes it: named frames, root first. */
+struct trace_stack {
+	uint32_t n;
+	const char **frames;	/* equal names are one pointer within a stack */
+	bool truncated;		/* deeper than was taken */
+	uint32_t unsymbolized;	/* frames named only by an address */
+};
+/* Names launch e's stack into out: true, or false when it has none. */
+typedef bool (*trace_stack_fn)(void *ctx, const struct launch_event *e, struct trace_stack *out);
 /*
- * --stack: launches written after this carry their stacks (stacks.h), as
- * python_function spans; the spans still open are written by trace__close.
+ * --stack: launches written after this carry their stacks, named by get
+ * (core/proc/stacks.h's stacks__trace_stack), as python_function spans; the
+ * spans still open are written by trace__close.
  */
-struct stacks;
-void trace__set_stacks(struct trace *t, struct stacks *st);
+void trace__set_stacks(struct trace *t, trace_stack_fn get, void *ctx);
 
 /* Drops the file (nothing was recorded worth keeping): nothing is left. */
 void trace__discard(struct trace *t);

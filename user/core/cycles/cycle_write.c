@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "core/cycles/cycles_int.h"
 #include "core/gpu/gpu_store.h"
+#include "core/proc/stacks.h"
 #include "util/log.h"
 #include "util/safe_file.h"
 
@@ -87,7 +88,7 @@ struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
 		return NULL;
 	}
 	if (env->stacks)
-		trace__set_stacks(oc->t, env->stacks);
+		trace__set_stacks(oc->t, stacks__trace_stack, env->stacks);
 	return oc->t;
 }
 

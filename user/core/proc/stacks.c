@@ -635,6 +635,18 @@ const struct stack *stacks__get(struct stacks *s, const struct launch_event *e)
 	return st;
 }
 
+bool stacks__trace_stack(void *ctx, const struct launch_event *e, struct trace_stack *out)
+{
+	const struct stack *st = stacks__get(ctx, e);
+
+	if (!st)
+		return false;
+	*out = (struct trace_stack){ .n = st->n, .frames = st->frames,
+				     .truncated = st->truncated,
+				     .unsymbolized = st->unsymbolized };
+	return true;
+}
+
 void stacks__forget(struct stacks *s, pid_t pid)
 {
 	struct vec gone = VEC_INIT(struct stack *);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "launch.h"
+#include "trace/writer.h"
 
 struct symbols;
 struct stacks;
@@ -48,6 +49,8 @@ void stacks__free(struct stacks *s);
 
 /* The launch's stack, or NULL when it has none (no --stack, or both stacks lost). */
 const struct stack *stacks__get(struct stacks *s, const struct launch_event *e);
+/* stacks__get as the trace writer asks (trace__set_stacks): ctx is the struct stacks. */
+bool stacks__trace_stack(void *ctx, const struct launch_event *e, struct trace_stack *out);
 /*
  * Once per launch, after stacks__get named it: counts what BPF lost of its
  * stacks, and empties BPF's maps of named stacks when they are half full.
