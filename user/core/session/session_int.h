@@ -190,16 +190,35 @@ int session_epoll_add(int epfd, int fd, uint64_t tag);
 /* Reads both rings, ctrl first, within a turn's budget. 0 or the session's error. */
 int session_consume_all(struct session *s);
 /* session_targets.c */
+/* How a plan's steps are counted, and the schedule the loader's mirror follows. */
+enum cycle_clock session_plan_clock(const struct target_plan *p);
+/*
+ * A new target for pid with plan p, its step 0 begun (its entries in BPF, its
+ * cycles, its probeset). NULL with *err; a target set up with an error is
+ * returned with it, to be ended.
+ */
+struct target *session_new_target(struct session *s, pid_t pid, bool child,
+				  const struct target_plan *p, bool adopted, int *err);
 void session_target_exit(struct session *s, struct target *t);
 void session_end_target(struct session *s, struct target *t);
+void session_remove(struct session *s, struct target *t);
+/* A followed process's new child, with its parent's plan (BPF made its entries). */
+struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent,
+			     bool shared_mm);
+/* session_windows.c */
 void session_end_slice(struct session *s, struct target *t, uint64_t now);
 /*
  * The window running in t ends at its next step (or slice): a schedule that
  * records nothing, in BPF and in the mirror. t may be NULL. Session's thread.
  */
 void session_end_window(struct session *s, struct target *t);
+/* session_exec.c */
+/* A followed process ran a new program: its old probes go, the new program is probed. */
+void session_exec(struct session *s, struct target *t);
+/* The same, its old probes dropped and the new program probed from nothing. */
+void session_exec_anew(struct session *s, struct target *t);
 /*
- * session_events.c: how many steps before warmup t's launch probes must go
+ * session_lead.c: how many steps before warmup t's launch probes must go
  * in for its warmup to cover their attach (0: warmup is long enough).
  */
 uint32_t session_lead(const struct target *t);
@@ -210,40 +229,58 @@ uint32_t session_lead(const struct target *t);
  * the next cycle (next_cycle) will have.
  */
 void session_want_ahead(struct session *s, struct target *t, uint32_t phase, uint32_t next_cycle);
-/* A followed process's new child, with its parent's plan (BPF made its entries). */
-struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent,
-			     bool shared_mm);
-/* A followed process ran a new program: its old probes go, the new program is probed. */
-void session_exec(struct session *s, struct target *t);
-/* The same, its old probes dropped and the new program probed from nothing. */
-void session_exec_anew(struct session *s, struct target *t);
+/* Says when t's warmup began (step, at ts) before its launch probes were in. */
+void session_check_warmup(struct target *t, uint64_t step, uint64_t ts);
 /* session_events.c */
 void session_watch_children(struct session *s);
+void session_step(struct session *s, struct target *t, const struct step_event *e);
+int session_ctrl_event(void *ctx, void *data, size_t size);
+int session_data_event(void *ctx, void *data, size_t size);
+void session_launch(void *ctx, const struct launch_event *e);
+void session_place_launch(void *ctx, const struct launch_event *e);
+/* Places queued launches, at most max; whether the queue is now empty. */
+bool session_place(struct session *s, size_t max);
 /* session_jobs.c */
 /* arg: JOB_EXEC's executable. 0 or -ENOMEM. */
 int session_submit(struct session *s, struct target *t, enum probe_job_kind kind,
 		   uint64_t hold_seq, const char *arg);
 void session_want_probes(struct session *s, struct target *t, bool on);
+/* Looks at t's maps again (library loaded, events lost); one scan at a time. */
+void session_rescan(struct session *s, struct target *t);
+/* session_onetrap.c */
 /*
  * One trap per launch, once the runtime launches entering the driver have
  * shown t's host stubs (ps, as BPF counts them): its runtime's kernel launch
  * probes are left out from then on, the driver's record those launches.
  */
 void session_one_trap(struct session *s, struct target *t, const struct proc_state *ps);
+/* session_holds.c */
 /* Continues t if a hold stops it; its length goes into t's next trace and -v. */
 void session_answer_hold(struct session *s, struct target *t);
+/* The same, with what the scan that ended it found (f; NULL: no scan ended it). */
+void session_answer_hold_facts(struct session *s, struct target *t, const struct probe_facts *f);
 /* A capture began with no launch probe in (REC_CAPTURE): they go in, then it goes on. */
 void session_capture_hold(struct session *s, struct target *t);
+/* CONF_CAPTURE_HOLD as BPF reads it: set while a capture's probes of t are not all in. */
+void session_capture_hold_flag(struct session *s, struct target *t, bool on);
+/* The capture's hold: its launch probes are in (or cannot be put in: f NULL). */
+void session_capture_hold_done(struct session *s, struct target *t, const struct probe_facts *f);
 /* Launch probes kept for captures go once none is open for a while. */
 void session_capture_linger(struct session *s, struct target *t, const struct proc_state *ps,
 			    uint64_t now);
 /* How many holds there were and how long they took, said with -v at the end. */
 void session_holds_report(const struct session *s);
-void session_suggest_step(struct session *s, struct target *t, char *buf, size_t len);
+/* session_step_missing.c */
 /* When a missing step probe is said: at attach, once it launches, at its end (an error). */
 enum step_missing { STEP_NOT_YET, STEP_LIKELY, STEP_NEVER };
 /* That t's step probe is not found, with the close names the prober found (close). */
 void session_tell_step_missing(const struct target *t, const char *close, enum step_missing when);
+/* The same, the close names asked of the prober first (none for --step torch). */
+void session_step_missing(struct session *s, struct target *t, enum step_missing when);
+/* --step torch with no probes: no torch loaded (yet, or at its end: final). */
+void session_tell_torch_missing(const struct target *t, bool final);
+/* The prober's close names for t's step (JOB_SUGGEST), waited for, in buf. */
+void session_suggest_step(struct session *s, struct target *t, char *buf, size_t len);
 /*
  * Once t uses CUDA (it launched, as ps counts, or it mapped CUDA and loaded
  * nothing new for STEP_QUIET_NS while no launch probe is in), with every
@@ -252,20 +289,8 @@ void session_tell_step_missing(const struct target *t, const char *close, enum s
  */
 void session_check_step(struct session *s, struct target *t, const struct proc_state *ps,
 			uint64_t now);
-void session_remove(struct session *s, struct target *t);
-/* Reads a ring within this turn's budget; false when it held more. */
+/* session.c: reads a ring within this turn's budget; false when it held more. */
 bool session_consume(struct session *s, struct ring_buffer *rb);
-/* Looks at t's maps again (library loaded, events lost); one scan at a time. */
-void session_rescan(struct session *s, struct target *t);
-/* session_events.c */
-void session_step(struct session *s, struct target *t, const struct step_event *e);
-int session_ctrl_event(void *ctx, void *data, size_t size);
-int session_data_event(void *ctx, void *data, size_t size);
-void session_launch(void *ctx, const struct launch_event *e);
-void session_place_launch(void *ctx, const struct launch_event *e);
-/* Places queued launches, at most max; whether the queue is now empty. */
-bool session_place(struct session *s, size_t max);
-void session_check_warmup(struct target *t, uint64_t step, uint64_t ts);
 /* session_ring.c: the events ring grows with the rate, looked at every turn. */
 void session_ring_turn(struct session *s);
 /* What came so far (the calibration's own hits) is no rate: measured from now. */

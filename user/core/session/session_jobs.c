@@ -20,10 +20,6 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-static void answer_hold(struct session *s, struct target *t, const struct probe_facts *f);
-static void capture_hold_flag(struct session *s, struct target *t, bool on);
-static void capture_hold_done(struct session *s, struct target *t, const struct probe_facts *f);
-
 /* Files probed ahead wait while a hold, an attach or another process's scan is queued. */
 static bool prereg_yield(void *prober)
 {
@@ -179,7 +175,7 @@ static void job_done(void *arg)
 	/* The process goes on first; the views of its map follow, before any event of it is read. */
 	if (j->kind == JOB_SCAN && !t->exec_pending) {
 		if (j->hold_seq && j->hold_seq == t->hold_seq)
-			answer_hold(s, t, &j->facts);
+			session_answer_hold_facts(s, t, &j->facts);
 		refresh_views(s, t, &j->maps);
 		/* After the exec's hold, while it runs: the registrations' grace period is not a hold's. */
 		if (t->prereg) {
@@ -233,9 +229,9 @@ static void job_done(void *arg)
 	 * now on needs no hold, and one held goes on.
 	 */
 	if (j->kind == JOB_SET && j->want.events && !t->attaching && t->want.events) {
-		capture_hold_flag(s, t, false);
+		session_capture_hold_flag(s, t, false);
 		if (t->capture_hold)
-			capture_hold_done(s, t, &j->facts);
+			session_capture_hold_done(s, t, &j->facts);
 	}
 out:
 	procmaps__free(&j->maps);
@@ -272,26 +268,6 @@ int session_submit(struct session *s, struct target *t, enum probe_job_kind kind
 	return 0;
 }
 
-/* CONF_CAPTURE_HOLD as BPF reads it: set while a capture's probes of t are not all in. */
-static void capture_hold_flag(struct session *s, struct target *t, bool on)
-{
-	uint32_t flags = on ? t->conf.flags | CONF_CAPTURE_HOLD : t->conf.flags & ~CONF_CAPTURE_HOLD;
-
-	if (flags == t->conf.flags)
-		return;
-	t->conf.flags = flags;
-	if (bpfobj__set_conf(s->bpf, t->pid, &t->conf) && !t->exited)
-		p_warn("pid %d: cannot tell BPF whether its launch probes are in: %s", t->pid,
-		       strerror(errno));
-}
-
-/* The capture's hold: its launch probes are in (or cannot be put in). */
-static void capture_hold_done(struct session *s, struct target *t, const struct probe_facts *f)
-{
-	t->capture_hold = false;
-	answer_hold(s, t, f);
-}
-
 /*
  * A window's launch links are a new generation, which the next step's state
  * names (step.bpf.c): links of the last window still closing then record
@@ -320,7 +296,7 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 	if (!memcmp(&w, &t->want, sizeof(w)) || !t->probes) {
 		/* A capture's hold: the probes are in, or on their way (job_done answers it). */
 		if (t->capture_hold && !t->attaching)
-			capture_hold_done(s, t, NULL);
+			session_capture_hold_done(s, t, NULL);
 		return;
 	}
 	/*
@@ -341,158 +317,14 @@ void session_want_probes(struct session *s, struct target *t, bool on)
 	}
 	/* Without a capture's probes in, a capture that begins holds the process until they are. */
 	if (!w.events && t->want.events)
-		capture_hold_flag(s, t, true);
+		session_capture_hold_flag(s, t, true);
 	t->want = w;
 	t->had_links |= w.launch;
 	if (session_submit(s, t, JOB_SET, 0, NULL)) {
 		p_warn("pid %d: out of memory: its launch probes stay as they are", t->pid);
 		if (t->capture_hold)
-			capture_hold_done(s, t, NULL);
+			session_capture_hold_done(s, t, NULL);
 	}
-}
-
-void session_capture_hold(struct session *s, struct target *t)
-{
-	if (!t->capture_probes)
-		p_dbg("pid %d: a stream capture began: its probes go in (launches, for its "
-		      "graph's nodes, and event calls)", t->pid);
-	t->capture_probes = true;
-	t->capture_hold = true;
-	t->capture_last = clock_mono_ns();
-	session_want_probes(s, t, t->window_on);
-}
-
-/* How long launch probes stay in after the latest capture: a program captures many in a row. */
-#define CAPTURE_LINGER_NS (2000 * 1000 * 1000ull)
-
-void session_capture_linger(struct session *s, struct target *t, const struct proc_state *ps,
-			    uint64_t now)
-{
-	if (!t->capture_probes || ps->captures_open || now - t->capture_last < CAPTURE_LINGER_NS)
-		return;
-	t->capture_probes = false;
-	p_dbg("pid %d: no stream capture for %llu ms: the probes kept for captures go", t->pid,
-	      CAPTURE_LINGER_NS / 1000000);
-	session_want_probes(s, t, t->window_on);
-}
-
-/*
- * Nested launches in a row that showed no new host stub before the runtime's
- * probes go: a program's kernels are mostly launched in its first steps.
- */
-#define ONE_TRAP_QUIET 1000
-
-/* Runtime replays seen entering cuGraphLaunch, none refused before it, ere their probes go. */
-#define ONE_TRAP_GRAPHS 100
-
-void session_one_trap(struct session *s, struct target *t, const struct proc_state *ps)
-{
-	bool kernels = !t->one_trap && ps->learned &&
-		       ps->nested - ps->nested_at_learned >= ONE_TRAP_QUIET;
-	/*
-	 * A replay needs nothing learned: its executable graph is the driver's
-	 * handle too. But a runtime that refuses a replay before the driver
-	 * (no device) would lose it with its probe gone: one such is enough to
-	 * keep the probe for good.
-	 */
-	bool graphs = !t->one_trap_graphs && ps->graph_nested >= ONE_TRAP_GRAPHS &&
-		      !ps->graph_unnested;
-
-	if (!kernels && !graphs)
-		return;
-	if (kernels)
-		p_dbg("pid %d: %llu host stubs learned from %llu runtime launches entering the "
-		      "driver: one trap per launch from now on", t->pid,
-		      (unsigned long long)ps->learned, (unsigned long long)ps->nested);
-	if (graphs)
-		p_dbg("pid %d: %llu runtime graph replays entered the driver, none was refused "
-		      "before it: one trap per replay from now on", t->pid,
-		      (unsigned long long)ps->graph_nested);
-	t->one_trap |= kernels;
-	t->one_trap_graphs |= graphs;
-	if (t->want.launch)
-		session_want_probes(s, t, true);
-}
-
-/*
- * A hold's length, from BPF's stop to the SIGCONT: counted for t's next
- * trace (proc_cycles__hold) and the session's total, and said with -v with
- * what the scan that ended it found (f; NULL when it was answered without
- * one: cuprobe leaving, the process gone, the scan too slow).
- */
-static void hold_done(struct session *s, struct target *t, const struct probe_facts *f)
-{
-	uint64_t now = clock_mono_ns(), ns = now > t->hold_ts ? now - t->hold_ts : 0;
-	struct session_holds *h = &s->holds;
-	char what[200] = "";
-
-	if (f && f->scan_objs)
-		snprintf(what, sizeof(what), " for %s (%u object%s, %u probed)", f->scan_slowest,
-			 f->scan_objs, f->scan_objs == 1 ? "" : "s", f->scan_probed);
-	else if (f)
-		snprintf(what, sizeof(what), " (no new objects)");
-	else
-		snprintf(what, sizeof(what), " (continued before its libraries were probed)");
-	p_dbg("pid %d: held %.2f ms%s", t->pid, ns / 1e6, what);
-	if (t->cycles)
-		proc_cycles__hold(t->cycles, ns);
-	h->count++;
-	h->total_ns += ns;
-	if (ns >= h->max_ns) {
-		h->max_ns = ns;
-		h->max_pid = t->pid;
-		snprintf(h->max_what, sizeof(h->max_what), "%s", what);
-	}
-}
-
-void session_holds_report(const struct session *s)
-{
-	const struct session_holds *h = &s->holds;
-	struct uprobe_warm_stats w;
-
-	if (h->files_read || h->files_reused)
-		p_dbg("object files: %lu read, %lu answered from the cache of earlier reads",
-		      h->files_read, h->files_reused);
-	if (!h->count)
-		return;
-	p_dbg("holds: %lu, %.2f ms in all, the longest %.2f ms (pid %d%s)", h->count,
-	      h->total_ns / 1e6, h->max_ns / 1e6, h->max_pid, h->max_what);
-	uprobe_warm__stats(s->warm, &w);
-	if (w.off)
-		p_dbg("holds: uprobe registration not kept warm (%s): a hold that attaches may wait "
-		      "for an RCU grace period", w.why);
-	else
-		p_dbg("holds: uprobe registration kept warm for %.2f s in %lu stretches (%lu writes, "
-		      "%lu of them waited for a grace period)%s", w.active_ns / 1e9,
-		      (unsigned long)w.stretches, (unsigned long)w.writes, (unsigned long)w.slow,
-		      w.own_tracefs ? "; no tracefs was mounted: cuprobe mounted one for its own "
-				      "thread, in a mount namespace of its own" : "");
-}
-
-/*
- * The process is continued first and the answer written after: should
- * cuprobe die in between, the guardian sees the stop unanswered and sends
- * one SIGCONT too many, never one too few.
- */
-static void answer_hold(struct session *s, struct target *t, const struct probe_facts *f)
-{
-	if (!t->hold_since)
-		return;
-	if (t->held) {
-		kill(t->pid, SIGCONT);
-		hold_done(s, t, f);
-	}
-	t->conf.holds_answered = t->hold_seq;
-	if (bpfobj__set_conf(s->bpf, t->pid, &t->conf) && !t->exited)
-		p_warn("pid %d: cannot record that its hold was answered: %s", t->pid,
-		       strerror(errno));
-	t->hold_since = 0;
-	t->held = false;
-}
-
-void session_answer_hold(struct session *s, struct target *t)
-{
-	answer_hold(s, t, NULL);
 }
 
 /*
@@ -513,14 +345,4 @@ void session_rescan(struct session *s, struct target *t)
 		return;
 	}
 	t->scanning = true;
-}
-
-void session_suggest_step(struct session *s, struct target *t, char *buf, size_t len)
-{
-	buf[0] = s->suggest[0] = '\0';
-	if (!t->probes || session_submit(s, t, JOB_SUGGEST, 0, NULL))
-		return;
-	/* Ask and wait: the answer lands in s->suggest. */
-	prober__drain(s->prober);
-	snprintf(buf, len, "%s", s->suggest);
 }

@@ -39,7 +39,7 @@ static int add_target(struct session *s, struct target *t)
 }
 
 /* How a plan's steps are counted, and the schedule the loader's mirror follows. */
-static enum cycle_clock plan_clock(const struct target_plan *p)
+enum cycle_clock session_plan_clock(const struct target_plan *p)
 {
 	return p->step ? CLOCK_STEPS : p->slice_ns ? CLOCK_SLICES : CLOCK_ONE;
 }
@@ -64,7 +64,7 @@ static int adopt_generations(struct session *s, struct target *t)
 static int setup_target(struct session *s, struct target *t, const struct target_plan *p,
 			bool adopted)
 {
-	enum cycle_clock clock = plan_clock(p);
+	enum cycle_clock clock = session_plan_clock(p);
 	const struct schedule *sched = clock == CLOCK_ONE ? &s->one_cycle.sched : &p->sched;
 	__u32 phase = schedule_action(sched, 0);
 	uint64_t now = clock_mono_ns();
@@ -107,7 +107,7 @@ static int setup_target(struct session *s, struct target *t, const struct target
 	return session_epoll_add(s->epfd, t->pidfd, TAG(TAG_TARGET, t->pid));
 }
 
-static struct target *new_target(struct session *s, pid_t pid, bool child,
+struct target *session_new_target(struct session *s, pid_t pid, bool child,
 				 const struct target_plan *p, bool adopted, int *err)
 {
 	struct target *t = calloc(1, sizeof(*t));
@@ -126,104 +126,6 @@ static struct target *new_target(struct session *s, pid_t pid, bool child,
 	t->adopted = adopted;
 	*err = setup_target(s, t, p, adopted);
 	return t;
-}
-
-/* A Python program's step named as a symbol: its functions are not symbols. */
-static void tell_python_step(const struct target *t, enum log_level level)
-{
-	if (strncmp(t->comm, "python", 6) && !t->facts.torch_mapped)
-		return;
-	log_msg(level, "pid %d (%s) runs Python: Python functions are not native symbols%s", t->pid,
-	      t->comm, t->facts.torch_mapped ?
-		      "; for a PyTorch loop use --step torch (a step ends with each optimizer "
-		      "step) or --step torch:PREFIX (with each record_function range whose name "
-		      "begins with PREFIX)" : "; a native function the loop calls once a step "
-		      "can be, or a USDT probe");
-}
-
-void session_tell_step_missing(const struct target *t, const char *close, enum step_missing when)
-{
-	static const char *const how[] = {
-		[STEP_NOT_YET] = "not found yet in",
-		[STEP_LIKELY] = "not found in any of",
-		[STEP_NEVER] = "was never found in",
-	};
-	static const char *const then[] = {
-		[STEP_NOT_YET] = "; waiting for a library that defines it",
-		[STEP_LIKELY] = "; check --step (cuprobe record --help); "
-				"still looking in the libraries it loads",
-		[STEP_NEVER] = "; check --step (cuprobe record --help)",
-	};
-
-	log_msg(when == STEP_NEVER ? LOG_ERROR : LOG_WARN,
-		"step probe %s %s the %zu objects of pid %d (%s)%s%s%s%s",
-		step_spec__str(t->plan.step), how[when], t->facts.nobjs, t->pid, t->comm,
-		when == STEP_LIKELY ? ", which uses CUDA" : "",
-		close[0] ? "; close matches: " : "", close, then[when]);
-	if (when != STEP_NOT_YET)
-		tell_python_step(t, when == STEP_NEVER ? LOG_ERROR : LOG_WARN);
-}
-
-/* --step torch with no probes: no torch loaded (yet), or one without the range calls. */
-static void tell_torch_missing(const struct target *t, bool final)
-{
-	const char *spec = step_spec__str(t->plan.step);
-
-	if (t->facts.step_why[0])
-		log_msg(final ? LOG_ERROR : LOG_WARN, "--step %s: pid %d (%s): %s (see --step "
-			"torch in cuprobe-record(1))", spec, t->pid, t->comm, t->facts.step_why);
-	else if (final && t->facts.torch_mapped)
-		p_err("--step %s: pid %d (%s) ended before its step probes were in (they go in "
-		      "once %s.so's range exit is looked up, after import torch): no step was "
-		      "counted", spec, t->pid, t->comm, STEP_TORCH_LIB);
-	else if (final)
-		p_err("--step %s: pid %d (%s) never loaded %s.so, where PyTorch's record_function "
-		      "ranges begin and end: no step was counted; is it a PyTorch program (import "
-		      "torch)? Elsewhere use --step SYMBOL", spec, t->pid, t->comm, STEP_TORCH_LIB);
-	else if (!t->facts.step_walk && !t->walking)
-		p_info("pid %d: --step %s: waiting for torch (%s.so) to be loaded", t->pid, spec,
-		       STEP_TORCH_LIB);
-}
-
-/* The step probe was not found in pid's objects: say what was searched, and what is close. */
-static void tell_step_missing(struct session *s, struct target *t, enum step_missing when)
-{
-	char close[512];
-
-	if (t->plan.step->kind == STEP_TORCH) {
-		tell_torch_missing(t, when == STEP_NEVER);
-		return;
-	}
-	session_suggest_step(s, t, close, sizeof(close));
-	session_tell_step_missing(t, close, when);
-}
-
-/* It launched; or it mapped CUDA, no launch probe is in, and it loaded nothing new a while. */
-static bool uses_cuda(struct target *t, const struct proc_state *ps, uint64_t now)
-{
-	if (ps->launch_hits || ps->stale || ps->nested)
-		return true;
-	if (t->facts.nobjs != t->step_nobjs) {
-		t->step_nobjs = t->facts.nobjs;
-		t->step_nobjs_at = now;
-	}
-	return t->facts.has_launch_apis && !t->window_on && now - t->step_nobjs_at >= STEP_QUIET_NS;
-}
-
-void session_check_step(struct session *s, struct target *t, const struct proc_state *ps,
-			uint64_t now)
-{
-	/* A torch step says what it lacks itself (tell_torch_missing): no close names. */
-	if (!t->plan.step || t->plan.step->kind == STEP_TORCH || t->facts.step_found ||
-	    t->told_step || s->steps_found || !t->probes)
-		return;
-	if (!uses_cuda(t, ps, now))
-		return;
-	/* Not while a library it loaded is still being searched. */
-	if (t->scanning || t->rescan || t->hold_since || t->exec_pending)
-		return;
-	t->told_step = true;
-	t->asking_step = !session_submit(s, t, JOB_SUGGEST, 0, NULL);
 }
 
 int session__attach(struct session *s, pid_t pid)
@@ -311,7 +213,7 @@ static int attach_one(struct session *s, pid_t pid, const struct target_plan *p,
 		return -EEXIST;
 	/* Before any probe of it: the agent's dlopen is not held by the library-map probe. */
 	told_agent = bring_agent(s, pid, p);
-	t = new_target(s, pid, false, p, adopted, &err);
+	t = session_new_target(s, pid, false, p, adopted, &err);
 	if (!err)
 		err = session_submit(s, t, JOB_SCAN, 0, NULL);
 	if (t)
@@ -339,7 +241,7 @@ static int attach_one(struct session *s, pid_t pid, const struct target_plan *p,
 	}
 	if (p->step && !t->facts.step_found) {
 		t->told_step = true;
-		tell_step_missing(s, t, STEP_NOT_YET);
+		session_step_missing(s, t, STEP_NOT_YET);
 	}
 	if (p->follow)
 		attach_children(s, pid, p);
@@ -349,152 +251,6 @@ static int attach_one(struct session *s, pid_t pid, const struct target_plan *p,
 		       "libcuprobe-agent.so (README: --cupti); recording launches only",
 		       pid, t->comm);
 	return 0;
-}
-
-/* Finds what execvp would run, so that it can be probed before it starts. */
-/* 0 when path is a regular file one may execute; else what execve would say. */
-static int executable(const char *path)
-{
-	struct stat sb;
-
-	if (access(path, X_OK))
-		return -errno;
-	return stat(path, &sb) ? -errno : S_ISREG(sb.st_mode) ? 0 : -EACCES;
-}
-
-static int resolve_command(const char *cmd, char *buf, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(cmd, '/')) {
-		snprintf(buf, len, "%s", cmd);
-		return executable(buf);
-	}
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-
-		snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", cmd);
-		if (!executable(buf))
-			return 0;
-		path += n + (path[n] == ':');
-	}
-	return -ENOENT;
-}
-
-/*
- * The command's child, between fork and exec. go[1] and ex[0] are the
- * parent's ends: closed first, so that a parent killed before it said go
- * is an end of file here (with them open, the child would wait forever and
- * keep the guardian's pipe open with it).
- */
-static void child_exec(char **cmd, const char *agent, const int go[2], const int ex[2],
-		       const sigset_t *mask)
-{
-	char c;
-	int e;
-
-	close(go[1]);
-	close(ex[0]);
-	sigprocmask(SIG_SETMASK, mask, NULL);
-	/* The driver loads the agent at cuInit; it stays dormant until a window opens. */
-	if (agent && agent[0])
-		setenv("CUDA_INJECTION64_PATH", agent, 1);
-	/* Wait until the parent has probed what the command will map; its death is a no. */
-	if (read(go[0], &c, 1) != 1)
-		_exit(127);
-	execvp(cmd[0], cmd);
-	e = errno;
-	if (write(ex[1], &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(127);
-}
-
-/* The child exists and waits for go: probe what it will run, for its pid. */
-static int prepare_child(struct session *s, pid_t pid, const char *exe)
-{
-	struct target *t;
-	int err;
-
-	t = new_target(s, pid, true, &s->o.plan, false, &err);
-	if (err)
-		return err;
-	s->command = pid;
-	err = session_submit(s, t, JOB_EXEC, 0, exe);
-	prober__drain(s->prober);
-	if (!err)
-		err = t->facts.err;
-	t->exec_prepared = !err;
-	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_TORCH)
-		tell_torch_missing(t, false);
-	if (!err && t->plan.step && !t->facts.step_found && t->plan.step->kind == STEP_SYMBOL)
-		p_info("step symbol %s is not in %s: looking for it in libraries as they load",
-		       t->plan.step->symbol, exe);
-	return err;
-}
-
-/*
- * Test hook: CUPROBE_SPAWN_TEST_PAUSE_MS=N (at most 1000) waits N ms after the
- * command's fork, before it is probed: a cuprobe killed while its command
- * waits to exec, whatever the machine's load (tests/e2e/test_safety.sh).
- */
-static void spawn_test_pause(void)
-{
-	const char *v = getenv("CUPROBE_SPAWN_TEST_PAUSE_MS");
-	int ms = v ? atoi(v) : 0;
-
-	if (ms > 0 && ms <= 1000)
-		usleep((useconds_t)ms * 1000);
-}
-
-int session__spawn(struct session *s, char **argv, const sigset_t *mask)
-{
-	int go[2], ex[2], e = 0, err;
-	char exe[PATH_MAX];
-	pid_t pid;
-
-	err = resolve_command(argv[0], exe, sizeof(exe));
-	if (err) {
-		p_err("cannot execute %s: %s; check the command name and PATH", argv[0],
-		      strerror(-err));
-		return err;
-	}
-	if (pipe2(go, O_CLOEXEC))
-		return -errno;
-	if (pipe2(ex, O_CLOEXEC)) {
-		err = -errno;
-		close(go[0]);
-		close(go[1]);
-		return err;
-	}
-	/* Its start is a run of holds: the dynamic linker's, its libraries'. */
-	uprobe_warm__hold(s->warm);
-	pid = fork();
-	if (pid == 0)
-		child_exec(argv, s->o.agent, go, ex, mask);
-	close(go[0]);
-	close(ex[1]);
-	if (pid > 0)
-		spawn_test_pause();
-	err = pid < 0 ? -errno : prepare_child(s, pid, exe);
-	if (err && pid > 0) {
-		p_err("cannot probe %s: %s", exe, strerror(-err));
-		kill(pid, SIGKILL);
-	}
-	if (err)
-		close(go[1]); /* the child reads no "go" and exits */
-	else if (write(go[1], "g", 1) != 1) {
-		err = -errno;
-	}
-	if (!err)
-		close(go[1]);
-	if (!err && read(ex[0], &e, sizeof(e)) == sizeof(e)) {
-		p_err("cannot execute %s: %s", argv[0], strerror(e));
-		err = -e;
-	}
-	close(ex[0]);
-	return err;
 }
 
 /* The counters BPF keeps for t, as the cycles count them. */
@@ -560,11 +316,11 @@ void session_end_target(struct session *s, struct target *t)
 		s->err = -EIO;
 	/* In a followed tree, the step is in some of its processes (the ranks), not all. */
 	if (t->plan.step && !t->facts.step_found && !t->plan.follow) {
-		tell_step_missing(s, t, STEP_NEVER);
+		session_step_missing(s, t, STEP_NEVER);
 		if (!s->err)
 			s->err = -ENOENT;
 	} else if (t->plan.step && !t->facts.step_found && !t->adopted && !s->steps_found) {
-		tell_step_missing(s, t, STEP_NEVER);
+		session_step_missing(s, t, STEP_NEVER);
 		p_err("no process of the tree of pid %d had the step probe", t->pid);
 		if (!s->err)
 			s->err = -ENOENT;
@@ -663,113 +419,6 @@ int session__target(const struct session *s, pid_t pid, struct session_target *o
 	return -ESRCH;
 }
 
-int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
-		    enum window_mode mode)
-{
-	struct schedule w = { .warmup = warmup, .active = active ? active : 1, .repeat = 1 };
-	struct target *t = session_find(s, pid);
-	struct cycle_status st;
-
-	if (!t || t->gone)
-		return -ESRCH;
-	proc_cycles__status(t->cycles, &st);
-	if (st.phase != PHASE_NONE || t->asked)
-		return -EBUSY;
-	t->asked = true;
-	t->asked_mode = mode;
-	t->conf.sched = w;
-	/*
-	 * Steps too short for the attach: the window begins later, so that the
-	 * probes go in ahead of its warmup (session_step's lead), not during it.
-	 */
-	w.skip_first = mode == MODE_OFF ? 0 : session_lead(t);
-	t->conf.sched = w;
-	if (plan_clock(&t->plan) == CLOCK_SLICES) {
-		t->slice_base = t->slice + 1;
-		proc_cycles__set_schedule(t->cycles, &w, t->slice_base);
-		return 0;
-	}
-	/* BPF counts the new schedule from the next step hit; the mirror estimates it. */
-	t->conf.gen++;
-	proc_cycles__set_schedule(t->cycles, &w, st.step + 1);
-	return bpfobj__set_conf(s->bpf, t->pid, &t->conf);
-}
-
-int session__window_at(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
-		       enum window_mode mode, uint64_t first, uint64_t *now)
-{
-	struct schedule w = { .warmup = warmup, .active = active ? active : 1, .repeat = 1 };
-	struct target *t = session_find(s, pid);
-	struct cycle_status st;
-	uint64_t lead;
-
-	if (!t || t->gone)
-		return -ESRCH;
-	if (plan_clock(&t->plan) == CLOCK_SLICES)
-		return -EINVAL;
-	proc_cycles__status(t->cycles, &st);
-	*now = st.step;
-	if (st.phase != PHASE_NONE || t->asked)
-		return -EBUSY;
-	lead = mode == MODE_OFF ? 0 : session_lead(t);
-	/* Its warmup begins after the step now and the steps the attach takes. */
-	if (first < warmup || first - warmup < st.step + 1 + lead || first - warmup > UINT32_MAX)
-		return -ERANGE;
-	w.skip_first = (uint32_t)(first - warmup);
-	t->asked = true;
-	t->asked_mode = mode;
-	t->conf.sched = w;
-	t->conf.flags |= CONF_ABS_STEPS;
-	t->conf.gen++;
-	proc_cycles__set_schedule(t->cycles, &w, 0);
-	return bpfobj__set_conf(s->bpf, t->pid, &t->conf);
-}
-
-void session_end_window(struct session *s, struct target *t)
-{
-	static const struct schedule none = { .skip_first = UINT32_MAX, .active = 1 };
-	struct cycle_status st;
-
-	if (!t || t->gone)
-		return;
-	proc_cycles__status(t->cycles, &st);
-	t->asked = false;
-	t->conf.sched = none;
-	t->conf.flags &= ~CONF_ABS_STEPS;
-	if (plan_clock(&t->plan) == CLOCK_SLICES) {
-		t->slice_base = t->slice + 1;
-		proc_cycles__set_schedule(t->cycles, &none, t->slice_base);
-		return;
-	}
-	t->conf.gen++;
-	proc_cycles__set_schedule(t->cycles, &none, st.step + 1);
-	if (bpfobj__set_conf(s->bpf, t->pid, &t->conf))
-		p_warn("pid %d: the window could not be ended early; it ends with its steps",
-		       t->pid);
-}
-
-/* Time slices: the loader ends a slice as a step probe would end a step. */
-void session_end_slice(struct session *s, struct target *t, uint64_t now)
-{
-	struct step_event e = {
-		.type = REC_STEP, .tgid = t->pid, .tid = t->pid, .ts_ns = now,
-	};
-	struct proc_state ps;
-
-	if (bpfobj__proc_state(s->bpf, t->pid, &ps))
-		return;
-	e.step = ++t->slice;
-	e.phase = schedule_action(&t->conf.sched, t->slice - t->slice_base);
-	e.launch_hits = ps.launch_hits;
-	e.drops = ps.drops;
-	e.nested = ps.nested;
-	e.stale = ps.stale;
-	t->slice_next += t->plan.slice_ns;
-	if (t->slice_next < now)
-		t->slice_next = now + t->plan.slice_ns; /* cuprobe was late: slices restart from now */
-	session_step(s, t, &e);
-}
-
 void session__end_command(struct session *s)
 {
 	struct target *t = s->command ? session_find(s, s->command) : NULL;
@@ -795,7 +444,7 @@ struct target *session_adopt(struct session *s, pid_t pid, const struct target *
 	struct target *t;
 	int err;
 
-	t = new_target(s, pid, false, &parent->plan, true, &err);
+	t = session_new_target(s, pid, false, &parent->plan, true, &err);
 	if (err) {
 		if (err != -ESRCH)
 			p_warn("pid %d, started by pid %d: cannot record it: %s", pid, parent->pid,
@@ -819,70 +468,4 @@ struct target *session_adopt(struct session *s, pid_t pid, const struct target *
 	}
 	session_rescan(s, t);
 	return t;
-}
-
-void session_exec(struct session *s, struct target *t)
-{
-	t->scan_due = 0;
-	/*
-	 * The files its program's processes had launch probes in (in this
-	 * session: torchrun's ranks, Python's multiprocessing spawn; or in an
-	 * earlier one, through the cache) are probed before it maps them, once
-	 * the exec's scan is done (probeset__preregister). Any other program
-	 * (a shell, git, ldconfig) has none to probe.
-	 */
-	t->prereg = true;
-	/*
-	 * The command's own exec: its probeset was made for this very program,
-	 * so it stays, and the scan adds what the exec mapped. Dropping it would
-	 * hold the process for the close of its links (100-150 ms here).
-	 */
-	if (t->exec_prepared && t->probes) {
-		t->exec_prepared = false;
-		session_rescan(s, t);
-		return;
-	}
-	t->exec_prepared = false;
-	/*
-	 * Closing the old program's links takes 100-700 ms here, and the
-	 * process waits: where the probeset serves the new program as it is,
-	 * it stays (the prober answers, JOB_KEEP). No scan of the old one runs
-	 * meanwhile (scanning): the answer may be to free it.
-	 */
-	if (t->probes && t->scanning) {
-		t->exec_pending = true;
-		probeset__interrupt(t->probes);
-		return;
-	}
-	if (t->probes && !session_submit(s, t, JOB_KEEP, 0, NULL)) {
-		t->scanning = true;
-		return;
-	}
-	session_exec_anew(s, t);
-}
-
-void session_exec_anew(struct session *s, struct target *t)
-{
-	if (t->probes)
-		session_submit(s, t, JOB_DROP, 0, NULL);
-	t->probes = probeset__new(&s->penv, t->pid, t->plan.step);
-	if (!t->probes) {
-		session_answer_hold(s, t);
-		return;
-	}
-	/* What the old program wanted stands: the new probeset is told. The old links go
-	 * first, closed at once (JOB_DROP): no generation is needed to tell them apart. */
-	t->want = (struct probe_want){};
-	t->had_links = false;
-	if (t->plan.step) {
-		struct cycle_status st;
-
-		proc_cycles__status(t->cycles, &st);
-		session_want_ahead(s, t, st.phase, st.next_cycle);
-	} else {
-		session_want_probes(s, t, t->mode != MODE_OFF &&
-						  phase_probes(proc_cycles__phase(t->cycles)));
-	}
-	session_rescan(s, t);
-	p_dbg("pid %d (%s): new program, probed anew", t->pid, t->comm);
 }
