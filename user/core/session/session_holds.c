@@ -141,3 +141,44 @@ void session_answer_hold(struct session *s, struct target *t)
 {
 	session_answer_hold_facts(s, t, NULL);
 }
+
+/*
+ * A hold: the dynamic linker changed the map (REC_LIBMAP), or a followed
+ * process ran a new program (REC_EXEC). The process is probed while held and
+ * continued when that is done (session_answer_hold); while cuprobe is
+ * leaving, or for a process it no longer follows, at once.
+ */
+static void on_hold(struct session *s, const struct libmap_event *e)
+{
+	struct target *t = session_find(s, e->tgid);
+
+	if (!t || t->gone) {
+		if (e->held)
+			kill(e->tgid, SIGCONT);
+		return;
+	}
+	t->hold_seq = e->seq;
+	/* More holds are likely to follow: their attaches should not wait for a grace period. */
+	uprobe_warm__hold(s->warm);
+	/* A hold lasts from its first stop to the SIGCONT that answers them all. */
+	if (e->held && !t->held)
+		t->hold_ts = e->ts_ns;
+	t->held |= e->held;
+	t->hold_since = clock_mono_ns();
+	if (s->leaving || !t->probes)
+		session_answer_hold(s, t);
+	else if (e->type == REC_CAPTURE)
+		session_capture_hold(s, t);
+	else if (e->type == REC_EXEC)
+		session_exec(s, t);
+	else
+		session_rescan(s, t);
+}
+
+/* REC_LIBMAP, REC_EXEC, REC_CAPTURE: a hold (on_hold). */
+int session_on_hold(struct session *s, void *data, size_t size)
+{
+	(void)size;
+	on_hold(s, data);
+	return 0;
+}

@@ -202,9 +202,6 @@ struct target *session_new_target(struct session *s, pid_t pid, bool child,
 void session_target_exit(struct session *s, struct target *t);
 void session_end_target(struct session *s, struct target *t);
 void session_remove(struct session *s, struct target *t);
-/* A followed process's new child, with its parent's plan (BPF made its entries). */
-struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent,
-			     bool shared_mm);
 /* session_windows.c */
 void session_end_slice(struct session *s, struct target *t, uint64_t now);
 /*
@@ -231,15 +228,38 @@ uint32_t session_lead(const struct target *t);
 void session_want_ahead(struct session *s, struct target *t, uint32_t phase, uint32_t next_cycle);
 /* Says when t's warmup began (step, at ts) before its launch probes were in. */
 void session_check_warmup(struct target *t, uint64_t step, uint64_t ts);
-/* session_events.c */
-void session_watch_children(struct session *s);
-void session_step(struct session *s, struct target *t, const struct step_event *e);
+/* session_records.c: the rings' records, dispatched by type (ring_buffer__new's callbacks). */
 int session_ctrl_event(void *ctx, void *data, size_t size);
 int session_data_event(void *ctx, void *data, size_t size);
+/*
+ * The records' handlers, one per record type (session_records.c's table):
+ * given a record at least as long as the table says, 0 or the session's error.
+ */
+/* session_launches.c */
+int session_on_launches(struct session *s, void *data, size_t size);
+int session_on_agent(struct session *s, void *data, size_t size);
+int session_on_name(struct session *s, void *data, size_t size);
+int session_on_graph(struct session *s, void *data, size_t size);
+/* A launch from the ring or a CPU's stage: queued, or placed now when the queue is full. */
 void session_launch(void *ctx, const struct launch_event *e);
+/* A launch placed into its cycle: the first error stays in s->err. */
 void session_place_launch(void *ctx, const struct launch_event *e);
 /* Places queued launches, at most max; whether the queue is now empty. */
 bool session_place(struct session *s, size_t max);
+/* session_steps.c */
+int session_on_step(struct session *s, void *data, size_t size);
+int session_on_thread(struct session *s, void *data, size_t size);
+int session_on_range(struct session *s, void *data, size_t size);
+/* A step boundary, from BPF or a time slice's end. */
+void session_step(struct session *s, struct target *t, const struct step_event *e);
+/* session_children.c */
+int session_on_fork(struct session *s, void *data, size_t size);
+int session_on_exec_seen(struct session *s, void *data, size_t size);
+/* Children of targets not followed that took up CUDA are said, with how to record them. */
+void session_watch_children(struct session *s);
+/* A followed process's new child, with its parent's plan (BPF made its entries). */
+struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent,
+			     bool shared_mm);
 /* session_jobs.c */
 /* arg: JOB_EXEC's executable. 0 or -ENOMEM. */
 int session_submit(struct session *s, struct target *t, enum probe_job_kind kind,
@@ -255,6 +275,7 @@ void session_rescan(struct session *s, struct target *t);
  */
 void session_one_trap(struct session *s, struct target *t, const struct proc_state *ps);
 /* session_holds.c */
+int session_on_hold(struct session *s, void *data, size_t size);
 /* Continues t if a hold stops it; its length goes into t's next trace and -v. */
 void session_answer_hold(struct session *s, struct target *t);
 /* The same, with what the scan that ended it found (f; NULL: no scan ended it). */

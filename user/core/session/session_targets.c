@@ -437,35 +437,3 @@ void session__end_command(struct session *s)
 	}
 	session_target_exit(s, t);
 }
-
-struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent,
-			     bool shared_mm)
-{
-	struct target *t;
-	int err;
-
-	t = session_new_target(s, pid, false, &parent->plan, true, &err);
-	if (err) {
-		if (err != -ESRCH)
-			p_warn("pid %d, started by pid %d: cannot record it: %s", pid, parent->pid,
-			       strerror(-err));
-		if (t)
-			session_end_target(s, t);
-		return NULL;
-	}
-	p_dbg("pid %d (%s), started by pid %d: recorded too", pid, t->comm, parent->pid);
-	/*
-	 * A vfork child runs in its parent's memory, whose probes are in, until
-	 * its exec (python's subprocess, posix_spawn): a scan of that copy would
-	 * attach links it drops a few µs later, and hold its exec behind their
-	 * attach (a grace period: 10-20 ms). Its exec's scan is the first.
-	 */
-	if (shared_mm) {
-		p_dbg("pid %d shares pid %d's memory (vfork): scanned at its exec", pid,
-		      parent->pid);
-		t->scan_due = clock_mono_ns() + SHARED_MM_SCAN_NS;
-		return t;
-	}
-	session_rescan(s, t);
-	return t;
-}
