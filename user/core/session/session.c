@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include "core/probes/bpfobj.h"
 #include "core/probes/guard.h"
 #include "core/probes/launch_files.h"
+#include "core/probes/uprobe_warm.h"
 #include "core/probes/uprobe_link.h"
 #include "core/proc/handle_names.h"
 #include "core/proc/objcache.h"
@@ -24,6 +26,17 @@
 #include "core/schedule/step_spec.h"
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
+#include "core/session/session_children.h"
+#include "core/session/session_holds.h"
+#include "core/session/session_jobs.h"
+#include "core/session/session_launches.h"
+#include "core/session/session_lost.h"
+#include "core/session/session_onetrap.h"
+#include "core/session/session_records.h"
+#include "core/session/session_ring.h"
+#include "core/session/session_step_missing.h"
+#include "core/session/session_targets.h"
+#include "core/session/session_windows.h"
 #include "schedule.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -34,6 +47,8 @@
 #define PLACE_SLICE 8192
 /* A stage held by a preempted probe, waited for at the end: 100 us at a time, up to 20 ms. */
 #define STAGE_WAITS 200
+/* How often each target's BPF counters are looked at for lost ctrl events. */
+#define POLL_STATE_NS (200 * 1000 * 1000ull)
 
 
 struct target *session_find(struct session *s, pid_t pid)
@@ -360,7 +375,7 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	if (h)
 		s->h = *h;
 	s->epfd = -1;
-	s->children = VEC_INIT(struct child);
+	session_children_init(s);
 	s->targets = VEC_INIT(struct target *);
 	launch_queue__init(&s->queue);
 	setup_env(s);

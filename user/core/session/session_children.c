@@ -10,10 +10,23 @@
 #include <string.h>
 #include "core/proc/procmaps.h"
 #include "core/session/session_int.h"
+#include "core/session/session_children.h"
+#include "core/session/session_jobs.h"
+#include "core/session/session_targets.h"
 #include "util/clock.h"
 #include "util/log.h"
 
 /* A followed process's child is recorded; another's is watched for CUDA. */
+/* A process a target (or its descendant) started, watched for CUDA until it exits. */
+struct child {
+	pid_t pid, parent;
+};
+
+void session_children_init(struct session *s)
+{
+	s->children = VEC_INIT(struct child);
+}
+
 static void on_fork(struct session *s, const struct fork_event *e)
 {
 	struct target *parent = session_find(s, e->parent);

@@ -6,6 +6,10 @@
 #include "core/probes/probeset.h"
 #include "core/schedule/proc_cycles.h"
 #include "core/session/session_int.h"
+#include "core/session/session_exec.h"
+#include "core/session/session_holds.h"
+#include "core/session/session_jobs.h"
+#include "core/session/session_lead.h"
 #include "schedule.h"
 #include "util/log.h"
 

@@ -13,6 +13,9 @@
 #include "core/probes/uprobe_warm.h"
 #include "core/schedule/proc_cycles.h"
 #include "core/session/session_int.h"
+#include "core/session/session_exec.h"
+#include "core/session/session_holds.h"
+#include "core/session/session_jobs.h"
 #include "util/clock.h"
 #include "util/log.h"
 

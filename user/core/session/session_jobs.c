@@ -6,19 +6,42 @@
  * the user is told what changed.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/probes/bpfobj.h"
+#include "core/proc/procmaps.h"
 #include "core/proc/pyproc.h"
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
 #include "core/schedule/step_spec.h"
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
+#include "core/session/session_exec.h"
+#include "core/session/session_holds.h"
+#include "core/session/session_jobs.h"
+#include "core/session/session_lead.h"
+#include "core/session/session_step_missing.h"
+#include "core/session/session_targets.h"
 #include "util/clock.h"
 #include "util/log.h"
+
+/* A message to the prober about one target's probeset, and its answer. */
+struct probe_job {
+	struct session *s;
+	enum probe_job_kind kind;
+	pid_t pid;
+	struct probeset *ps;
+	struct probe_want want;		/* JOB_SET */
+	uint64_t hold_seq;		/* JOB_SCAN: the hold it answers, 0 for none */
+	bool kept;			/* JOB_KEEP: the answer */
+	bool more;			/* JOB_PREREG: it let other jobs go first, and goes on */
+	struct procmaps maps;		/* JOB_SCAN: the maps it read while the process was held */
+	char arg[PATH_MAX];		/* JOB_EXEC: the executable; JOB_SUGGEST: the answer */
+	struct probe_facts facts;	/* the answer */
+};
 
 /* Files probed ahead wait while a hold, an attach or another process's scan is queued. */
 static bool prereg_yield(void *prober)

@@ -19,6 +19,7 @@
 #include "core/proc/symbols.h"
 #include "core/schedule/proc_cycles.h"
 #include "core/session/session_int.h"
+#include "core/session/session_launches.h"
 #include "util/clock.h"
 #include "util/log.h"
 

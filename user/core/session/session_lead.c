@@ -8,6 +8,8 @@
 #include "core/probes/uprobe_warm.h"
 #include "core/schedule/proc_cycles.h"
 #include "core/session/session_int.h"
+#include "core/session/session_jobs.h"
+#include "core/session/session_lead.h"
 #include "schedule.h"
 #include "util/clock.h"
 #include "util/log.h"

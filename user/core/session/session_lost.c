@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 #include "core/session/session_int.h"
+#include "core/session/session_lost.h"
 #include "core/session/target.h"
 #include "util/log.h"
 

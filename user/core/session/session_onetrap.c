@@ -6,6 +6,8 @@
  */
 #include <stdbool.h>
 #include "core/session/session_int.h"
+#include "core/session/session_jobs.h"
+#include "core/session/session_onetrap.h"
 #include "util/log.h"
 
 /*

@@ -13,6 +13,11 @@
 #include "graph.h"
 #include "names.h"
 #include "core/session/session_int.h"
+#include "core/session/session_children.h"
+#include "core/session/session_holds.h"
+#include "core/session/session_launches.h"
+#include "core/session/session_records.h"
+#include "core/session/session_steps.h"
 
 /* The ring a record type comes through. */
 enum record_ring { RING_CTRL, RING_EVENTS };

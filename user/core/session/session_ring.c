@@ -29,6 +29,8 @@
 #include <bpf/libbpf.h>
 #include "core/probes/bpfobj.h"
 #include "core/session/session_int.h"
+#include "core/session/session_records.h"
+#include "core/session/session_ring.h"
 #include "util/clock.h"
 #include "util/log.h"
 

@@ -16,6 +16,9 @@
 #include "core/schedule/step_spec.h"
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
+#include "core/session/session_jobs.h"
+#include "core/session/session_step_missing.h"
+#include "core/session/session_targets.h"
 #include "util/log.h"
 
 /* Finds what execvp would run, so that it can be probed before it starts. */

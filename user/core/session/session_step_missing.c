@@ -9,7 +9,13 @@
 #include "core/schedule/step_spec.h"
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
+#include "core/session/session_jobs.h"
+#include "core/session/session_step_missing.h"
 #include "util/log.h"
+
+/* A process that maps CUDA and loads nothing new this long likely has all it needs. */
+#define STEP_QUIET_NS (5 * 1000 * 1000 * 1000ull)
+
 
 /* A Python program's step named as a symbol: its functions are not symbols. */
 static void tell_python_step(const struct target *t, enum log_level level)

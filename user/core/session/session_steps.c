@@ -7,6 +7,8 @@
  */
 #include "core/schedule/proc_cycles.h"
 #include "core/session/session_int.h"
+#include "core/session/session_lead.h"
+#include "core/session/session_steps.h"
 #include "schedule.h"
 
 /* A step boundary, from BPF or a time slice's end. */

@@ -8,6 +8,10 @@
 #include "core/probes/bpfobj.h"
 #include "core/schedule/proc_cycles.h"
 #include "core/session/session_int.h"
+#include "core/session/session_lead.h"
+#include "core/session/session_steps.h"
+#include "core/session/session_targets.h"
+#include "core/session/session_windows.h"
 #include "schedule.h"
 #include "util/log.h"
 
