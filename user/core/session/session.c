@@ -26,6 +26,8 @@
 #include "core/schedule/step_spec.h"
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
+#include "core/session/session_answers.h"
+#include "core/session/session_held.h"
 #include "core/session/session_children.h"
 #include "core/session/session_holds.h"
 #include "core/session/session_jobs.h"
@@ -388,6 +390,7 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	s->penv.objects = objcache__new();
 	s->penv.launch_files = launch_files__new();
 	s->prober = prober__new();
+	s->job_done = session_job_done;
 	for (int i = 0; i < REAPERS; i++)
 		if (!(s->reaper[i] = prober__new()))
 			reapers_missing = true;

@@ -44,6 +44,8 @@ struct session {
 	struct guard *guard;
 	struct ring_buffer *ctrl, *events;
 	struct prober *prober;
+	/* Where the prober's answers go (session_job_done), so that session_jobs.c calls no file above it. */
+	void (*job_done)(void *job);
 	struct prober *reaper[REAPERS]; /* close detached links, off the prober's path */
 	unsigned int reap_next;		/* the next job's reaper, round the REAPERS */
 	struct uprobe_warm *warm;	/* registration kept warm while holds come */

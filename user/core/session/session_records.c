@@ -14,7 +14,7 @@
 #include "names.h"
 #include "core/session/session_int.h"
 #include "core/session/session_children.h"
-#include "core/session/session_holds.h"
+#include "core/session/session_held.h"
 #include "core/session/session_launches.h"
 #include "core/session/session_records.h"
 #include "core/session/session_steps.h"
