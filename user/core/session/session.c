@@ -26,6 +26,7 @@
 #include "core/schedule/step_spec.h"
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
+#include "core/session/session_hooks.h"
 #include "core/session/session_answers.h"
 #include "core/session/session_held.h"
 #include "core/session/session_children.h"
@@ -51,27 +52,6 @@
 #define STAGE_WAITS 200
 /* How often each target's BPF counters are looked at for lost ctrl events. */
 #define POLL_STATE_NS (200 * 1000 * 1000ull)
-
-
-struct target *session_find(struct session *s, pid_t pid)
-{
-	if (s->last < s->targets.len && TARGET(s, s->last)->pid == pid)
-		return TARGET(s, s->last);
-	for (size_t i = 0; i < s->targets.len; i++) {
-		if (TARGET(s, i)->pid == pid) {
-			s->last = i;
-			return TARGET(s, i);
-		}
-	}
-	return NULL;
-}
-
-int session_epoll_add(int epfd, int fd, uint64_t tag)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
-}
 
 /* Links the prober let go, closed on a reaper in order: an entry before its return. */
 struct reap_job {
@@ -107,37 +87,6 @@ static void dispose_links(struct uprobe_link *first, struct uprobe_link *then, v
 	}
 	uprobe_link__destroy(first);
 	uprobe_link__destroy(then);
-}
-
-enum window_mode session_hook_mode(struct session *s, const struct target *t, uint32_t k)
-{
-	struct session_target v;
-
-	if (!s->h.cycle_mode)
-		return t->plan.mode;
-	target__view(t, &v);
-	return s->h.cycle_mode(s->h.ctx, &v, k);
-}
-
-void session_hook_step(struct session *s, const struct target *t, const struct cycle_status *st,
-		       bool changed)
-{
-	struct session_target v;
-
-	if (!s->h.step)
-		return;
-	target__view(t, &v);
-	s->h.step(s->h.ctx, &v, st, changed);
-}
-
-void session_hook_exited(struct session *s, const struct target *t)
-{
-	struct session_target v;
-
-	if (!s->h.exited)
-		return;
-	target__view(t, &v);
-	s->h.exited(s->h.ctx, &v);
 }
 
 /* The mirror asks as a cycle begins: a window asked for, else the front-end, else the plan. */

@@ -13,6 +13,7 @@
 #include "core/session/session_held.h"
 #include "core/session/session_holds.h"
 #include "core/session/session_jobs.h"
+#include "core/session/session_targets.h"
 #include "util/clock.h"
 #include "util/log.h"
 

@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The session's state (struct session), the door's helpers the other
- * session_*.c files call, and the epoll tags; for those files only. What
+ * The session's state (struct session), the epoll tags and the turn's reads
+ * (session.c), for the session_*.c files only. What
  * each of them does is declared in its own header (session_jobs.h,
  * session_holds.h, ...), which includes none of this. Session's thread.
  */
 #ifndef CORE_SESSION_SESSION_INT_H
 #define CORE_SESSION_SESSION_INT_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <sys/types.h>
 #include "core/graphs/graph_store.h"
 #include "core/probes/probeset.h"
@@ -89,16 +91,19 @@ struct session {
 enum { TAG_RING = 1, TAG_PROBER, TAG_REAPER, TAG_GUARD, TAG_TARGET };
 #define TAG(kind, pid) ((uint64_t)(kind) << 32 | (uint32_t)(pid))
 
-struct target *session_find(struct session *s, pid_t pid);
+/* Adds fd to the session's epoll set with tag (TAG). 0 or -errno. */
+static inline int session_epoll_add(int epfd, int fd, uint64_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
 /*
- * The front-end's hooks, each given t's public view: the mode of t's cycle k
- * (the plan's without a cycle_mode hook), a step begun, an exit.
+ * session.c: the turn's reads. A file below session.c calls these two only:
+ * a launch ahead of its step's mirror reads ctrl first (session_launches.c),
+ * a target's end reads what it made (session_targets.c).
  */
-enum window_mode session_hook_mode(struct session *s, const struct target *t, uint32_t k);
-void session_hook_step(struct session *s, const struct target *t, const struct cycle_status *st,
-		       bool changed);
-void session_hook_exited(struct session *s, const struct target *t);
-int session_epoll_add(int epfd, int fd, uint64_t tag);
 /* Reads both rings, ctrl first, within a turn's budget. 0 or the session's error. */
 int session_consume_all(struct session *s);
 /* Reads a ring within this turn's budget; false when it held more. */

@@ -20,6 +20,7 @@
 #include "core/schedule/proc_cycles.h"
 #include "core/session/session_int.h"
 #include "core/session/session_launches.h"
+#include "core/session/session_targets.h"
 #include "util/clock.h"
 #include "util/log.h"
 

@@ -8,6 +8,7 @@
 #include "core/probes/uprobe_warm.h"
 #include "core/schedule/proc_cycles.h"
 #include "core/session/session_int.h"
+#include "core/session/session_hooks.h"
 #include "core/session/session_jobs.h"
 #include "core/session/session_lead.h"
 #include "schedule.h"

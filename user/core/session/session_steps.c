@@ -7,8 +7,10 @@
  */
 #include "core/schedule/proc_cycles.h"
 #include "core/session/session_int.h"
+#include "core/session/session_hooks.h"
 #include "core/session/session_lead.h"
 #include "core/session/session_steps.h"
+#include "core/session/session_targets.h"
 #include "schedule.h"
 
 /* A step boundary, from BPF or a time slice's end. */

@@ -25,6 +25,7 @@
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
 #include "core/session/session_holds.h"
+#include "core/session/session_hooks.h"
 #include "core/session/session_jobs.h"
 #include "core/session/session_lead.h"
 #include "core/session/session_step_missing.h"
@@ -41,6 +42,19 @@ static int add_target(struct session *s, struct target *t)
 		return -ENOMEM;
 	*slot = t;
 	return 0;
+}
+
+struct target *session_find(struct session *s, pid_t pid)
+{
+	if (s->last < s->targets.len && TARGET(s, s->last)->pid == pid)
+		return TARGET(s, s->last);
+	for (size_t i = 0; i < s->targets.len; i++) {
+		if (TARGET(s, i)->pid == pid) {
+			s->last = i;
+			return TARGET(s, i);
+		}
+	}
+	return NULL;
 }
 
 /* How a plan's steps are counted, and the schedule the loader's mirror follows. */

@@ -13,6 +13,8 @@ struct session;
 struct target;
 struct target_plan;
 
+/* The target of pid, the latest one named looked at first; NULL when none. */
+struct target *session_find(struct session *s, pid_t pid);
 /* How a plan's steps are counted, and the schedule the loader's mirror follows. */
 enum cycle_clock session_plan_clock(const struct target_plan *p);
 /*
