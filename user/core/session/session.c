@@ -329,6 +329,13 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	session_children_init(s);
 	s->targets = VEC_INIT(struct target *);
 	launch_queue__init(&s->queue);
+	err = session_ring_new(s);
+	if (!err)
+		err = session_lost_new(s);
+	if (!err)
+		err = session_holds_new(s);
+	if (err)
+		goto fail;
 	setup_env(s);
 	err = load(s);
 	if (err)
@@ -733,6 +740,9 @@ void session__free(struct session *s)
 	handle_names__free(s->names);
 	if (s->epfd >= 0)
 		close(s->epfd);
+	session_ring_free(s);
+	session_lost_free(s);
+	session_holds_free(s);
 	free(s);
 }
 

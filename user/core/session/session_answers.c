@@ -135,8 +135,7 @@ void session_job_done(void *arg)
 	if (j->kind == JOB_PREREG && j->more && t->probes == j->ps)
 		session_submit(s, t, JOB_PREREG, 0, NULL);
 	if (j->kind == JOB_SCAN || j->kind == JOB_EXEC || j->kind == JOB_PREREG) {
-		s->holds.files_read += j->facts.scan_read;
-		s->holds.files_reused += j->facts.scan_objs - j->facts.scan_read;
+		session_holds_files(s, &j->facts);
 	}
 	if (j->kind == JOB_SCAN) {
 		t->scanning = false;

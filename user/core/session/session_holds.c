@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "core/probes/bpfobj.h"
 #include "core/probes/uprobe_warm.h"
@@ -16,6 +17,33 @@
 #include "core/session/session_holds.h"
 #include "util/clock.h"
 #include "util/log.h"
+
+/* The library-map and exec holds answered, in every target (s->holds, this file's alone). */
+struct session_holds {
+	unsigned long count;
+	uint64_t total_ns, max_ns;
+	pid_t max_pid;			/* the longest one's */
+	char max_what[200];		/* and what it was for */
+	unsigned long files_read, files_reused;	/* object files read, and answered from the cache */
+};
+
+int session_holds_new(struct session *s)
+{
+	s->holds = calloc(1, sizeof(*s->holds));
+	return s->holds ? 0 : -ENOMEM;
+}
+
+void session_holds_free(struct session *s)
+{
+	free(s->holds);
+	s->holds = NULL;
+}
+
+void session_holds_files(struct session *s, const struct probe_facts *f)
+{
+	s->holds->files_read += f->scan_read;
+	s->holds->files_reused += f->scan_objs - f->scan_read;
+}
 
 /* CONF_CAPTURE_HOLD as BPF reads it: set while a capture's probes of t are not all in. */
 void session_capture_hold_flag(struct session *s, struct target *t, bool on)
@@ -46,7 +74,7 @@ void session_capture_hold_done(struct session *s, struct target *t, const struct
 static void hold_done(struct session *s, struct target *t, const struct probe_facts *f)
 {
 	uint64_t now = clock_mono_ns(), ns = now > t->hold_ts ? now - t->hold_ts : 0;
-	struct session_holds *h = &s->holds;
+	struct session_holds *h = s->holds;
 	char what[200] = "";
 
 	if (f && f->scan_objs)
@@ -70,7 +98,7 @@ static void hold_done(struct session *s, struct target *t, const struct probe_fa
 
 void session_holds_report(const struct session *s)
 {
-	const struct session_holds *h = &s->holds;
+	const struct session_holds *h = s->holds;
 	struct uprobe_warm_stats w;
 
 	if (h->files_read || h->files_reused)

@@ -21,14 +21,13 @@ struct target;
  */
 #define HOLD_MAX_NS (3000 * 1000 * 1000ull)
 
-/* The library-map and exec holds answered, in every target (session_holds.c). */
-struct session_holds {
-	unsigned long count;
-	uint64_t total_ns, max_ns;
-	pid_t max_pid;			/* the longest one's */
-	char max_what[200];		/* and what it was for */
-	unsigned long files_read, files_reused;	/* object files read, and answered from the cache */
-};
+struct session_holds;
+
+/* The holds' count, s->holds (none yet: zero). 0 or -ENOMEM. */
+int session_holds_new(struct session *s);
+void session_holds_free(struct session *s);
+/* A scan's object files counted (f: its facts): read, or answered from the cache. */
+void session_holds_files(struct session *s, const struct probe_facts *f);
 
 /* Continues t if a hold stops it; its length goes into t's next trace and -v. */
 void session_answer_hold(struct session *s, struct target *t);

@@ -19,9 +19,6 @@
 #include "core/schedule/proc_cycles.h"
 #include "core/session/launch_queue.h"
 #include "core/session/session.h"
-#include "core/session/session_holds.h"
-#include "core/session/session_lost.h"
-#include "core/session/session_ring.h"
 #include "core/session/target.h"
 #include "util/vec.h"
 
@@ -33,6 +30,9 @@ struct guard;
 struct handle_names;
 struct prober;
 struct ring_buffer;
+struct session_holds;
+struct session_lost;
+struct session_ring;
 struct stacks;
 struct symbols;
 struct uprobe_warm;
@@ -79,9 +79,11 @@ struct session {
 	struct launch_queue queue; /* launches read, not yet placed (launch_queue.h) */
 	unsigned long placed_at_once; /* launches placed as read: the queue was full */
 	struct stacks *stacks;	/* --stack; NULL without */
-	struct session_ring ring;
-	struct session_lost lost;
-	struct session_holds holds;
+	unsigned long launches_read;	/* from the events ring */
+	uint64_t bytes_read;		/* of its records, with their headers */
+	struct session_ring *ring;	/* its growth (session_ring.c's) */
+	struct session_lost *lost;	/* cycles lost (session_lost.c's) */
+	struct session_holds *holds;	/* holds answered (session_holds.c's) */
 };
 
 /* The session's i-th target. */

@@ -184,7 +184,7 @@ int session_on_launches(struct session *s, void *data, size_t size)
 	int n = bpfobj__each_launch(data, size, session_launch, s);
 
 	if (n > 0)
-		s->ring.launches_read += (unsigned long)n;
+		s->launches_read += (unsigned long)n;
 	return s->err;
 }
 

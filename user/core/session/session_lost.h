@@ -12,13 +12,11 @@ struct cycle_info;
 struct session;
 struct target;
 
-/* Cycles whose trace could not be written (session_lost.c). */
-struct session_lost {
-	uint64_t cycles, launches;	/* lost */
-	uint64_t written;		/* cycles whose trace was written */
-	int told[8];			/* the causes (-errno) said already */
-	size_t ntold;
-};
+struct session_lost;
+
+/* The lost cycles' count, s->lost (none yet: zero). 0 or -ENOMEM. */
+int session_lost_new(struct session *s);
+void session_lost_free(struct session *s);
 
 /*
  * A cycle written or lost (ci->err), before the front-end

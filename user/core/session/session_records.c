@@ -79,7 +79,7 @@ int session_data_event(void *ctx, void *data, size_t size)
 	__u32 type = record_type(data, size);
 
 	/* The ring's own header is 8 bytes, and records are 8-byte aligned. */
-	s->ring.bytes_read += ((size + 7) & ~(size_t)7) + 8;
+	s->bytes_read += ((size + 7) & ~(size_t)7) + 8;
 	if (s->calibrating) {
 		if (type == REC_LAUNCH)
 			s->calib_read++;
