@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/session/launch_queue.h"
+#include "launch.h"
 
 #define LQ_CHUNK 4096
 #define LQ_SPARE 64

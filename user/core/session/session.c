@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 #include "core/probes/bpfobj.h"
 #include "core/probes/guard.h"
 #include "core/probes/launch_files.h"
+#include "core/probes/uprobe_warm.h"
 #include "core/probes/uprobe_link.h"
 #include "core/proc/handle_names.h"
 #include "core/proc/objcache.h"
@@ -25,7 +27,25 @@
 #include "core/steps/step_spec.h"
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
+#include "core/session/session_hooks.h"
+#include "core/session/session_answers.h"
+#include "core/session/session_held.h"
+#include "core/session/session_children.h"
+#include "core/session/session_holds.h"
+#include "core/session/session_jobs.h"
+#include "core/session/session_launches.h"
+#include "core/session/session_lost.h"
+#include "core/session/session_onetrap.h"
+#include "core/session/session_records.h"
+#include "core/session/session_ring.h"
+#include "core/session/session_step_missing.h"
+#include "core/session/session_targets.h"
+#include "core/session/session_windows.h"
+#include "names.h"
+#include "proc_state.h"
+#include "records.h"
 #include "schedule.h"
+#include "step.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -35,27 +55,8 @@
 #define PLACE_SLICE 8192
 /* A stage held by a preempted probe, waited for at the end: 100 us at a time, up to 20 ms. */
 #define STAGE_WAITS 200
-
-
-struct target *session_find(struct session *s, pid_t pid)
-{
-	if (s->last < s->targets.len && TARGET(s, s->last)->pid == pid)
-		return TARGET(s, s->last);
-	for (size_t i = 0; i < s->targets.len; i++) {
-		if (TARGET(s, i)->pid == pid) {
-			s->last = i;
-			return TARGET(s, i);
-		}
-	}
-	return NULL;
-}
-
-int session_epoll_add(int epfd, int fd, uint64_t tag)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
-}
+/* How often each target's BPF counters are looked at for lost ctrl events. */
+#define POLL_STATE_NS (200 * 1000 * 1000ull)
 
 /* Links the prober let go, closed on a reaper in order: an entry before its return. */
 struct reap_job {
@@ -91,37 +92,6 @@ static void dispose_links(struct uprobe_link *first, struct uprobe_link *then, v
 	}
 	uprobe_link__destroy(first);
 	uprobe_link__destroy(then);
-}
-
-enum window_mode session_hook_mode(struct session *s, const struct target *t, uint32_t k)
-{
-	struct session_target v;
-
-	if (!s->h.cycle_mode)
-		return t->plan.mode;
-	target__view(t, &v);
-	return s->h.cycle_mode(s->h.ctx, &v, k);
-}
-
-void session_hook_step(struct session *s, const struct target *t, const struct cycle_status *st,
-		       bool changed)
-{
-	struct session_target v;
-
-	if (!s->h.step)
-		return;
-	target__view(t, &v);
-	s->h.step(s->h.ctx, &v, st, changed);
-}
-
-void session_hook_exited(struct session *s, const struct target *t)
-{
-	struct session_target v;
-
-	if (!s->h.exited)
-		return;
-	target__view(t, &v);
-	s->h.exited(s->h.ctx, &v);
 }
 
 /* What the mirror reads of a process (cycles/ does not see struct target). */
@@ -374,9 +344,16 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	if (h)
 		s->h = *h;
 	s->epfd = -1;
-	s->children = VEC_INIT(struct child);
+	session_children_init(s);
 	s->targets = VEC_INIT(struct target *);
 	launch_queue__init(&s->queue);
+	err = session_ring_new(s);
+	if (!err)
+		err = session_lost_new(s);
+	if (!err)
+		err = session_holds_new(s);
+	if (err)
+		goto fail;
 	setup_env(s);
 	err = load(s);
 	if (err)
@@ -387,6 +364,7 @@ struct session *session__new(const struct session_opts *o, const struct session_
 	s->penv.objects = objcache__new();
 	s->penv.launch_files = launch_files__new();
 	s->prober = prober__new();
+	s->job_done = session_job_done;
 	for (int i = 0; i < REAPERS; i++)
 		if (!(s->reaper[i] = prober__new()))
 			reapers_missing = true;
@@ -784,6 +762,9 @@ void session__free(struct session *s)
 	handle_names__free(s->names);
 	if (s->epfd >= 0)
 		close(s->epfd);
+	session_ring_free(s);
+	session_lost_free(s);
+	session_holds_free(s);
 	free(s);
 }
 

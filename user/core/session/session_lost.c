@@ -7,10 +7,32 @@
  * the cycle and what to do; the counts are said again at the end.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "core/session/session_int.h"
+#include "core/session/session_lost.h"
 #include "core/session/target.h"
 #include "util/log.h"
+
+/* Cycles whose trace could not be written (s->lost, this file's alone). */
+struct session_lost {
+	uint64_t cycles, launches;	/* lost */
+	uint64_t written;		/* cycles whose trace was written */
+	int told[8];			/* the causes (-errno) said already */
+	size_t ntold;
+};
+
+int session_lost_new(struct session *s)
+{
+	s->lost = calloc(1, sizeof(*s->lost));
+	return s->lost ? 0 : -ENOMEM;
+}
+
+void session_lost_free(struct session *s)
+{
+	free(s->lost);
+	s->lost = NULL;
+}
 
 /* What to do about a cause, for the one message that says it. */
 static const char *lost_fix(int err)
@@ -56,7 +78,7 @@ static bool told_before(struct session_lost *l, int err)
 
 void session_cycle_done(struct session *s, const struct target *t, const struct cycle_info *ci)
 {
-	struct session_lost *l = &s->lost;
+	struct session_lost *l = s->lost;
 
 	if (ci->path)
 		l->written++;
@@ -79,7 +101,7 @@ void session_cycle_done(struct session *s, const struct target *t, const struct 
 
 void session_lost_report(const struct session *s)
 {
-	const struct session_lost *l = &s->lost;
+	const struct session_lost *l = s->lost;
 
 	if (!l->cycles)
 		return;

@@ -23,13 +23,17 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <bpf/libbpf.h>
 #include "core/probes/bpfobj.h"
 #include "core/session/session_int.h"
+#include "core/session/session_records.h"
+#include "core/session/session_ring.h"
 #include "launch.h"
+#include "records.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -49,6 +53,51 @@ _Static_assert(sizeof(struct launch_batch) + 8 <= SESSION_RINGBUF_MIN,
 #define RING_FLOOD (16ull << 20)
 /* The old ring is let go no sooner than this after the update came back (and once read out). */
 #define RETIRE_NS (20 * 1000 * 1000ull)
+
+/* Launches and bytes that came (read, or lost for want of room) over ns. */
+struct ring_span {
+	double launches, bytes;
+	uint64_t ns;		/* 0: no span long enough to measure */
+};
+
+/* The events ring's growth: s->ring, this file's alone. */
+struct session_ring {
+	uint64_t cap;		/* the largest it may grow to; 0 until the first turn */
+	bool stuck;		/* a bigger ring was refused: said once, not tried again */
+	unsigned int grows;
+	uint64_t rate_ts;	/* the rate's window began, rate_n launches and rate_b bytes in */
+	unsigned long rate_n;
+	double rate_b;
+	struct ring_span window;	/* what came in the latest whole window */
+	uint64_t turn_ts;	/* the last turn, turn_n launches and turn_b bytes in then */
+	unsigned long turn_n;
+	double turn_b;
+	uint64_t lost_said;	/* launches lost for want of room, as the last growth said */
+	uint64_t lost_grown;	/* launches lost for want of room when the last growth began */
+	unsigned long last_n;	/* what had come by the last turn */
+	uint64_t quiet_ts;	/* the last turn to which nothing came, quiet_n launches, */
+	unsigned long quiet_n;	/* quiet_b bytes and quiet_lost lost in then: the start */
+	double quiet_b;		/* of a burst, which a growth's rate is measured over */
+	uint64_t quiet_lost;
+	bool putting;		/* putter is putting a new ring in BPF's slot */
+	bool put_done;		/* it has, with put_err */
+	int put_err;
+	uint64_t grow_at, put_at;	/* when the growth began, and the update came back */
+	pthread_t putter;
+	char said[256];		/* what the growth under way says once it is done */
+};
+
+int session_ring_new(struct session *s)
+{
+	s->ring = calloc(1, sizeof(*s->ring));
+	return s->ring ? 0 : -ENOMEM;
+}
+
+void session_ring_free(struct session *s)
+{
+	free(s->ring);
+	s->ring = NULL;
+}
 
 static uint64_t ring_cap(void)
 {
@@ -79,8 +128,8 @@ static void came(struct session *s, unsigned long *launches, double *bytes)
 {
 	uint64_t lost = bpfobj__events_lost(s->bpf);
 
-	*launches = s->ring.launches_read + lost;
-	*bytes = (double)s->ring.bytes_read + (double)lost * LAUNCH_RING_BYTES;
+	*launches = s->launches_read + lost;
+	*bytes = (double)s->bytes_read + (double)lost * LAUNCH_RING_BYTES;
 }
 
 static double span_bytes_per_s(const struct ring_span *sp)
@@ -101,7 +150,7 @@ static struct ring_span span_since(unsigned long n, double b, unsigned long n0, 
  */
 static struct ring_span read_rate(struct session *s, uint64_t now)
 {
-	struct session_ring *r = &s->ring;
+	struct session_ring *r = s->ring;
 	struct ring_span sp;
 	unsigned long n;
 	double b;
@@ -139,7 +188,7 @@ static void retire(struct session *s)
 	 * The kernel's wait in the update is what makes the old ring's end
 	 * final; a while more costs nothing and guards a kernel that would not.
 	 */
-	if (clock_mono_ns() - s->ring.put_at < RETIRE_NS)
+	if (clock_mono_ns() - s->ring->put_at < RETIRE_NS)
 		return;
 	err = bpfobj__ring_unread(bpfobj__events_retiring_fd(s->bpf), &unread);
 	if (err || unread)
@@ -175,9 +224,9 @@ static uint64_t grow_to(struct session *s, uint64_t size, uint64_t high, double 
 			to = RING_FLOOD;
 	}
 
-	while ((double)to < want && to < s->ring.cap)
+	while ((double)to < want && to < s->ring->cap)
 		to <<= 1;
-	return to > s->ring.cap ? s->ring.cap : to;
+	return to > s->ring->cap ? s->ring->cap : to;
 }
 
 /* The slot's update, off the loader's thread: it waits out a grace period; the loader reads on. */
@@ -185,8 +234,8 @@ static void *put_ring(void *arg)
 {
 	struct session *s = arg;
 
-	__atomic_store_n(&s->ring.put_err, bpfobj__events_put(s->bpf), __ATOMIC_RELAXED);
-	__atomic_store_n(&s->ring.put_done, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->ring->put_err, bpfobj__events_put(s->bpf), __ATOMIC_RELAXED);
+	__atomic_store_n(&s->ring->put_done, true, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -202,7 +251,7 @@ static void *put_ring(void *arg)
 static void say_growth(struct session *s, const char *from_s, const char *to_s, double full,
 		       uint64_t now)
 {
-	struct session_ring *r = &s->ring;
+	struct session_ring *r = s->ring;
 	uint64_t lost = bpfobj__events_lost(s->bpf) - r->quiet_lost;
 	char lost_s[64] = "";
 	struct ring_span sp;
@@ -236,7 +285,7 @@ static void say_growth(struct session *s, const char *from_s, const char *to_s, 
 
 static void grow(struct session *s, uint64_t high, uint64_t now, const struct ring_span *turn)
 {
-	struct session_ring *r = &s->ring;
+	struct session_ring *r = s->ring;
 	uint64_t size = bpfobj__events_bytes(s->bpf), to;
 	struct ring_span sp = read_rate(s, now);
 	char from_s[24], to_s[24];
@@ -276,7 +325,7 @@ static void grow(struct session *s, uint64_t high, uint64_t now, const struct ri
 /* The slot's update came back: the new ring is BPF's, or (refused) let go. */
 static void put_back(struct session *s)
 {
-	struct session_ring *r = &s->ring;
+	struct session_ring *r = s->ring;
 	int err;
 
 	pthread_join(r->putter, NULL);
@@ -303,7 +352,7 @@ static void put_back(struct session *s)
 
 void session_ring_start(struct session *s)
 {
-	struct session_ring *r = &s->ring;
+	struct session_ring *r = s->ring;
 	uint64_t now = clock_mono_ns();
 	unsigned long n;
 	double b;
@@ -317,7 +366,7 @@ void session_ring_start(struct session *s)
 
 void session_ring_turn(struct session *s)
 {
-	struct session_ring *r = &s->ring;
+	struct session_ring *r = s->ring;
 	uint64_t now = clock_mono_ns(), high, size;
 	struct ring_span turn = { 0 };
 	unsigned long n;
@@ -372,7 +421,7 @@ void session_ring_turn(struct session *s)
 
 void session_ring_stop(struct session *s)
 {
-	if (s->ring.putting)
+	if (s->ring && s->ring->putting)
 		put_back(s);
 }
 
@@ -382,9 +431,9 @@ void session_ring_report(struct session *s)
 
 	/* A growth whose slot update is still in flight is said, and counted, before the total. */
 	session_ring_stop(s);
-	if (!s->ring.grows)
+	if (!s->ring->grows)
 		return;
 	size_str(bpfobj__events_bytes(s->bpf), buf, sizeof(buf));
-	p_info("the events ring ended at %s, grown %u time%s", buf, s->ring.grows,
-	       s->ring.grows == 1 ? "" : "s");
+	p_info("the events ring ended at %s, grown %u time%s", buf, s->ring->grows,
+	       s->ring->grows == 1 ? "" : "s");
 }

@@ -22,10 +22,16 @@
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
 #include "core/steps/step_slices.h"
-#include "core/steps/step_source.h"
 #include "core/steps/step_spec.h"
 #include "core/session/prober.h"
 #include "core/session/session_int.h"
+#include "core/session/session_holds.h"
+#include "core/session/session_hooks.h"
+#include "core/session/session_jobs.h"
+#include "core/session/session_lead.h"
+#include "core/session/session_step_missing.h"
+#include "core/session/session_targets.h"
+#include "proc_state.h"
 #include "schedule.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -40,8 +46,21 @@ static int add_target(struct session *s, struct target *t)
 	return 0;
 }
 
+struct target *session_find(struct session *s, pid_t pid)
+{
+	if (s->last < s->targets.len && TARGET(s, s->last)->pid == pid)
+		return TARGET(s, s->last);
+	for (size_t i = 0; i < s->targets.len; i++) {
+		if (TARGET(s, i)->pid == pid) {
+			s->last = i;
+			return TARGET(s, i);
+		}
+	}
+	return NULL;
+}
+
 /* How a plan's steps are counted, and the schedule the loader's mirror follows. */
-static enum cycle_clock plan_clock(const struct target_plan *p)
+enum cycle_clock session_plan_clock(const struct target_plan *p)
 {
 	return p->step ? CLOCK_STEPS : p->slice_ns ? CLOCK_SLICES : CLOCK_ONE;
 }
@@ -66,7 +85,7 @@ static int adopt_generations(struct session *s, struct target *t)
 static int setup_target(struct session *s, struct target *t, const struct target_plan *p,
 			bool adopted)
 {
-	enum cycle_clock clock = plan_clock(p);
+	enum cycle_clock clock = session_plan_clock(p);
 	const struct schedule *sched = clock == CLOCK_ONE ? &s->one_cycle.sched : &p->sched;
 	__u32 phase = schedule_action(sched, 0);
 	uint64_t now = clock_mono_ns();
@@ -109,7 +128,7 @@ static int setup_target(struct session *s, struct target *t, const struct target
 	return session_epoll_add(s->epfd, t->pidfd, TAG(TAG_TARGET, t->pid));
 }
 
-static struct target *new_target(struct session *s, pid_t pid, bool child,
+struct target *session_new_target(struct session *s, pid_t pid, bool child,
 				 const struct target_plan *p, bool adopted, int *err)
 {
 	struct target *t = calloc(1, sizeof(*t));
@@ -128,62 +147,6 @@ static struct target *new_target(struct session *s, pid_t pid, bool child,
 	t->adopted = adopted;
 	*err = setup_target(s, t, p, adopted);
 	return t;
-}
-
-/* What the step's messages say of t. */
-static void step_proc_of(const struct target *t, struct step_proc *p)
-{
-	*p = (struct step_proc){
-		.pid = t->pid, .comm = t->comm, .nobjs = t->facts.nobjs,
-		.torch_mapped = t->facts.torch_mapped, .why = t->facts.step_why,
-		.waiting = t->facts.step_walk || t->walking,
-	};
-}
-
-void session_tell_step_missing(const struct target *t, const char *close, enum step_missing when)
-{
-	struct step_proc p;
-
-	step_proc_of(t, &p);
-	step_source(t->plan.step)->missing(t->plan.step, &p, close, when);
-}
-
-/* The step probe was not found in pid's objects: say what was searched, and what is close. */
-static void tell_step_missing(struct session *s, struct target *t, enum step_missing when)
-{
-	char close[512] = "";
-
-	if (step_source(t->plan.step)->suggests)
-		session_suggest_step(s, t, close, sizeof(close));
-	session_tell_step_missing(t, close, when);
-}
-
-/* It launched; or it mapped CUDA, no launch probe is in, and it loaded nothing new a while. */
-static bool uses_cuda(struct target *t, const struct proc_state *ps, uint64_t now)
-{
-	if (ps->launch_hits || ps->stale || ps->nested)
-		return true;
-	if (t->facts.nobjs != t->step_nobjs) {
-		t->step_nobjs = t->facts.nobjs;
-		t->step_nobjs_at = now;
-	}
-	return t->facts.has_launch_apis && !t->window_on && now - t->step_nobjs_at >= STEP_QUIET_NS;
-}
-
-void session_check_step(struct session *s, struct target *t, const struct proc_state *ps,
-			uint64_t now)
-{
-	/* A torch step says what it lacks itself (step_tell_torch_missing): no close names. */
-	if (!t->plan.step || !step_source(t->plan.step)->suggests || t->facts.step_found ||
-	    t->told_step || s->steps_found || !t->probes)
-		return;
-	if (!uses_cuda(t, ps, now))
-		return;
-	/* Not while a library it loaded is still being searched. */
-	if (t->scanning || t->rescan || t->hold_since || t->exec_pending)
-		return;
-	t->told_step = true;
-	t->asking_step = !session_submit(s, t, JOB_SUGGEST, 0, NULL);
 }
 
 int session__attach(struct session *s, pid_t pid)
@@ -271,7 +234,7 @@ static int attach_one(struct session *s, pid_t pid, const struct target_plan *p,
 		return -EEXIST;
 	/* Before any probe of it: the agent's dlopen is not held by the library-map probe. */
 	told_agent = bring_agent(s, pid, p);
-	t = new_target(s, pid, false, p, adopted, &err);
+	t = session_new_target(s, pid, false, p, adopted, &err);
 	if (!err)
 		err = session_submit(s, t, JOB_SCAN, 0, NULL);
 	if (t)
@@ -299,7 +262,7 @@ static int attach_one(struct session *s, pid_t pid, const struct target_plan *p,
 	}
 	if (p->step && !t->facts.step_found) {
 		t->told_step = true;
-		tell_step_missing(s, t, STEP_NOT_YET);
+		session_step_missing(s, t, STEP_NOT_YET);
 	}
 	if (p->follow)
 		attach_children(s, pid, p);
@@ -309,152 +272,6 @@ static int attach_one(struct session *s, pid_t pid, const struct target_plan *p,
 		       "libcuprobe-agent.so (README: --cupti); recording launches only",
 		       pid, t->comm);
 	return 0;
-}
-
-/* Finds what execvp would run, so that it can be probed before it starts. */
-/* 0 when path is a regular file one may execute; else what execve would say. */
-static int executable(const char *path)
-{
-	struct stat sb;
-
-	if (access(path, X_OK))
-		return -errno;
-	return stat(path, &sb) ? -errno : S_ISREG(sb.st_mode) ? 0 : -EACCES;
-}
-
-static int resolve_command(const char *cmd, char *buf, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(cmd, '/')) {
-		snprintf(buf, len, "%s", cmd);
-		return executable(buf);
-	}
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-
-		snprintf(buf, len, "%.*s/%s", (int)n, n ? path : ".", cmd);
-		if (!executable(buf))
-			return 0;
-		path += n + (path[n] == ':');
-	}
-	return -ENOENT;
-}
-
-/*
- * The command's child, between fork and exec. go[1] and ex[0] are the
- * parent's ends: closed first, so that a parent killed before it said go
- * is an end of file here (with them open, the child would wait forever and
- * keep the guardian's pipe open with it).
- */
-static void child_exec(char **cmd, const char *agent, const int go[2], const int ex[2],
-		       const sigset_t *mask)
-{
-	char c;
-	int e;
-
-	close(go[1]);
-	close(ex[0]);
-	sigprocmask(SIG_SETMASK, mask, NULL);
-	/* The driver loads the agent at cuInit; it stays dormant until a window opens. */
-	if (agent && agent[0])
-		setenv("CUDA_INJECTION64_PATH", agent, 1);
-	/* Wait until the parent has probed what the command will map; its death is a no. */
-	if (read(go[0], &c, 1) != 1)
-		_exit(127);
-	execvp(cmd[0], cmd);
-	e = errno;
-	if (write(ex[1], &e, sizeof(e)) < 0)
-		_exit(127);
-	_exit(127);
-}
-
-/* The child exists and waits for go: probe what it will run, for its pid. */
-static int prepare_child(struct session *s, pid_t pid, const char *exe)
-{
-	struct target *t;
-	int err;
-
-	t = new_target(s, pid, true, &s->o.plan, false, &err);
-	if (err)
-		return err;
-	s->command = pid;
-	err = session_submit(s, t, JOB_EXEC, 0, exe);
-	prober__drain(s->prober);
-	if (!err)
-		err = t->facts.err;
-	t->exec_prepared = !err;
-	if (!err && t->plan.step && !t->facts.step_found && !step_source(t->plan.step)->suggests)
-		session_tell_step_missing(t, "", STEP_NOT_YET);
-	if (!err && t->plan.step && !t->facts.step_found && step_source(t->plan.step)->anywhere)
-		p_info("step symbol %s is not in %s: looking for it in libraries as they load",
-		       t->plan.step->symbol, exe);
-	return err;
-}
-
-/*
- * Test hook: CUPROBE_SPAWN_TEST_PAUSE_MS=N (at most 1000) waits N ms after the
- * command's fork, before it is probed: a cuprobe killed while its command
- * waits to exec, whatever the machine's load (tests/e2e/test_safety.sh).
- */
-static void spawn_test_pause(void)
-{
-	const char *v = getenv("CUPROBE_SPAWN_TEST_PAUSE_MS");
-	int ms = v ? atoi(v) : 0;
-
-	if (ms > 0 && ms <= 1000)
-		usleep((useconds_t)ms * 1000);
-}
-
-int session__spawn(struct session *s, char **argv, const sigset_t *mask)
-{
-	int go[2], ex[2], e = 0, err;
-	char exe[PATH_MAX];
-	pid_t pid;
-
-	err = resolve_command(argv[0], exe, sizeof(exe));
-	if (err) {
-		p_err("cannot execute %s: %s; check the command name and PATH", argv[0],
-		      strerror(-err));
-		return err;
-	}
-	if (pipe2(go, O_CLOEXEC))
-		return -errno;
-	if (pipe2(ex, O_CLOEXEC)) {
-		err = -errno;
-		close(go[0]);
-		close(go[1]);
-		return err;
-	}
-	/* Its start is a run of holds: the dynamic linker's, its libraries'. */
-	uprobe_warm__hold(s->warm);
-	pid = fork();
-	if (pid == 0)
-		child_exec(argv, s->o.agent, go, ex, mask);
-	close(go[0]);
-	close(ex[1]);
-	if (pid > 0)
-		spawn_test_pause();
-	err = pid < 0 ? -errno : prepare_child(s, pid, exe);
-	if (err && pid > 0) {
-		p_err("cannot probe %s: %s", exe, strerror(-err));
-		kill(pid, SIGKILL);
-	}
-	if (err)
-		close(go[1]); /* the child reads no "go" and exits */
-	else if (write(go[1], "g", 1) != 1) {
-		err = -errno;
-	}
-	if (!err)
-		close(go[1]);
-	if (!err && read(ex[0], &e, sizeof(e)) == sizeof(e)) {
-		p_err("cannot execute %s: %s", argv[0], strerror(e));
-		err = -e;
-	}
-	close(ex[0]);
-	return err;
 }
 
 /* The counters BPF keeps for t, as the cycles count them. */
@@ -520,11 +337,11 @@ void session_end_target(struct session *s, struct target *t)
 		s->err = -EIO;
 	/* In a followed tree, the step is in some of its processes (the ranks), not all. */
 	if (t->plan.step && !t->facts.step_found && !t->plan.follow) {
-		tell_step_missing(s, t, STEP_NEVER);
+		session_step_missing(s, t, STEP_NEVER);
 		if (!s->err)
 			s->err = -ENOENT;
 	} else if (t->plan.step && !t->facts.step_found && !t->adopted && !s->steps_found) {
-		tell_step_missing(s, t, STEP_NEVER);
+		session_step_missing(s, t, STEP_NEVER);
 		p_err("no process of the tree of pid %d had the step probe", t->pid);
 		if (!s->err)
 			s->err = -ENOENT;
@@ -623,107 +440,6 @@ int session__target(const struct session *s, pid_t pid, struct session_target *o
 	return -ESRCH;
 }
 
-int session__window(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
-		    enum window_mode mode)
-{
-	struct schedule w = { .warmup = warmup, .active = active ? active : 1, .repeat = 1 };
-	struct target *t = session_find(s, pid);
-	struct cycle_status st;
-
-	if (!t || t->gone)
-		return -ESRCH;
-	proc_cycles__status(t->cycles, &st);
-	if (st.phase != PHASE_NONE || t->asked)
-		return -EBUSY;
-	t->asked = true;
-	t->asked_mode = mode;
-	t->conf.sched = w;
-	/*
-	 * Steps too short for the attach: the window begins later, so that the
-	 * probes go in ahead of its warmup (session_step's lead), not during it.
-	 */
-	w.skip_first = mode == MODE_OFF ? 0 : session_lead(t);
-	t->conf.sched = w;
-	if (plan_clock(&t->plan) == CLOCK_SLICES) {
-		proc_cycles__set_schedule(t->cycles, &w, step_slices__rebase(&t->slices));
-		return 0;
-	}
-	/* BPF counts the new schedule from the next step hit; the mirror estimates it. */
-	t->conf.gen++;
-	proc_cycles__set_schedule(t->cycles, &w, st.step + 1);
-	return bpfobj__set_conf(s->bpf, t->pid, &t->conf);
-}
-
-int session__window_at(struct session *s, pid_t pid, uint32_t warmup, uint32_t active,
-		       enum window_mode mode, uint64_t first, uint64_t *now)
-{
-	struct schedule w = { .warmup = warmup, .active = active ? active : 1, .repeat = 1 };
-	struct target *t = session_find(s, pid);
-	struct cycle_status st;
-	uint64_t lead;
-
-	if (!t || t->gone)
-		return -ESRCH;
-	if (plan_clock(&t->plan) == CLOCK_SLICES)
-		return -EINVAL;
-	proc_cycles__status(t->cycles, &st);
-	*now = st.step;
-	if (st.phase != PHASE_NONE || t->asked)
-		return -EBUSY;
-	lead = mode == MODE_OFF ? 0 : session_lead(t);
-	/* Its warmup begins after the step now and the steps the attach takes. */
-	if (first < warmup || first - warmup < st.step + 1 + lead || first - warmup > UINT32_MAX)
-		return -ERANGE;
-	w.skip_first = (uint32_t)(first - warmup);
-	t->asked = true;
-	t->asked_mode = mode;
-	t->conf.sched = w;
-	t->conf.flags |= CONF_ABS_STEPS;
-	t->conf.gen++;
-	proc_cycles__set_schedule(t->cycles, &w, 0);
-	return bpfobj__set_conf(s->bpf, t->pid, &t->conf);
-}
-
-void session_end_window(struct session *s, struct target *t)
-{
-	static const struct schedule none = { .skip_first = UINT32_MAX, .active = 1 };
-	struct cycle_status st;
-
-	if (!t || t->gone)
-		return;
-	proc_cycles__status(t->cycles, &st);
-	t->asked = false;
-	t->conf.sched = none;
-	t->conf.flags &= ~CONF_ABS_STEPS;
-	if (plan_clock(&t->plan) == CLOCK_SLICES) {
-		proc_cycles__set_schedule(t->cycles, &none, step_slices__rebase(&t->slices));
-		return;
-	}
-	t->conf.gen++;
-	proc_cycles__set_schedule(t->cycles, &none, st.step + 1);
-	if (bpfobj__set_conf(s->bpf, t->pid, &t->conf))
-		p_warn("pid %d: the window could not be ended early; it ends with its steps",
-		       t->pid);
-}
-
-/* Time slices: the loader ends a slice as a step probe would end a step. */
-void session_end_slice(struct session *s, struct target *t, uint64_t now)
-{
-	struct step_event e = {
-		.type = REC_STEP, .tgid = t->pid, .tid = t->pid, .ts_ns = now,
-	};
-	struct proc_state ps;
-
-	if (bpfobj__proc_state(s->bpf, t->pid, &ps))
-		return;
-	e.step = step_slices__end(&t->slices, &t->conf.sched, now, &e.phase);
-	e.launch_hits = ps.launch_hits;
-	e.drops = ps.drops;
-	e.nested = ps.nested;
-	e.stale = ps.stale;
-	session_step(s, t, &e);
-}
-
 void session__end_command(struct session *s)
 {
 	struct target *t = s->command ? session_find(s, s->command) : NULL;
@@ -741,102 +457,4 @@ void session__end_command(struct session *s)
 		poll(&pfd, 1, -1);
 	}
 	session_target_exit(s, t);
-}
-
-struct target *session_adopt(struct session *s, pid_t pid, const struct target *parent,
-			     bool shared_mm)
-{
-	struct target *t;
-	int err;
-
-	t = new_target(s, pid, false, &parent->plan, true, &err);
-	if (err) {
-		if (err != -ESRCH)
-			p_warn("pid %d, started by pid %d: cannot record it: %s", pid, parent->pid,
-			       strerror(-err));
-		if (t)
-			session_end_target(s, t);
-		return NULL;
-	}
-	p_dbg("pid %d (%s), started by pid %d: recorded too", pid, t->comm, parent->pid);
-	/*
-	 * A vfork child runs in its parent's memory, whose probes are in, until
-	 * its exec (python's subprocess, posix_spawn): a scan of that copy would
-	 * attach links it drops a few µs later, and hold its exec behind their
-	 * attach (a grace period: 10-20 ms). Its exec's scan is the first.
-	 */
-	if (shared_mm) {
-		p_dbg("pid %d shares pid %d's memory (vfork): scanned at its exec", pid,
-		      parent->pid);
-		t->scan_due = clock_mono_ns() + SHARED_MM_SCAN_NS;
-		return t;
-	}
-	session_rescan(s, t);
-	return t;
-}
-
-void session_exec(struct session *s, struct target *t)
-{
-	t->scan_due = 0;
-	/*
-	 * The files its program's processes had launch probes in (in this
-	 * session: torchrun's ranks, Python's multiprocessing spawn; or in an
-	 * earlier one, through the cache) are probed before it maps them, once
-	 * the exec's scan is done (probeset__preregister). Any other program
-	 * (a shell, git, ldconfig) has none to probe.
-	 */
-	t->prereg = true;
-	/*
-	 * The command's own exec: its probeset was made for this very program,
-	 * so it stays, and the scan adds what the exec mapped. Dropping it would
-	 * hold the process for the close of its links (100-150 ms here).
-	 */
-	if (t->exec_prepared && t->probes) {
-		t->exec_prepared = false;
-		session_rescan(s, t);
-		return;
-	}
-	t->exec_prepared = false;
-	/*
-	 * Closing the old program's links takes 100-700 ms here, and the
-	 * process waits: where the probeset serves the new program as it is,
-	 * it stays (the prober answers, JOB_KEEP). No scan of the old one runs
-	 * meanwhile (scanning): the answer may be to free it.
-	 */
-	if (t->probes && t->scanning) {
-		t->exec_pending = true;
-		probeset__interrupt(t->probes);
-		return;
-	}
-	if (t->probes && !session_submit(s, t, JOB_KEEP, 0, NULL)) {
-		t->scanning = true;
-		return;
-	}
-	session_exec_anew(s, t);
-}
-
-void session_exec_anew(struct session *s, struct target *t)
-{
-	if (t->probes)
-		session_submit(s, t, JOB_DROP, 0, NULL);
-	t->probes = probeset__new(&s->penv, t->pid, t->plan.step);
-	if (!t->probes) {
-		session_answer_hold(s, t);
-		return;
-	}
-	/* What the old program wanted stands: the new probeset is told. The old links go
-	 * first, closed at once (JOB_DROP): no generation is needed to tell them apart. */
-	t->want = (struct probe_want){};
-	t->had_links = false;
-	if (t->plan.step) {
-		struct cycle_status st;
-
-		proc_cycles__status(t->cycles, &st);
-		session_want_ahead(s, t, st.phase, st.next_cycle);
-	} else {
-		session_want_probes(s, t, t->mode != MODE_OFF &&
-						  phase_probes(proc_cycles__phase(t->cycles)));
-	}
-	session_rescan(s, t);
-	p_dbg("pid %d (%s): new program, probed anew", t->pid, t->comm);
 }

@@ -63,7 +63,7 @@ struct target {
 	bool held;		/* that stop was sent (not only counted) */
 	uint64_t hold_ts;	/* BPF's CLOCK_MONOTONIC of the first stop not yet answered */
 	uint64_t lost_ctrl;	/* proc_state.lost_ctrl last seen */
-	/* Early attach (session_events.c): the attach's and the step's measured lengths. */
+	/* Early attach (session_lead.c): the attach's and the step's measured lengths. */
 	uint64_t attach_ns;	/* the longest launch attach seen, submit to answer; 0: none yet */
 	uint64_t attach_sent;	/* when the launch attach with the prober was submitted */
 	uint64_t step_ns;	/* the latest step's length */
@@ -74,7 +74,7 @@ struct target {
 	enum window_mode lead_mode; /* then: the mode that cycle is expected to have */
 	/*
 	 * Graphs: launch probes stay in while captures are open, and a while
-	 * after the latest ended (session_jobs.c), for the nodes of the graphs.
+	 * after the latest ended (session_holds.c), for the nodes of the graphs.
 	 */
 	bool window_on;		/* the schedule wants launch probes (session_want_probes' on) */
 	bool capture_probes;	/* they are in for captures too */
