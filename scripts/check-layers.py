@@ -8,9 +8,16 @@ The rooms stand on floors, lowest first (docs/internals.md, "The floors"):
                         what cuprobe knows of CUDA's launch APIs (names, CUPTI ids)
   trace, agent          the trace file: its keys, its writer, a capture's result per rank;
                         the agent (a library of its own)
-  core                  the engine, every room of user/core/ (session, schedule, probes,
-                        proc, gpu, graphs, loop, ...): one floor, whose rooms may use each
-                        other; a room added under core/ needs no line here
+  core/proc, core/schedule, core/graphs
+                        the engine's ground: a process's maps, symbols, stacks and ELF
+                        files; the schedule itself (pure); CUDA graphs as they are built
+  core/steps, core/gpu  where steps come from (each kind found in a process's files); the
+                        GPU side (the agent's records, the join, the injection)
+  core/probes, core/cycles
+                        the probes, attached per process; what a cycle holds and when it
+                        is written
+  core/session          a session's life: its targets, rings, holds and windows
+  core/loop             the one command loop, below every front-end that runs it
   report                cuprobe report's readers, model and formats
   compare               cuprobe compare's model, which reads traces with report's reader
   daemon                cuprobe daemon's service
@@ -39,7 +46,11 @@ MAX_LINES = 900
 FLOORS = [
     ["util", "cuda"],
     ["trace", "agent"],
-    ["core"],
+    ["core/proc", "core/schedule", "core/graphs"],
+    ["core/steps", "core/gpu"],
+    ["core/probes", "core/cycles"],
+    ["core/session"],
+    ["core/loop"],
     ["report"],
     ["compare"],
     ["daemon"],
@@ -50,8 +61,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
 def room(rel):
-    """The room of a path under user/: its first folder (core/* is one room)."""
-    return rel.split("/", 1)[0]
+    """The room of a path under user/: its first folder, and under core/ its second."""
+    parts = rel.split("/")
+    return "/".join(parts[:2]) if parts[0] == "core" and len(parts) > 2 else parts[0]
 
 
 def resolve(src_dir, name):

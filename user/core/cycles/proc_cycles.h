@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "core/session/session_types.h"
+#include "core/cycles/cycle_types.h"
 #include "launch.h"
 #include "schedule.h"
 #include "step.h"

@@ -2,9 +2,10 @@
 /*
  * The engine's public vocabulary: what a front-end gives a session (a plan,
  * bounds, how files are made) and what the session's hooks hand back (a
- * target's public view, a step, a cycle). session.h includes it; the
- * engine's own headers (proc_cycles.h, target.h) build on it, so that each of
- * these is defined once. A front-end fills the plan, the bounds and the
+ * target's public view, a step, a cycle). session.h includes it; the cycles'
+ * half (window modes, bounds, what a step and a cycle report) is
+ * core/cycles/cycle_types.h's, which the mirror builds on without looking up
+ * into the session. A front-end fills the plan, the bounds and the
  * out_mode, which the session copies; the session fills the others, on its
  * thread, for the hook (or the call) that hands them out.
  */
@@ -14,18 +15,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "core/cycles/cycle_types.h"
 #include "schedule.h"
 
 struct step_spec;
-
-/* What a window attaches from its warmup step to its end. */
-enum window_mode {
-	MODE_OFF,	/* the step probe only: a baseline */
-	MODE_BPF,	/* launch probes */
-	MODE_CUPTI,	/* launch probes and the agent's CUPTI records */
-	MODE_LATENCY,	/* launch and return probes */
-	MODE__COUNT,
-};
 
 /*
  * A target as a front-end sees it: a copy the session makes, holding no
@@ -54,59 +47,6 @@ struct target_plan {
 	 */
 	bool identity;
 	int rank, world_size;
-};
-
-/* A step that ended (the step_done hook). */
-struct cycle_step_info {
-	uint64_t step;
-	uint32_t phase;
-	uint32_t cycle;		/* the cycle it belongs to, when it is not NONE */
-	enum window_mode mode;	/* that cycle's */
-	uint64_t start_mono, end_mono;
-	int64_t hits;		/* launch probe hits in it, -1 when not known */
-	bool partial;		/* cut short by the end of the recording */
-};
-
-/* A cycle that was written, or failed to be (the cycle_done hook). */
-struct cycle_info {
-	uint32_t k;
-	enum window_mode mode;
-	const char *path;	/* the trace, valid during the hook; NULL when none was written
-				 * (MODE_OFF, or err) */
-	int err;		/* -errno: the trace could not be made or written, the cycle
-				 * is lost (nothing of it stays); its launches are counted */
-	const char *failed_path;	/* with err: the folder or file, valid during the hook */
-	uint64_t launches, drops, hits;
-	uint64_t captured;		/* made into a captured stream: graph nodes, not launches */
-	uint64_t start_mono, end_mono;
-	int64_t first_step, last_step;	/* -1 without steps */
-	bool partial;
-	const char *cut;		/* NULL, or the bound it reached ("launches", "bytes") */
-	uint64_t cut_launches;		/* launches after the cut: counted, not written */
-};
-
-/* Where a target's schedule stands (the step hook). */
-struct cycle_status {
-	uint64_t step;
-	uint32_t phase;
-	uint32_t cycle;
-	uint32_t next_cycle;	/* the cycle the next warmup begins */
-	enum window_mode mode;	/* the cycle's */
-	uint64_t launches;	/* in this process, all cycles */
-	uint64_t written;	/* cycles written */
-};
-
-/* How run folders and traces are made: private (0700, 0600) unless said otherwise. */
-struct out_mode {
-	mode_t file, dir;	/* 0: 0600 and 0700 */
-	gid_t gid;		/* their group, when share_group */
-	bool share_group;
-};
-
-/* A cycle's size bounds; 0: none. A cycle that reaches one is cut there. */
-struct cycle_bounds {
-	uint64_t launches;	/* launches written */
-	uint64_t bytes;		/* bytes of trace written (modes that write as they go) */
 };
 
 /* The phase wants launch probes attached: warmup absorbs the attach. */
