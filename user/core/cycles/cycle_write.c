@@ -48,7 +48,7 @@ static void lose_cycle(struct open_cycle *oc, int err, const char *where)
 }
 
 /* The cycle's trace file, made when first needed; NULL once the cycle is lost. */
-struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
+struct trace *cycle_trace_open(struct proc_cycles *pc, struct open_cycle *oc)
 {
 	const struct cycle_env *env = pc->env;
 	struct cycle_proc p = cycle_proc_now(pc);
@@ -68,8 +68,6 @@ struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
 	char dir[4096];
 	int fd, err;
 
-	if (oc->t || oc->write_err)
-		return oc->t;
 	err = env->cycle_dir(env->ctx, pc->t, oc->k, dir, sizeof(dir));
 	if (err) {
 		lose_cycle(oc, err, "the output folder");

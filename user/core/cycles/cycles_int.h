@@ -140,8 +140,19 @@ static inline struct cycle_proc cycle_proc_now(const struct proc_cycles *pc)
 	return p;
 }
 
-/* The cycle's trace file, made when first needed; NULL once the cycle is lost (cycle_write.c). */
-struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc);
+/* The cycle's trace file made, its first launch's (cycle_write.c); NULL: the cycle is lost. */
+struct trace *cycle_trace_open(struct proc_cycles *pc, struct open_cycle *oc);
+
+/*
+ * The cycle's trace file, made when first needed; NULL once the cycle is lost.
+ * Inline: every launch asks, and only its cycle's first makes the file.
+ */
+static inline struct trace *cycle_trace(struct proc_cycles *pc, struct open_cycle *oc)
+{
+	if (oc->t || oc->write_err)
+		return oc->t;
+	return cycle_trace_open(pc, oc);
+}
 /*
  * Writes open cycle i and lets it go; partial: a stop cut its last step
  * short; timed_out: its wait for GPU records ran out (cycle_write.c). 0.
