@@ -9,7 +9,11 @@ the range probes in, comparing names and keeping depths; the window never
 comes), none, ACTIVE (--step torch alone: every step active, each
 record_function range a user_annotation span; no launches on CPU tensors).
 A step counts for its window when the loop saw the probes in (or out) as the
-window wants them.
+window wants them, from SETTLE_S after the window's first such step: the
+steady state, without cuprobe's own start (the attach, the walk of
+libtorch_cpu.so's .symtab on the other CPU, which on a VM whose two CPUs
+share a core slows the loop for a few hundred ms) or the end of the session
+before, which a window of a few seconds would otherwise carry.
 
 torch_step_wait_vs_none: the WAIT window's median step time over the mean of
 the none windows' on either side of it (which cancels a load that drifts),
@@ -30,7 +34,8 @@ if b is None:
 import hold_figures  # noqa: E402 (TORCH_PYTHON, torch_present)
 
 TORCH_LOOP = os.path.join(b.ROOT, "bench", "torch_loop.py")
-WINDOW_S = 3.0
+WINDOW_S = 4.0
+SETTLE_S = 1.0
 
 
 def torch_step_figures():
@@ -92,9 +97,11 @@ def torch_step_figures():
         t.remove()
     want = {"none": 0, "wait": 1, "active": 1}
     wall, cpu = {}, {}    # (kind, round) -> step ms; none's rounds r and r + 0.5
-    for start, ns, cns, probed in steps:
-        for kind, r, w0, w1 in windows:
-            if w0 <= start < w1 and probed == want[kind]:
+    for kind, r, w0, w1 in windows:
+        mine = [st for st in steps if w0 <= st[0] < w1 and st[3] == want[kind]]
+        settled = mine[0][0] + SETTLE_S * 1e9 if mine else w1
+        for start, ns, cns, _ in mine:
+            if start >= settled:
                 wall.setdefault((kind, r), []).append(ns / 1e6)
                 cpu.setdefault((kind, r), []).append(cns / 1e6)
     counts = {k: sum(len(v) for (kk, _), v in wall.items() if kk == k) for k in want}
