@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/proc/procmaps.h"
-#include "core/session/target.h"
 #include "core/steps/step_spec.h"
 #include "daemon/procinfo.h"
 
@@ -253,7 +252,7 @@ int procinfo__read(pid_t pid, struct procinfo *pi)
 	err = maps_flags(pid, pi);
 	if (err)
 		return err;
-	target_comm(pid, pi->comm, sizeof(pi->comm));
+	proc_comm(pid, pi->comm, sizeof(pi->comm));
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, pi->exe, sizeof(pi->exe) - 1);
 	pi->exe[n > 0 ? n : 0] = '\0';

@@ -84,5 +84,7 @@ void target_file_fd_path(int fd, char *buf, size_t len);
 
 /* The process's start time in clock ticks after boot (/proc/PID/stat): tells a reused pid. 0 when gone. */
 uint64_t proc_start_ticks(pid_t pid);
+/* The command name of pid, from /proc/PID/comm (buf left as it is when unreadable). */
+void proc_comm(pid_t pid, char *buf, size_t len);
 
 #endif /* CORE_PROC_PROCMAPS_H */

@@ -81,7 +81,7 @@ void session_watch_children(struct session *s)
 			continue;
 		}
 		if (cuda > 0) {
-			target_comm(c->pid, comm, sizeof(comm));
+			proc_comm(c->pid, comm, sizeof(comm));
 			p_warn("pid %d (%s), started by pid %d, uses CUDA but is not recorded: record "
 			       "it with -p %d, or its parent with -p %d --children", c->pid, comm,
 			       c->parent, c->pid, c->parent);

@@ -19,6 +19,7 @@
 #include "core/gpu/inject.h"
 #include "core/graphs/graph_store.h"
 #include "core/probes/bpfobj.h"
+#include "core/proc/procmaps.h"
 #include "core/proc/stacks.h"
 #include "core/proc/symbols.h"
 #include "core/steps/step_slices.h"
@@ -192,7 +193,7 @@ static bool bring_agent(struct session *s, pid_t pid, const struct target_plan *
 
 	if (!cupti || !s->o.agent || inject_has_agent(pid, s->o.agent) != 0)
 		return false;
-	target_comm(pid, comm, sizeof(comm));
+	proc_comm(pid, comm, sizeof(comm));
 	err = inject_agent(pid, s->o.agent, INJECT_TIMEOUT_S, why, sizeof(why));
 	if (err == -ENODATA) {
 		p_dbg("pid %d (%s): the agent is not brought in: %s", pid, comm, why);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include "core/proc/procmaps.h"
 #include "core/session/target.h"
 
 /* include/linux/sched.h: the task is a kernel thread. */
@@ -49,23 +50,9 @@ static void read_identity_env(struct target *t)
 	}
 }
 
-void target_comm(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(buf, len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
-
 void target__refresh_identity(struct target *t)
 {
-	target_comm(t->pid, t->comm, sizeof(t->comm));
+	proc_comm(t->pid, t->comm, sizeof(t->comm));
 	read_identity_env(t);
 	if (t->plan.identity) {
 		t->rank = t->plan.rank;
@@ -122,7 +109,7 @@ int target_check_pid(pid_t pid, char *msg, size_t len)
 		snprintf(msg, len, "cannot read /proc/%d: %s", pid, strerror(-err));
 		return err;
 	}
-	target_comm(pid, comm, sizeof(comm));
+	proc_comm(pid, comm, sizeof(comm));
 	if (flags & PF_KTHREAD) {
 		snprintf(msg, len, "PID %d (%s) is a kernel thread: it runs no user code to probe; "
 			 "give the PID of a CUDA process", pid, comm);

@@ -91,9 +91,6 @@ struct target {
  */
 int target_check_pid(pid_t pid, char *msg, size_t len);
 
-/* The command name of pid, from /proc (left as it is when unreadable). */
-void target_comm(pid_t pid, char *buf, size_t len);
-
 /* Fills t for pid: opens a pidfd, reads comm and rank. 0 or -errno (-ESRCH: no such process). */
 int target__init(struct target *t, pid_t pid, bool child);
 /* Re-reads comm, rank and world size (after exec). */
