@@ -35,18 +35,6 @@ struct seen {
 	size_t ncycles;
 };
 
-/* What the mirror reads of the process: the test's struct target, as the session gives it. */
-static void proc_of(void *ctx, const struct target *t, struct cycle_proc *p)
-{
-	(void)ctx;
-	*p = (struct cycle_proc){
-		.pid = t->pid, .comm = t->comm, .rank = t->rank, .world_size = t->world_size,
-		.agent_found = t->facts.agent_found,
-		.no_driver = t->facts.has_launch_apis && !t->facts.has_driver,
-		.attaching = t->attaching, .warm_step = t->warm_step, .warm_ts = t->warm_ts,
-	};
-}
-
 static enum window_mode cycle_mode(void *ctx, const struct target *t, uint32_t k)
 {
 	struct seen *s = ctx;
@@ -109,7 +97,7 @@ static int setup(void **state)
 		return -1;
 	f->seen.mode = MODE_BPF;
 	f->env = (struct cycle_env){
-		.host = "testhost", .probe_ns = -1, .ctx = &f->seen, .proc = proc_of,
+		.host = "testhost", .probe_ns = -1, .ctx = &f->seen, .proc = target__cycle_proc,
 		.cycle_mode = cycle_mode,
 		.cycle_dir = cycle_dir, .step_done = step_done, .cycle_done = cycle_done,
 	};

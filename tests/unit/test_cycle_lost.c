@@ -28,18 +28,6 @@ struct seen {
 	size_t ncycles;
 };
 
-/* What the mirror reads of the process: the test's struct target, as the session gives it. */
-static void proc_of(void *ctx, const struct target *t, struct cycle_proc *p)
-{
-	(void)ctx;
-	*p = (struct cycle_proc){
-		.pid = t->pid, .comm = t->comm, .rank = t->rank, .world_size = t->world_size,
-		.agent_found = t->facts.agent_found,
-		.no_driver = t->facts.has_launch_apis && !t->facts.has_driver,
-		.attaching = t->attaching, .warm_step = t->warm_step, .warm_ts = t->warm_ts,
-	};
-}
-
 static enum window_mode cycle_mode(void *ctx, const struct target *t, uint32_t k)
 {
 	(void)ctx;
@@ -103,7 +91,7 @@ static void test_lost_cycle_then_written(void **state)
 {
 	struct seen s = { .root = "/tmp/cuprobe-test-lost.XXXXXX" };
 	struct cycle_env env = {
-		.host = "testhost", .probe_ns = -1, .ctx = &s, .proc = proc_of,
+		.host = "testhost", .probe_ns = -1, .ctx = &s, .proc = target__cycle_proc,
 		.cycle_mode = cycle_mode,
 		.cycle_dir = cycle_dir, .cycle_done = cycle_done,
 	};

@@ -94,18 +94,6 @@ static void dispose_links(struct uprobe_link *first, struct uprobe_link *then, v
 	uprobe_link__destroy(then);
 }
 
-/* What the mirror reads of a process (cycles/ does not see struct target). */
-static void cycle_proc(void *ctx, const struct target *t, struct cycle_proc *p)
-{
-	(void)ctx;
-	*p = (struct cycle_proc){
-		.pid = t->pid, .comm = t->comm, .rank = t->rank, .world_size = t->world_size,
-		.agent_found = t->facts.agent_found,
-		.no_driver = t->facts.has_launch_apis && !t->facts.has_driver,
-		.attaching = t->attaching, .warm_step = t->warm_step, .warm_ts = t->warm_ts,
-	};
-}
-
 /* The mirror asks as a cycle begins: a window asked for, else the front-end, else the plan. */
 static enum window_mode cycle_mode(void *ctx, const struct target *ct, uint32_t k)
 {
@@ -180,7 +168,7 @@ static void setup_env(struct session *s)
 	c->cupti_wait_ns = (uint64_t)(s->o.cupti_wait * 1e9);
 	c->mono_to_real = clock_mono_to_real_offset();
 	c->ctx = s;
-	c->proc = cycle_proc;
+	c->proc = target__cycle_proc;
 	c->cycle_mode = cycle_mode;
 	c->cycle_dir = cycle_dir;
 	c->step_done = step_done;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include "core/cycles/proc_cycles.h"
 #include "core/proc/procmaps.h"
 #include "core/session/target.h"
 
@@ -147,4 +148,15 @@ void target__release(struct target *t)
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	t->pidfd = -1;
+}
+
+void target__cycle_proc(void *ctx, const struct target *t, struct cycle_proc *p)
+{
+	(void)ctx;
+	*p = (struct cycle_proc){
+		.pid = t->pid, .comm = t->comm, .rank = t->rank, .world_size = t->world_size,
+		.agent_found = t->facts.agent_found,
+		.no_driver = t->facts.has_launch_apis && !t->facts.has_driver,
+		.attaching = t->attaching, .warm_step = t->warm_step, .warm_ts = t->warm_ts,
+	};
 }

@@ -95,6 +95,9 @@ int target_check_pid(pid_t pid, char *msg, size_t len);
 int target__init(struct target *t, pid_t pid, bool child);
 /* Re-reads comm, rank and world size (after exec). */
 void target__refresh_identity(struct target *t);
+/* What the mirror reads of t (cycle_env's proc hook; cycles/ does not see struct target). */
+struct cycle_proc;
+void target__cycle_proc(void *ctx, const struct target *t, struct cycle_proc *p);
 /* What front-ends see of t (session_types.h), copied into v. Session's thread. */
 void target__view(const struct target *t, struct session_target *v);
 void target__release(struct target *t);
