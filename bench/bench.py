@@ -128,6 +128,39 @@ class Traces:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class Turns:
+    """One loop process measured in turns: windows of no cuprobe (a sleep) and
+    windows of cuprobe record -p on it, each noted with its kind, round and
+    span, for the loop's own step log to be cut by."""
+
+    def __init__(self, pid, step):
+        self.pid, self.step = pid, step
+        self.windows = []    # (kind, round, start_ns, end_ns)
+
+    def window(self, kind, r, fn):
+        t0 = time.monotonic_ns()
+        fn()
+        self.windows.append((kind, r, t0, time.monotonic_ns()))
+
+    def none(self, kind, r, seconds):
+        self.window(kind, r, lambda: time.sleep(seconds))
+
+    def record(self, kind, r, seconds, args):
+        """record -p for seconds with args; returns the trace files it wrote."""
+        files = []
+
+        def session():
+            out = Traces()
+            try:
+                run([CUPROBE, "record", "-q", "-o", out.dir, "-p", str(self.pid), "--step",
+                     self.step, "--duration", "%g" % seconds] + args)
+                files.append(out.summary()["files"])
+            finally:
+                out.remove()
+        self.window(kind, r, session)
+        return files[0]
+
+
 def record(args, loop_args):
     """cuprobe record ARGS -- launch_loop LOOP_ARGS: launch_loop's result and the traces'."""
     t = Traces()
@@ -366,28 +399,14 @@ def step_figures():
     loop = subprocess.Popen([LOOP, "--until-sigterm", "--launches", "1000", "--work-ns", "2000",
                              "--log", log], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
-    windows = []    # (kind, round, start_ns, end_ns)
-
-    def window(kind, r, fn):
-        t0 = time.monotonic_ns()
-        fn()
-        windows.append((kind, r, t0, time.monotonic_ns()))
-
-    def session(args):
-        out = Traces()
-        try:
-            run([CUPROBE, "record", "-q", "-o", out.dir, "-p", str(loop.pid), "--step",
-                 "cuprobe_step", "--duration", "1.5"] + args)
-        finally:
-            out.remove()
-
+    turns = Turns(loop.pid, "cuprobe_step")
     try:
         time.sleep(0.5)
         for r in range(REPS + 2):
-            window("none", r, lambda: time.sleep(0.6))
-            window("wait", r, lambda: session(["--schedule", "wait=100000,warmup=1,active=1"]))
-            window("none", r, lambda: time.sleep(0.6))
-            window("active", r, lambda: session([]))
+            turns.none("none", r, 0.6)
+            turns.record("wait", r, 1.5, ["--schedule", "wait=100000,warmup=1,active=1"])
+            turns.none("none", r, 0.6)
+            turns.record("active", r, 1.5, [])
         loop.send_signal(15)
         out, err = loop.communicate(timeout=60)
         if loop.returncode:
@@ -407,7 +426,7 @@ def step_figures():
     per = {}    # (kind, round) -> step ms
     for k in range(len(steps) - 1):
         start, ns, state = steps[k]
-        for kind, r, w0, w1 in windows:
+        for kind, r, w0, w1 in turns.windows:
             if w0 <= start < w1 and state == want[kind] == steps[k + 1][2]:
                 per.setdefault((kind, r), []).append(ns / 1e6)
     rounds_ = sorted({r for _, r in per})

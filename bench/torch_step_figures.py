@@ -52,23 +52,13 @@ def torch_step_figures():
     log = os.path.join(t.dir, "steps.log")
     loop = subprocess.Popen([hold_figures.TORCH_PYTHON, "-W", "ignore", TORCH_LOOP, "--log", log],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    windows = []    # (kind, round, start_ns, end_ns)
+    turns = b.Turns(loop.pid, "torch")
 
-    def window(kind, r, fn):
-        t0 = time.monotonic_ns()
-        fn()
-        windows.append((kind, r, t0, time.monotonic_ns()))
-
-    def session(args):
-        out = b.Traces()
-        try:
-            b.run([b.CUPROBE, "record", "-q", "-o", out.dir, "-p", str(loop.pid), "--step",
-                   "torch", "--duration", "%g" % (WINDOW_S + 1)] + args)
-            if bool(args) == bool(out.summary()["files"]):
-                raise b.BenchError("record --step torch %s wrote %d trace files"
-                                   % (" ".join(args), out.summary()["files"]))
-        finally:
-            out.remove()
+    def session(kind, r, args):
+        files = turns.record(kind, r, WINDOW_S + 1, args)
+        if bool(args) == bool(files):
+            raise b.BenchError("record --step torch %s wrote %d trace files"
+                               % (" ".join(args), files))
 
     try:
         end = time.monotonic() + 120    # import torch, the first step
@@ -79,11 +69,11 @@ def torch_step_figures():
             time.sleep(0.1)
         time.sleep(1)   # its first steps
         for r in range(b.REPS + 2):
-            window("none", r, lambda: time.sleep(WINDOW_S))
-            window("wait", r, lambda: session(["--schedule", "wait=1000000,warmup=1,active=1"]))
-            window("none", r + 0.5, lambda: time.sleep(WINDOW_S))
-            window("active", r, lambda: session([]))
-        window("none", b.REPS + 2, lambda: time.sleep(WINDOW_S))
+            turns.none("none", r, WINDOW_S)
+            session("wait", r, ["--schedule", "wait=1000000,warmup=1,active=1"])
+            turns.none("none", r + 0.5, WINDOW_S)
+            session("active", r, [])
+        turns.none("none", b.REPS + 2, WINDOW_S)
         loop.send_signal(15)
         _, err = loop.communicate(timeout=60)
         if loop.returncode:
@@ -97,7 +87,7 @@ def torch_step_figures():
         t.remove()
     want = {"none": 0, "wait": 1, "active": 1}
     wall, cpu = {}, {}    # (kind, round) -> step ms; none's rounds r and r + 0.5
-    for kind, r, w0, w1 in windows:
+    for kind, r, w0, w1 in turns.windows:
         mine = [st for st in steps if w0 <= st[0] < w1 and st[3] == want[kind]]
         settled = mine[0][0] + SETTLE_S * 1e9 if mine else w1
         for start, ns, cns, _ in mine:
