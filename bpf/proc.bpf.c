@@ -62,7 +62,8 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 	e->parent = ptgid;
 	e->flags = child->mm == parent->mm ? FORK_F_SHARED_MM : 0;
 	e->ts_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, 0);
+	/* Forced: step records that woke no one may be waiting (proc_conf.wake_ahead). */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 
@@ -89,7 +90,8 @@ int BPF_PROG(proc_exec, struct task_struct *p, pid_t old_pid, struct linux_binpr
 	e->parent = 0;
 	e->flags = 0;
 	e->ts_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, 0);
+	/* Forced: step records that woke no one may be waiting (proc_conf.wake_ahead). */
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 

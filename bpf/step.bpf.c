@@ -8,6 +8,19 @@
 #include <bpf/bpf_tracing.h>
 #include "step.h"
 
+/* Step records told, and those of them that woke the loader (proc_conf.wake_ahead). */
+__u64 steps_told = 0;
+__u64 steps_woke = 0;
+
+/* Whether the step's record wakes the loader: in, leaving or near a window. */
+static __always_inline bool step_wakes(const struct proc_conf *conf, __u64 rel, __u32 phase,
+				       __u32 was)
+{
+	if (phase != PHASE_NONE || was != PHASE_NONE || conf->wake_ahead == WAKE_EVERY)
+		return true;
+	return schedule_to_window(&conf->sched, rel) <= conf->wake_ahead;
+}
+
 /* Counts one hit of the process's step source. */
 static __always_inline int count_step(void)
 {
@@ -17,7 +30,8 @@ static __always_inline int count_step(void)
 	struct proc_conf *conf;
 	struct launch_slot *sl;
 	struct step_event *e;
-	__u64 hits, step, state;
+	__u64 hits, step, state, rel;
+	bool wake;
 
 	ps = bpf_map_lookup_elem(&proc_state, &tgid);
 	conf = bpf_map_lookup_elem(&proc_conf, &tgid);
@@ -32,7 +46,8 @@ static __always_inline int count_step(void)
 		ps->gen = conf->gen;
 		ps->base = conf->flags & CONF_ABS_STEPS ? 0 : step;
 	}
-	phase = schedule_action(&conf->sched, step - ps->base);
+	rel = step - ps->base;
+	phase = schedule_action(&conf->sched, rel);
 	/*
 	 * The boundary goes out before the new state is published, so that any
 	 * launch that sees the new step was made after its boundary was in the
@@ -54,7 +69,11 @@ static __always_inline int count_step(void)
 		e->drops = ps->drops;
 		e->nested = ps->nested;
 		e->stale = ps->stale;
-		bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+		wake = step_wakes(conf, rel, phase, state_phase(ps->state));
+		__sync_fetch_and_add(&steps_told, 1);
+		if (wake)
+			__sync_fetch_and_add(&steps_woke, 1);
+		bpf_ringbuf_submit(e, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	} else {
 		__sync_fetch_and_add(&ps->lost_ctrl, 1);
 	}

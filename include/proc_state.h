@@ -34,7 +34,20 @@ struct proc_conf {
 	__u64 holds_answered;	/* the last libmap_event.seq the loader answered */
 	__u32 flags;		/* CONF_* */
 	__u32 link_gen;		/* the launch links that may record: COOKIE_GEN of theirs */
+	__u32 wake_ahead;	/* a step wakes the loader this near a window (WAKE_*) */
+	__u32 pad;
 };
+
+/*
+ * proc_conf.wake_ahead: a step record wakes the loader when its step is in a
+ * window, leaves one, or is at most this many steps before the next one's
+ * first step (schedule_to_window); the others wait for the loader's poll
+ * (every 100 ms at most). A wakeup is a cross-CPU interrupt and a switch to
+ * the loader on the trainer's step: a wait of a million steps need not pay
+ * it a million times. WAKE_EVERY: every step wakes it (the step's length,
+ * and so the lead, not yet known).
+ */
+#define WAKE_EVERY 0xffffffffu
 
 /*
  * Follow the process's children: BPF gives each new process the parent's
@@ -128,7 +141,7 @@ struct launch_slot {
 /* Entries of the per-process maps (proc_conf, proc_state, runtime_ranges), and launch slots. */
 #define CUPROBE_MAX_PROCS 4096
 
-_Static_assert(sizeof(struct proc_conf) == 48, "proc_conf layout");
+_Static_assert(sizeof(struct proc_conf) == 56, "proc_conf layout");
 _Static_assert(sizeof(struct proc_state) == 144, "proc_state layout");
 _Static_assert(sizeof(struct launch_slot) == 64, "launch_slot layout");
 _Static_assert((CUPROBE_MAX_PROCS & (CUPROBE_MAX_PROCS - 1)) == 0, "slots are masked");

@@ -64,6 +64,26 @@ static inline __u32 schedule_action(const struct schedule *s, __u64 step)
 	return m < n - 1 ? PHASE_RECORD : PHASE_RECORD_AND_SAVE;
 }
 
+/*
+ * Steps from step to the next step whose phase is not PHASE_NONE: 0 in a
+ * window, ~0 when no window comes (repeat done, or no schedule).
+ */
+static inline __u64 schedule_to_window(const struct schedule *s, __u64 step)
+{
+	long long pos = schedule_pos(s, step);
+	__u64 n = (__u64)s->wait + s->warmup + s->active, m;
+
+	if (n == 0)
+		return ~0ull;
+	/* Before skip_first: the first window's first step is its wait's end. */
+	if (pos < 0)
+		return s->skip_first + (s->skip_first_wait ? 0 : (__u64)s->wait) - step;
+	if (s->repeat > 0 && (__u64)pos >= (__u64)s->repeat * n)
+		return ~0ull;
+	m = (__u64)pos % n;
+	return m < s->wait ? s->wait - m : 0;
+}
+
 /* Launches of this phase are recorded. */
 static inline bool phase_records(__u32 phase)
 {

@@ -320,7 +320,8 @@ static void test_counters_and_code_range_layout(void **state)
 	assert_field(proc_state, stops, 40, 8);
 	assert_field(proc_state, lost_ctrl, 48, 8);
 	assert_field(proc_state, last_stop_ns, 56, 8);
-	assert_int_equal(sizeof(struct proc_conf), 48);
+	assert_int_equal(sizeof(struct proc_conf), 56);
+	assert_field(proc_conf, wake_ahead, 48, 4);
 	assert_field(proc_conf, flags, 40, 4);
 	assert_field(proc_conf, link_gen, 44, 4);
 	assert_field(proc_conf, sched, 0, 24);

@@ -75,6 +75,56 @@ static void test_action_matches_torch_table(void **state)
 	assert_int_equal(compared, 3 * 2 * 4 * 3 * 3 * 4 * 61);
 }
 
+/* schedule_to_window: the steps to the next step in a window, found by walking schedule_action. */
+static void test_to_window_matches_walk(void **state)
+{
+	static const unsigned int skips[] = { 0, 1, 3, 7 }, waits[] = { 0, 1, 2, 5, 40 },
+				  warmups[] = { 0, 1, 3 }, actives[] = { 1, 2, 4 },
+				  repeats[] = { 0, 1, 2, 3 };
+	const unsigned int horizon = 400;
+	int compared = 0, none = 0, ahead = 0;
+
+	(void)state;
+	for (size_t a = 0; a < 4; a++)
+	for (unsigned int sfw = 0; sfw <= 1; sfw++)
+	for (size_t b = 0; b < 5; b++)
+	for (size_t c = 0; c < 3; c++)
+	for (size_t d = 0; d < 3; d++)
+	for (size_t e = 0; e < 4; e++) {
+		struct schedule s = {
+			.skip_first = skips[a], .skip_first_wait = sfw, .wait = waits[b],
+			.warmup = warmups[c], .active = actives[d], .repeat = repeats[e],
+		};
+
+		for (unsigned int step = 0; step <= 120; step++) {
+			unsigned long long want = ~0ull, got = schedule_to_window(&s, step);
+
+			for (unsigned int k = 0; k < horizon; k++)
+				if (schedule_action(&s, step + k) != PHASE_NONE) {
+					want = k;
+					break;
+				}
+			if (got != want)
+				fail_msg("skip_first=%u skip_first_wait=%u wait=%u warmup=%u active=%u "
+					 "repeat=%u step %u: %llu steps to a window, the walk says %llu",
+					 skips[a], sfw, waits[b], warmups[c], actives[d], repeats[e],
+					 step, got, want);
+			none += want == ~0ull;
+			ahead += want && want != ~0ull;
+			compared++;
+		}
+	}
+	assert_int_equal(compared, 4 * 2 * 5 * 3 * 3 * 4 * 121);
+	/* Each answer was met: in a window, one ahead, and none (repeat done). */
+	assert_int_equal(none, 104697);
+	assert_int_equal(ahead, 37650);
+	/* The loader's idle schedule (session_end_window) is far from any window. */
+	struct schedule idle = { .skip_first = UINT32_MAX, .active = 1 };
+
+	assert_true(schedule_to_window(&idle, 1000000) > 1000000000ull);
+	assert_true(schedule_to_window(&(struct schedule){ 0 }, 5) == ~0ull);
+}
+
 /* REFERENCE.md's example, spelled out. */
 static void test_reference_example(void **state)
 {
@@ -385,6 +435,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_action_matches_torch_table),
+		cmocka_unit_test(test_to_window_matches_walk),
 		cmocka_unit_test(test_reference_example),
 		cmocka_unit_test(test_cycle_counts_saves),
 		cmocka_unit_test(test_no_schedule_records_everything),

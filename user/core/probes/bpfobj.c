@@ -493,6 +493,12 @@ uint64_t bpfobj__torch_too_deep(const struct bpfobj *b)
 	return __atomic_load_n(&b->skel->bss->torch_too_deep, __ATOMIC_RELAXED);
 }
 
+void bpfobj__step_wakeups(const struct bpfobj *b, uint64_t *told, uint64_t *woke)
+{
+	*told = __atomic_load_n(&b->skel->bss->steps_told, __ATOMIC_RELAXED);
+	*woke = __atomic_load_n(&b->skel->bss->steps_woke, __ATOMIC_RELAXED);
+}
+
 void bpfobj__name_counters(const struct bpfobj *b, uint64_t *lost, uint64_t *truncated)
 {
 	*lost = b->skel->bss->names_lost;

@@ -87,6 +87,8 @@ uint64_t bpfobj__capture_full(const struct bpfobj *b);
 uint64_t bpfobj__graph_lost(const struct bpfobj *b);
 /* record_function ranges entered deeper than TORCH_DEPTH_MAX: neither matched nor told. */
 uint64_t bpfobj__torch_too_deep(const struct bpfobj *b);
+/* Step records told, and those that woke the loader (proc_conf.wake_ahead). */
+void bpfobj__step_wakeups(const struct bpfobj *b, uint64_t *told, uint64_t *woke);
 int bpfobj__set_runtime_ranges(struct bpfobj *b, pid_t pid, const struct runtime_ranges *rr);
 
 /* The rings: events (launches, agent chunks) and ctrl (steps, library maps, threads). */

@@ -617,6 +617,7 @@ static void tell_name_counters(struct session *s)
 static void tell_counters(struct session *s)
 {
 	struct cuprobe_counters c;
+	uint64_t told, woke;
 
 	bpfobj__counters(s->bpf, &c);
 	p_dbg("launches queued between reading and placing: at most %zu; placed as read (queue "
@@ -638,6 +639,9 @@ static void tell_counters(struct session *s)
 		p_warn("%lu graph calls could not be told (ctrl ring full): graphs they made or "
 		       "changed are followed no more, their replays may be short",
 		       (unsigned long)bpfobj__graph_lost(s->bpf));
+	bpfobj__step_wakeups(s->bpf, &told, &woke);
+	p_dbg("step records: %lu, of them %lu woke cuprobe (in, leaving or near a window); the "
+	      "others waited for its poll", (unsigned long)told, (unsigned long)woke);
 	if (bpfobj__torch_too_deep(s->bpf))
 		p_warn("--step torch: %lu record_function ranges were entered more than %d deep: "
 		       "they are no spans, and a step range among them ended no step",

@@ -5,12 +5,14 @@
  * warm around a window's attach and detach. Session's thread.
  */
 #include <stdint.h>
+#include "core/probes/bpfobj.h"
 #include "core/probes/uprobe_warm.h"
 #include "core/cycles/proc_cycles.h"
 #include "core/session/session_int.h"
 #include "core/session/session_hooks.h"
 #include "core/session/session_jobs.h"
 #include "core/session/session_lead.h"
+#include "proc_state.h"
 #include "schedule.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -150,6 +152,33 @@ static void warm_for_window(struct session *s, struct target *t, uint32_t phase)
 		uprobe_warm__keep(s->warm, (k + 1) * t->step_ns);
 }
 
+/*
+ * How near a window a step wakes the loader (proc_conf.wake_ahead): the steps
+ * probes_soon and warm_for_window look ahead and two more, rounded up to a
+ * power of two that only grows, so that the conf is written a few times in a
+ * run, not with every step's length. Until the step's length is known, every
+ * step wakes it.
+ */
+static void wake_ahead(struct session *s, struct target *t)
+{
+	uint64_t warm, need;
+	uint32_t ahead = 1;
+
+	if (!t->step_ns || !t->plan.step)
+		return;
+	warm = (WARM_AHEAD_NS + t->step_ns - 1) / t->step_ns;
+	need = (uint64_t)session_lead(t) + 3 + (warm > WARM_AHEAD_MAX ? WARM_AHEAD_MAX : warm);
+	while (ahead < need && ahead < 1u << 30)
+		ahead <<= 1;
+	if (t->conf.wake_ahead != WAKE_EVERY && ahead <= t->conf.wake_ahead)
+		return;
+	t->conf.wake_ahead = ahead;
+	p_dbg("pid %d: a step wakes cuprobe from %u steps before a window", t->pid, ahead);
+	if (bpfobj__set_conf(s->bpf, t->pid, &t->conf))
+		p_warn("pid %d: cannot update its BPF conf: its steps wake cuprobe as before",
+		       t->pid);
+}
+
 void session_want_ahead(struct session *s, struct target *t, uint32_t phase, uint32_t next_cycle)
 {
 	t->leading = !phase_probes(phase);
@@ -157,6 +186,7 @@ void session_want_ahead(struct session *s, struct target *t, uint32_t phase, uin
 	if (!(s->o.modes & 1u << t->lead_mode))
 		t->lead_mode = MODE_OFF;
 	warm_for_window(s, t, phase);
+	wake_ahead(s, t);
 	session_want_probes(s, t, phase_probes(phase) ||
 					  (t->lead_mode != MODE_OFF && probes_soon(t)));
 }

@@ -100,6 +100,7 @@ static int setup_target(struct session *s, struct target *t, const struct target
 	t->conf.sched = *sched;
 	t->conf.step_every = p->step_every ?: 1;
 	t->conf.flags = p->follow ? CONF_FOLLOW : 0;
+	t->conf.wake_ahead = WAKE_EVERY; /* until its steps' length is known (session_lead.c) */
 	/* No capture probe is in yet: a capture that begins waits for them (session_capture_hold). */
 	if (s->penv.captures)
 		t->conf.flags |= CONF_CAPTURE_HOLD;
