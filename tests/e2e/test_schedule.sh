@@ -60,6 +60,23 @@ expect "--step-every 2: cycle 1 is workload steps 10,11" $CHECK match --gt "$TMP
 [ "$(spans "$(trace_in "$TMP/every/run_1")")" = 5 ] && ok "--step-every 2: cycle 1 is step 5" ||
 	not_ok "--step-every 2: cycle 1 is step 5" "got $(spans "$(trace_in "$TMP/every/run_1")")"
 
+# A long wait: steps far from a window leave cuprobe asleep (they wait for its poll), and
+# the windows still hold exactly their steps. 2 ms steps: it wakes from about 64 steps
+# before a window; of 400 steps, well under half wake it.
+CUPROBE_GT=$TMP/far.gt.json "$CUPROBE" record -v -o "$TMP/far" --step cuprobe_step \
+	--schedule wait=150,warmup=1,active=2,repeat=2 -- "$W/basic" --steps --threads 1 \
+	--sleep-ms 2 --iters 400 >"$TMP/far.log" 2>&1
+expect "a long wait: cycle 0 holds exactly the launches of steps 151,152" \
+	$CHECK match --gt "$TMP/far.gt.json" --steps 151,152 "$(trace_in "$TMP/far/run_0")"
+expect "a long wait: cycle 1 holds exactly the launches of steps 304,305" \
+	$CHECK match --gt "$TMP/far.gt.json" --steps 304,305 "$(trace_in "$TMP/far/run_1")"
+told=$(sed -n 's/.*step records: \([0-9]*\), of them \([0-9]*\) woke.*/\1/p' "$TMP/far.log")
+woke=$(sed -n 's/.*step records: \([0-9]*\), of them \([0-9]*\) woke.*/\2/p' "$TMP/far.log")
+[ "${told:-0}" -ge 400 ] && [ "${woke:-400}" -lt $((told / 2)) ] && [ "${woke:-0}" -ge 6 ] &&
+	ok "a long wait: only steps near a window wake cuprobe ($woke of $told)" ||
+	not_ok "a long wait: only steps near a window wake cuprobe" \
+		"$(grep -E 'step records|wakes cuprobe' "$TMP/far.log")"
+
 # A stop during warmup writes nothing; a stop during active writes the partial cycle.
 CUPROBE_GT=$TMP/warm.gt.json "$CUPROBE" record -q -o "$TMP/warm" --step cuprobe_step \
 	--schedule wait=2,warmup=5,active=2 -- "$W/basic" "${STEPARGS[@]}" --iters 4 >/dev/null 2>&1
