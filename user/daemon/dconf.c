@@ -452,14 +452,14 @@ int dconf__check(const struct dconf *c, char *err, size_t len)
 			 "must fit in what is kept; lower window-max-bytes or raise retention",
 			 (unsigned long long)c->window_max_bytes, (unsigned long long)c->retention);
 		return -EINVAL;
-	}	if (c->window_max_bytes > c->capture_retention) {
+	}
+	if (c->window_max_bytes > c->capture_retention) {
 		snprintf(err, len, "window-max-bytes (%llu) is more than capture-retention (%llu): a "
 			 "capture must fit in what is kept; lower window-max-bytes or raise "
 			 "capture-retention", (unsigned long long)c->window_max_bytes,
 			 (unsigned long long)c->capture_retention);
 		return -EINVAL;
 	}
-
 	return 0;
 }
 
