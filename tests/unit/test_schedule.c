@@ -42,79 +42,86 @@ static int torch_action(int skip_first, int skip_first_wait, int wait, int warmu
 	return mod_step < num_steps - 1 ? PHASE_RECORD : PHASE_RECORD_AND_SAVE;
 }
 
-static void test_action_matches_torch_table(void **state)
-{
-	static const int skips[] = { 0, 1, 3 }, waits[] = { 0, 1, 2, 5 }, warmups[] = { 0, 1, 3 },
-			 actives[] = { 1, 2, 4 }, repeats[] = { 0, 1, 2, 3 };
-	int compared = 0;
+/* Every schedule of a grid of small values (and a wait longer than a cycle of the others). */
+#define GRID_N (4 * 2 * 5 * 3 * 3 * 4)
 
-	(void)state;
-	for (size_t a = 0; a < 3; a++)
-	for (int sfw = 0; sfw <= 1; sfw++)
-	for (size_t b = 0; b < 4; b++)
-	for (size_t c = 0; c < 3; c++)
-	for (size_t d = 0; d < 3; d++)
-	for (size_t e = 0; e < 4; e++) {
-		struct schedule s = {
-			.skip_first = skips[a], .skip_first_wait = sfw, .wait = waits[b],
-			.warmup = warmups[c], .active = actives[d], .repeat = repeats[e],
-		};
-
-		for (int step = 0; step <= 60; step++) {
-			int want = torch_action(skips[a], sfw, waits[b], warmups[c], actives[d],
-						repeats[e], step);
-
-			if ((int)schedule_action(&s, step) != want)
-				fail_msg("skip_first=%d skip_first_wait=%d wait=%d warmup=%d "
-					 "active=%d repeat=%d step %d: got %u, torch %d",
-					 skips[a], sfw, waits[b], warmups[c], actives[d], repeats[e],
-					 step, schedule_action(&s, step), want);
-			compared++;
-		}
-	}
-	assert_int_equal(compared, 3 * 2 * 4 * 3 * 3 * 4 * 61);
-}
-
-/* schedule_to_window: the steps to the next step in a window, found by walking schedule_action. */
-static void test_to_window_matches_walk(void **state)
+static void schedule_grid(struct schedule *out)
 {
 	static const unsigned int skips[] = { 0, 1, 3, 7 }, waits[] = { 0, 1, 2, 5, 40 },
 				  warmups[] = { 0, 1, 3 }, actives[] = { 1, 2, 4 },
 				  repeats[] = { 0, 1, 2, 3 };
-	const unsigned int horizon = 400;
-	int compared = 0, none = 0, ahead = 0;
+	size_t n = 0;
 
-	(void)state;
 	for (size_t a = 0; a < 4; a++)
 	for (unsigned int sfw = 0; sfw <= 1; sfw++)
 	for (size_t b = 0; b < 5; b++)
 	for (size_t c = 0; c < 3; c++)
 	for (size_t d = 0; d < 3; d++)
-	for (size_t e = 0; e < 4; e++) {
-		struct schedule s = {
+	for (size_t e = 0; e < 4; e++)
+		out[n++] = (struct schedule){
 			.skip_first = skips[a], .skip_first_wait = sfw, .wait = waits[b],
 			.warmup = warmups[c], .active = actives[d], .repeat = repeats[e],
 		};
+	assert_int_equal(n, GRID_N);
+}
+
+#define SCHED_FMT "skip_first=%u skip_first_wait=%u wait=%u warmup=%u active=%u repeat=%u"
+#define SCHED_ARGS(s) (s)->skip_first, (s)->skip_first_wait, (s)->wait, (s)->warmup, \
+		      (s)->active, (s)->repeat
+
+static void test_action_matches_torch_table(void **state)
+{
+	static struct schedule grid[GRID_N];
+	int compared = 0;
+
+	(void)state;
+	schedule_grid(grid);
+	for (size_t g = 0; g < GRID_N; g++) {
+		const struct schedule *s = &grid[g];
+
+		for (int step = 0; step <= 60; step++) {
+			int want = torch_action((int)s->skip_first, (int)s->skip_first_wait,
+						(int)s->wait, (int)s->warmup, (int)s->active,
+						(int)s->repeat, step);
+
+			if ((int)schedule_action(s, step) != want)
+				fail_msg(SCHED_FMT " step %d: got %u, torch %d", SCHED_ARGS(s), step,
+					 schedule_action(s, step), want);
+			compared++;
+		}
+	}
+	assert_int_equal(compared, GRID_N * 61);
+}
+
+/* schedule_to_window: the steps to the next step in a window, found by walking schedule_action. */
+static void test_to_window_matches_walk(void **state)
+{
+	static struct schedule grid[GRID_N];
+	const unsigned int horizon = 400;
+	int compared = 0, none = 0, ahead = 0;
+
+	(void)state;
+	schedule_grid(grid);
+	for (size_t g = 0; g < GRID_N; g++) {
+		const struct schedule *s = &grid[g];
 
 		for (unsigned int step = 0; step <= 120; step++) {
-			unsigned long long want = ~0ull, got = schedule_to_window(&s, step);
+			unsigned long long want = ~0ull, got = schedule_to_window(s, step);
 
 			for (unsigned int k = 0; k < horizon; k++)
-				if (schedule_action(&s, step + k) != PHASE_NONE) {
+				if (schedule_action(s, step + k) != PHASE_NONE) {
 					want = k;
 					break;
 				}
 			if (got != want)
-				fail_msg("skip_first=%u skip_first_wait=%u wait=%u warmup=%u active=%u "
-					 "repeat=%u step %u: %llu steps to a window, the walk says %llu",
-					 skips[a], sfw, waits[b], warmups[c], actives[d], repeats[e],
-					 step, got, want);
+				fail_msg(SCHED_FMT " step %u: %llu steps to a window, the walk says %llu",
+					 SCHED_ARGS(s), step, got, want);
 			none += want == ~0ull;
 			ahead += want && want != ~0ull;
 			compared++;
 		}
 	}
-	assert_int_equal(compared, 4 * 2 * 5 * 3 * 3 * 4 * 121);
+	assert_int_equal(compared, GRID_N * 121);
 	/* Each answer was met: in a window, one ahead, and none (repeat done). */
 	assert_int_equal(none, 104697);
 	assert_int_equal(ahead, 37650);
