@@ -28,25 +28,33 @@ void session_children_init(struct session *s)
 	s->children = VEC_INIT(struct child);
 }
 
-static void on_fork(struct session *s, const struct fork_event *e)
+/* REC_FORK: a target or its descendant forked. */
+int session_on_fork(struct session *s, void *data, size_t size)
 {
+	const struct fork_event *e = data;
 	struct target *parent = session_find(s, e->parent);
 	struct child *c;
 
+	(void)size;
 	if (parent && parent->plan.follow && !session_find(s, e->tgid)) {
 		session_adopt(s, e->tgid, parent, e->flags & FORK_F_SHARED_MM);
-		return;
+		return 0;
 	}
 	c = vec__push(&s->children);
 	if (c)
 		*c = (struct child){ .pid = e->tgid, .parent = e->parent };
+	return 0;
 }
 
-/* The host-wide watch: a process that is no target ran a new program. */
-static void on_exec_seen(struct session *s, const struct fork_event *e)
+/* REC_EXEC_SEEN: the host-wide watch (watch_exec): a process that is no target ran a new program. */
+int session_on_exec_seen(struct session *s, void *data, size_t size)
 {
+	const struct fork_event *e = data;
+
+	(void)size;
 	if (s->h.exec && !session_find(s, e->tgid))
 		s->h.exec(s->h.ctx, e->tgid);
+	return 0;
 }
 
 /* Whether the process maps a CUDA runtime or driver; -ESRCH once it is gone. */
@@ -121,20 +129,4 @@ struct target *session_adopt(struct session *s, pid_t pid, const struct target *
 	}
 	session_rescan(s, t);
 	return t;
-}
-
-/* REC_FORK: a target or its descendant forked (on_fork). */
-int session_on_fork(struct session *s, void *data, size_t size)
-{
-	(void)size;
-	on_fork(s, data);
-	return 0;
-}
-
-/* REC_EXEC_SEEN: with watch_exec, another process ran a new program (on_exec_seen). */
-int session_on_exec_seen(struct session *s, void *data, size_t size)
-{
-	(void)size;
-	on_exec_seen(s, data);
-	return 0;
 }

@@ -47,19 +47,22 @@ void session_capture_linger(struct session *s, struct target *t, const struct pr
 }
 
 /*
- * A hold: the dynamic linker changed the map (REC_LIBMAP), or a followed
- * process ran a new program (REC_EXEC). The process is probed while held and
- * continued when that is done (session_answer_hold); while cuprobe is
- * leaving, or for a process it no longer follows, at once.
+ * REC_LIBMAP, REC_EXEC, REC_CAPTURE: a hold. The dynamic linker changed the
+ * map (REC_LIBMAP), a followed process ran a new program (REC_EXEC), or a
+ * capture began before its probes were in (REC_CAPTURE). The process is
+ * probed while held and continued when that is done (session_answer_hold);
+ * while cuprobe is leaving, or for a process it no longer follows, at once.
  */
-static void on_hold(struct session *s, const struct libmap_event *e)
+int session_on_hold(struct session *s, void *data, size_t size)
 {
+	const struct libmap_event *e = data;
 	struct target *t = session_find(s, e->tgid);
 
+	(void)size;
 	if (!t || t->gone) {
 		if (e->held)
 			kill(e->tgid, SIGCONT);
-		return;
+		return 0;
 	}
 	t->hold_seq = e->seq;
 	/* More holds are likely to follow: their attaches should not wait for a grace period. */
@@ -77,12 +80,5 @@ static void on_hold(struct session *s, const struct libmap_event *e)
 		session_exec(s, t);
 	else
 		session_rescan(s, t);
-}
-
-/* REC_LIBMAP, REC_EXEC, REC_CAPTURE: a hold (on_hold). */
-int session_on_hold(struct session *s, void *data, size_t size)
-{
-	(void)size;
-	on_hold(s, data);
 	return 0;
 }

@@ -77,34 +77,41 @@ static int on_launch(struct session *s, const struct launch_event *e)
 	return proc_cycles__launch(t->cycles, e, kernel, unnamed, ++s->correlation);
 }
 
-static void on_agent(struct session *s, const struct agent_chunk_event *e, size_t size)
+/* REC_AGENT: a chunk of the agent's records, into its target's cycles. */
+int session_on_agent(struct session *s, void *data, size_t size)
 {
+	const struct agent_chunk_event *e = data;
 	size_t room = size - offsetof(struct agent_chunk_event, data);
 	struct target *t = session_find(s, e->tgid);
 
 	/* BPF bounded len; the loader checks it again: the chunk came from a target's memory. */
 	if (e->len > room || !t || !t->cycles)
-		return;
+		return 0;
 	proc_cycles__agent_chunk(t->cycles, e->data, e->len);
+	return 0;
 }
 
-static void on_name(struct session *s, const struct name_event *e)
+/* REC_NAME: a kernel handle's or module's name, kept for the launches by it. */
+int session_on_name(struct session *s, void *data, size_t size)
 {
+	const struct name_event *e = data;
 	struct name_event copy = *e;
 	const char *name, *module = NULL;
 
+	(void)size;
 	copy.str[sizeof(copy.str) - 1] = 0;
 	if (!session_find(s, e->tgid) || e->api >= NAME__COUNT)
-		return;
+		return 0;
 	if (handle_names__add(s->names, s->syms, &copy)) {
 		p_err("pid %u: out of memory for a kernel handle's name", e->tgid);
 		s->err = -ENOMEM;
-		return;
+		return 0;
 	}
 	name = handle_names__find(s->names, e->tgid, e->handle, &module, NULL);
 	if (name)
 		p_dbg("pid %u: %s made handle 0x%llx: %s, module %s", e->tgid, name_apis[e->api],
 		      (unsigned long long)e->handle, name, module ? module : "unknown");
+	return 0;
 }
 
 /* A launch placed into its cycle: the first error stays in s->err. */
@@ -157,17 +164,22 @@ bool session_place(struct session *s, size_t max)
 	return s->queue.len == 0;
 }
 
-/* A graph call's return: its kernel named as a launch of it would be (kernel_name). */
-static void on_graph(struct session *s, const struct graph_event *e)
+/*
+ * REC_GRAPH: a graph call returned, into its target's graph store, its kernel
+ * named as a launch of it would be (kernel_name).
+ */
+int session_on_graph(struct session *s, void *data, size_t size)
 {
+	const struct graph_event *e = data;
 	struct target *t = session_find(s, e->tgid);
 	struct launch_event as = { .tgid = e->tgid, .func = e->func };
 	enum graph_op op = capture_graph_op(e->api);
 	const char *kernel = "";
 	char handle[48];
 
+	(void)size;
 	if (!t || !t->cycles || e->api >= CAP__COUNT)
-		return;
+		return 0;
 	if (op == GOP_ADD_KERNEL || op == GOP_NODE_PARAMS || op == GOP_EXEC_PARAMS) {
 		as.api = capture_api_is_driver(e->api) ? API_cuLaunchKernel : API_cudaLaunchKernel;
 		as.flags = e->flags & GRAPH_F_KERNEL_HANDLE ? LAUNCH_F_HANDLE : 0;
@@ -179,6 +191,7 @@ static void on_graph(struct session *s, const struct graph_event *e)
 	}
 	if (op == GOP_CAPTURED)
 		t->capture_last = clock_mono_ns();
+	return 0;
 }
 
 /* REC_LAUNCH, REC_LAUNCH_BATCH: each launch queued, counted as read from the events ring. */
@@ -189,27 +202,4 @@ int session_on_launches(struct session *s, void *data, size_t size)
 	if (n > 0)
 		s->launches_read += (unsigned long)n;
 	return s->err;
-}
-
-/* REC_AGENT: a chunk of the agent's records, into its target's cycles. */
-int session_on_agent(struct session *s, void *data, size_t size)
-{
-	on_agent(s, data, size);
-	return 0;
-}
-
-/* REC_NAME: a kernel handle's or module's name, kept for the launches by it. */
-int session_on_name(struct session *s, void *data, size_t size)
-{
-	(void)size;
-	on_name(s, data);
-	return 0;
-}
-
-/* REC_GRAPH: a graph call returned, into its target's graph store. */
-int session_on_graph(struct session *s, void *data, size_t size)
-{
-	(void)size;
-	on_graph(s, data);
-	return 0;
 }

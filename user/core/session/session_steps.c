@@ -49,50 +49,38 @@ void session_step(struct session *s, struct target *t, const struct step_event *
 	session_hook_step(s, t, &after, before.phase != after.phase);
 }
 
-static void on_step(struct session *s, const struct step_event *e)
-{
-	struct target *t = session_find(s, e->tgid);
-
-	if (t)
-		session_step(s, t, e);
-}
-
-static void on_thread(struct session *s, const struct thread_event *e)
-{
-	struct target *t = session_find(s, e->tgid);
-
-	if (t && t->cycles)
-		proc_cycles__thread(t->cycles, e);
-}
-
-static void on_range(struct session *s, const struct range_event *e)
-{
-	struct target *t = session_find(s, e->tgid);
-
-	if (t && t->cycles)
-		proc_cycles__range(t->cycles, e);
-}
-
 /* REC_STEP: a step boundary of a target. */
 int session_on_step(struct session *s, void *data, size_t size)
 {
+	const struct step_event *e = data;
+	struct target *t = session_find(s, e->tgid);
+
 	(void)size;
-	on_step(s, data);
+	if (t)
+		session_step(s, t, e);
 	return 0;
 }
 
 /* REC_THREAD: a thread's first launch, with its name, for its target's traces. */
 int session_on_thread(struct session *s, void *data, size_t size)
 {
+	const struct thread_event *e = data;
+	struct target *t = session_find(s, e->tgid);
+
 	(void)size;
-	on_thread(s, data);
+	if (t && t->cycles)
+		proc_cycles__thread(t->cycles, e);
 	return 0;
 }
 
 /* REC_RANGE: --step torch: a record_function range in a recorded step. */
 int session_on_range(struct session *s, void *data, size_t size)
 {
+	const struct range_event *e = data;
+	struct target *t = session_find(s, e->tgid);
+
 	(void)size;
-	on_range(s, data);
+	if (t && t->cycles)
+		proc_cycles__range(t->cycles, e);
 	return 0;
 }
