@@ -2,6 +2,7 @@
 /*
  * Writes a cycle's trace through util/json_writer in the layout of
  * trace/format.h, into a file that util/safe_file names only when it is whole.
+ * --stack's spans are writer_stacks.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,67 +19,10 @@
 #include "trace/format.h"
 #include "trace/graphs.h"
 #include "trace/writer.h"
+#include "trace/writer_int.h"
 #include "util/clock.h"
 #include "util/json_writer.h"
 #include "util/safe_file.h"
-
-/* Kineto's ts and dur: microseconds with the nanoseconds as three decimals. */
-#define US_DECIMALS 3
-
-/*
- * Events are written through a json_cursor (util/json_writer.h), with the
- * trace's names as literals from trace/format.h: no call and no scan per
- * member, which is what a million launches a second needs.
- */
-#define NAME(w, c, key) json_cursor__name(w, c, JSON_LITERAL(key))
-#define FIELD_U64(w, c, key, v) (NAME(w, c, key), json_cursor__u64(w, c, v))
-#define FIELD_I64(w, c, key, v) (NAME(w, c, key), json_cursor__i64(w, c, v))
-#define FIELD_STR(w, c, key, s) (NAME(w, c, key), json_cursor__string(w, c, s))
-#define FIELD_US(w, c, key, ns) (NAME(w, c, key), json_cursor__fixed(w, c, ns, US_DECIMALS))
-#define FIELD_DOUBLE(w, c, key, v, d) (NAME(w, c, key), json_cursor__double(w, c, v, d))
-#define FIELD_BOOL(w, c, key, v) (NAME(w, c, key), json_cursor__bool(w, c, v))
-/* A member whose value is a string literal that needs no escaping. */
-#define FIELD_LIT(w, c, key, lit)                                                              \
-	(NAME(w, c, key), json_cursor__raw(w, c, "\"" lit "\"", sizeof(lit) + 1))
-
-/* A frame open on a thread: from the first launch that had it to the end of the last. */
-struct span {
-	const char *name;
-	uint64_t id, start, end;
-};
-
-struct span_thread {
-	pid_t tid;
-	uint32_t n, cap;
-	struct span *open;	/* root first */
-};
-
-struct trace {
-	struct safe_file *sf;
-	FILE *f;
-	struct json_writer *w;
-	char *path; /* final name, with its folder for messages */
-	char *name; /* final name in its folder */
-	struct trace_meta m;
-	char *host, *command;
-	/* GPU devices and streams seen, named in the metadata. */
-	struct { uint32_t device, stream; } lanes[64];
-	size_t nlanes;
-	bool has_gpu;
-	struct trace_gpu_summary gpu;
-	/* --stack: the frames open on each thread, as spans. */
-	trace_stack_fn stack_get;	/* --stack: NULL when off */
-	void *stack_ctx;
-	struct span_thread *span_threads;
-	size_t nspan_threads;
-	uint64_t span_ids;
-	uint64_t st_taken, st_lost, st_truncated, st_unsymbolized, st_python, st_python_lost;
-	struct trace_graphs graphs;	/* the graph replays written */
-};
-
-static uint64_t stack_spans(struct trace *t, const struct launch_event *e);
-static void stack_spans_close(struct trace *t);
-static void write_stack_counts(struct trace *t, struct json_cursor *c);
 
 static void write_header(struct trace *t)
 {
@@ -220,12 +164,6 @@ struct trace *trace__open(const char *dir, const struct trace_meta *m)
 	return t;
 }
 
-/* Kineto's ts: microseconds after baseTimeNanoseconds. */
-static inline void field_ts(struct trace *t, struct json_cursor *c, uint64_t mono)
-{
-	FIELD_US(t->w, c, TRACE_KEY_TS, (int64_t)(mono - t->m.start_mono));
-}
-
 /* A handle as the string "0x<hex>", formatted by hand: every launch has one. */
 static inline void field_hex(struct json_writer *w, struct json_cursor *c, const char *name,
 			     size_t len, uint64_t v)
@@ -290,7 +228,7 @@ void trace__launch(struct trace *t, const struct launch_event *e, const char *ke
 		   uint64_t correlation, const struct graph_content *graph)
 {
 	const struct launch_api *api = &launch_apis[e->api];
-	uint64_t parent = t->stack_get ? stack_spans(t, e) : 0;
+	uint64_t parent = t->stack_get ? trace_stack_spans(t, e) : 0;
 	struct json_writer *w = t->w;
 	struct json_cursor c = json_writer__cursor(w);
 
@@ -339,34 +277,6 @@ static void overhead_fields(struct json_writer *w, struct json_cursor *c, int64_
 	if (span_ns)
 		FIELD_DOUBLE(w, c, TRACE_KEY_PROBE_COST_SHARE,
 			     (double)hits * probe_ns / (double)span_ns, 6);
-}
-
-/* An X event's head: its phase, category, name, lane and times; its args are open. */
-static inline void begin_complete(struct trace *t, struct json_cursor *c, const char *cat,
-				  const char *name, int64_t pid, int64_t tid, uint64_t start,
-				  int64_t dur)
-{
-	struct json_writer *w = t->w;
-
-	*c = json_writer__cursor(w);
-	json_cursor__start_object(w, c);
-	FIELD_LIT(w, c, TRACE_KEY_PH, TRACE_PH_COMPLETE);
-	NAME(w, c, TRACE_KEY_CAT);
-	json_cursor__string(w, c, cat);
-	FIELD_STR(w, c, TRACE_KEY_NAME, name);
-	FIELD_I64(w, c, TRACE_KEY_PID, pid);
-	FIELD_I64(w, c, TRACE_KEY_TID, tid);
-	field_ts(t, c, start);
-	FIELD_US(w, c, TRACE_KEY_DUR, dur);
-	NAME(w, c, TRACE_KEY_ARGS);
-	json_cursor__start_object(w, c);
-}
-
-static inline void end_complete(struct trace *t, struct json_cursor *c)
-{
-	json_cursor__end_object(t->w, c);
-	json_cursor__end_object(t->w, c);
-	json_writer__cursor_close(t->w, *c);
 }
 
 void trace__step(struct trace *t, const struct trace_step *st)
@@ -583,15 +493,8 @@ static void write_lanes(struct trace *t)
 	t->m.pid = pid;
 }
 
-/* Counts, a member each, under names that are literals. */
-struct count_field {
-	const char *name;
-	size_t len;
-	uint64_t value;
-};
-
-static void write_counts(struct json_writer *w, struct json_cursor *c,
-			 const struct count_field *f, size_t n)
+void trace_write_counts(struct json_writer *w, struct json_cursor *c,
+			const struct count_field *f, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		json_cursor__name(w, c, f[i].name, f[i].len);
@@ -619,7 +522,7 @@ static void write_gpu_summary(struct trace *t, struct json_cursor *c)
 		return;
 	NAME(w, c, TRACE_KEY_GPU);
 	json_cursor__start_object(w, c);
-	write_counts(w, c, counts, sizeof(counts) / sizeof(counts[0]));
+	trace_write_counts(w, c, counts, sizeof(counts) / sizeof(counts[0]));
 	json_cursor__end_object(w, c);
 	FIELD_U64(w, c, TRACE_KEY_CUPTI_OVERHEAD_NS, g->overhead_ns);
 }
@@ -691,14 +594,14 @@ static void write_cuprobe(struct trace *t, const struct trace_summary *s)
 	FIELD_STR(w, &c, TRACE_KEY_COMMAND, t->command);
 	FIELD_U64(w, &c, TRACE_KEY_CYCLE, t->m.cycle);
 	FIELD_BOOL(w, &c, TRACE_KEY_PARTIAL, s->partial);
-	write_counts(w, &c, counts, sizeof(counts) / sizeof(counts[0]));
+	trace_write_counts(w, &c, counts, sizeof(counts) / sizeof(counts[0]));
 	write_steps(w, &c, s);
 	if (s->probe_ns >= 0)
 		FIELD_DOUBLE(w, &c, TRACE_KEY_PROBE_NS_PER_HIT, s->probe_ns, 1);
 	overhead_fields(w, &c, (int64_t)s->probe_hits, s->probe_ns, s->end_mono - start);
 	trace_graphs__write(&t->graphs, w, &c);
 	write_gpu_summary(t, &c);
-	write_stack_counts(t, &c);
+	trace_write_stack_counts(t, &c);
 	write_cut(w, &c, s, off);
 	write_holds(w, &c, &s->holds);
 	if (s->no_driver)
@@ -738,7 +641,7 @@ int trace__close(struct trace *t, const struct trace_summary *s)
 {
 	int err;
 
-	stack_spans_close(t);
+	trace_stack_spans_close(t);
 	write_trailer(t, s);
 	errno = 0;
 	err = finish_stream(t);
@@ -775,126 +678,7 @@ void trace__free(struct trace *t)
 	free(t->name);
 	free(t->host);
 	free(t->command);
-	for (size_t i = 0; i < t->nspan_threads; i++)
-		free(t->span_threads[i].open);
-	free(t->span_threads);
+	trace_stack_spans_free(t);
 	trace_graphs__free(&t->graphs);
 	free(t);
-}
-
-/* ---- --stack ---- */
-
-void trace__set_stacks(struct trace *t, trace_stack_fn get, void *ctx)
-{
-	t->stack_get = get;
-	t->stack_ctx = ctx;
-}
-
-static struct span_thread *span_thread(struct trace *t, pid_t tid)
-{
-	struct span_thread *v;
-
-	for (size_t i = 0; i < t->nspan_threads; i++)
-		if (t->span_threads[i].tid == tid)
-			return &t->span_threads[i];
-	v = realloc(t->span_threads, (t->nspan_threads + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	t->span_threads = v;
-	v = &v[t->nspan_threads++];
-	*v = (struct span_thread){ .tid = tid };
-	return v;
-}
-
-static void write_span(struct trace *t, pid_t tid, const struct span *sp, uint64_t parent)
-{
-	struct json_cursor c;
-
-	begin_complete(t, &c, TRACE_CAT_PYTHON, sp->name, t->m.pid, tid, sp->start,
-		       (int64_t)(sp->end - sp->start));
-	FIELD_U64(t->w, &c, TRACE_ARG_PY_ID, sp->id);
-	if (parent)
-		FIELD_U64(t->w, &c, TRACE_ARG_PY_PARENT, parent);
-	FIELD_U64(t->w, &c, TRACE_ARG_PY_THREAD, (uint64_t)tid);
-	end_complete(t, &c);
-}
-
-/* Writes the thread's open spans from depth keep on (their frames ended). */
-static void spans_end(struct trace *t, struct span_thread *th, uint32_t keep)
-{
-	while (th->n > keep) {
-		th->n--;
-		write_span(t, th->tid, &th->open[th->n], th->n ? th->open[th->n - 1].id : 0);
-	}
-}
-
-/* The launch's frames as spans; returns its innermost frame's span id (0: none). */
-static uint64_t stack_spans(struct trace *t, const struct launch_event *e)
-{
-	struct trace_stack stack, *st = &stack;
-	struct span_thread *th;
-	uint64_t end = e->ts_ns + e->dur_ns;
-	uint32_t same = 0;
-
-	t->st_taken += (e->flags & (LAUNCH_F_USTACK | LAUNCH_F_ULOST)) != 0;
-	t->st_lost += (e->flags & LAUNCH_F_ULOST) != 0;
-	t->st_python += (e->flags & LAUNCH_F_PYSTACK) != 0;
-	t->st_python_lost += (e->flags & LAUNCH_F_PYLOST) != 0;
-	th = span_thread(t, (pid_t)e->tid);
-	if (!t->stack_get(t->stack_ctx, e, &stack))
-		st = NULL;
-	if (!th)
-		return 0;
-	if (!st) {
-		spans_end(t, th, 0);
-		return 0;
-	}
-	t->st_truncated += st->truncated;
-	t->st_unsymbolized += st->unsymbolized;
-	if (st->n > th->cap) {
-		struct span *v = realloc(th->open, st->n * sizeof(*v));
-
-		if (!v)
-			return 0;
-		th->open = v;
-		th->cap = st->n;
-	}
-	/* Equal names are one pointer within a stack, not across stacks: compare text. */
-	while (same < th->n && same < st->n && th->open[same].start <= e->ts_ns &&
-	       !strcmp(th->open[same].name, st->frames[same]))
-		same++;
-	spans_end(t, th, same);
-	for (uint32_t i = 0; i < same; i++)
-		if (th->open[i].end < end)
-			th->open[i].end = end;
-	for (uint32_t i = same; i < st->n; i++)
-		th->open[i] = (struct span){ .name = st->frames[i], .id = ++t->span_ids,
-					     .start = e->ts_ns, .end = end };
-	th->n = st->n;
-	return th->n ? th->open[th->n - 1].id : 0;
-}
-
-static void stack_spans_close(struct trace *t)
-{
-	for (size_t i = 0; i < t->nspan_threads; i++)
-		spans_end(t, &t->span_threads[i], 0);
-}
-
-static void write_stack_counts(struct trace *t, struct json_cursor *c)
-{
-	const struct count_field counts[] = {
-		{ JSON_LITERAL(TRACE_STACKS_TAKEN), t->st_taken },
-		{ JSON_LITERAL(TRACE_STACKS_LOST), t->st_lost },
-		{ JSON_LITERAL(TRACE_STACKS_TRUNCATED), t->st_truncated },
-		{ JSON_LITERAL(TRACE_STACKS_UNSYMBOLIZED), t->st_unsymbolized },
-		{ JSON_LITERAL(TRACE_STACKS_PYTHON), t->st_python },
-		{ JSON_LITERAL(TRACE_STACKS_PYTHON_LOST), t->st_python_lost },
-	};
-
-	if (!t->stack_get)
-		return;
-	NAME(t->w, c, TRACE_KEY_STACKS);
-	json_cursor__start_object(t->w, c);
-	write_counts(t->w, c, counts, sizeof(counts) / sizeof(counts[0]));
-	json_cursor__end_object(t->w, c);
 }
